@@ -1,0 +1,444 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench/options.c - command-line parsing.  Every value is checked here, so a
+ * bad one gets one line and exit status 2 before any rank starts.
+ */
+#include "bench/options.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/comm.h"
+#include "core/log.h"
+
+cb_status_t cb_parse_size(const char *s, const char *what, size_t *bytes)
+{
+	const char *p = s;
+	unsigned long long v = 0, mult = 1;
+
+	while (isspace((unsigned char)*p))
+		p++;
+	if (!isdigit((unsigned char)*p))
+		goto bad;
+	errno = 0;
+	char *end;
+	v = strtoull(p, &end, 10);
+	if (errno == ERANGE)
+		goto bad;
+	switch (toupper((unsigned char)*end)) {
+	case 'K':
+		mult = 1ull << 10;
+		end++;
+		break;
+	case 'M':
+		mult = 1ull << 20;
+		end++;
+		break;
+	case 'G':
+		mult = 1ull << 30;
+		end++;
+		break;
+	case 'T':
+		mult = 1ull << 40;
+		end++;
+		break;
+	default:
+		break;
+	}
+	if (mult > 1 && (end[0] == 'i' || end[0] == 'I') &&
+	    (end[1] == 'B' || end[1] == 'b'))
+		end += 2;
+	else if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end)
+		goto bad;
+	if (v > (1ull << 40) / mult)
+		return cb_fail(CB_ERR_USAGE, "%s '%s' is too large (at most 1T)",
+			       what, s);
+	*bytes = (size_t)(v * mult);
+	return CB_OK;
+bad:
+	return cb_fail(CB_ERR_USAGE,
+		       "%s '%s' is not a size (a number with an optional K, M, "
+		       "G or T suffix)",
+		       what, s);
+}
+
+static cb_status_t parse_int(const char *s, const char *what, long lo, long hi,
+			     int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return cb_fail(CB_ERR_USAGE, "%s '%s' is not a whole number in "
+					     "%ld..%ld",
+			       what, s, lo, hi);
+	*out = (int)v;
+	return CB_OK;
+}
+
+static cb_status_t parse_double(const char *s, const char *what, double lo,
+				double hi, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi)
+		return cb_fail(CB_ERR_USAGE, "%s '%s' is not a number in %g..%g",
+			       what, s, lo, hi);
+	*out = v;
+	return CB_OK;
+}
+
+static cb_status_t parse_list(const char *s, const char *what, int all,
+			      int (*parse)(const char *), int *out, int *n,
+			      const char *names)
+{
+	char buf[256];
+
+	*n = 0;
+	if (!strcmp(s, "all")) {
+		for (int i = 0; i < all; i++)
+			out[(*n)++] = i;
+		return CB_OK;
+	}
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (char *save, *t = strtok_r(buf, ",", &save); t;
+	     t = strtok_r(NULL, ",", &save)) {
+		int v = parse(t);
+		if (v < 0)
+			return cb_fail(CB_ERR_USAGE,
+				       "unknown %s '%s' (one of: %s, all)", what,
+				       t, names);
+		if (*n < all)
+			out[(*n)++] = v;
+	}
+	if (*n == 0)
+		return cb_fail(CB_ERR_USAGE, "empty %s list", what);
+	return CB_OK;
+}
+
+static cb_status_t add_output(struct cb_opts *o, const char *path)
+{
+	const char *dot = strrchr(path, '.');
+	enum cb_format f;
+
+	if (dot && !strcasecmp(dot, ".csv"))
+		f = CB_FMT_CSV;
+	else if (dot && (!strcasecmp(dot, ".txt") || !strcasecmp(dot, ".table")))
+		f = CB_FMT_TABLE;
+	else
+		return cb_fail(CB_ERR_USAGE,
+			       "-O %s: the format comes from the extension: "
+			       ".csv or .txt",
+			       path);
+	if (o->noutputs == CB_MAX_OUTPUTS)
+		return cb_fail(CB_ERR_USAGE, "at most %d -O files",
+			       CB_MAX_OUTPUTS - 1);
+	o->outputs[o->noutputs++] = (struct cb_output){path, f};
+	return CB_OK;
+}
+
+void cb_opts_usage(void)
+{
+	printf("usage: collbench [run] [options]    run a collective sweep\n"
+	       "       collbench info               transports, algorithms, "
+	       "build\n"
+	       "\n"
+	       "Sizes (bytes, with K/M/G suffixes; as nccl-tests):\n"
+	       "  -b, --minbytes N      smallest size (default 8)\n"
+	       "  -e, --maxbytes N      largest size (default 64M)\n"
+	       "  -f, --stepfactor F    multiply the size by F (default 2)\n"
+	       "  -i, --stepbytes N     or add N bytes each step\n"
+	       "Measurement:\n"
+	       "  -w, --warmup_iters N  warm-up iterations (default 5)\n"
+	       "  -n, --iters N         timed iterations (default 20)\n"
+	       "  -c, --check 0|1       check results (default 1)\n"
+	       "  -d, --datatype T      float32 float64 int32 int64, a list, "
+	       "or all (default float32)\n"
+	       "  -o, --op OP           sum prod min max, a list, or all "
+	       "(default sum)\n"
+	       "      --coll C          allreduce (default)\n"
+	       "      --algo A          ring, or auto (default auto)\n"
+	       "      --chunk-bytes N   pipelining chunk (default 512K)\n"
+	       "Ranks and transports:\n"
+	       "      --np N            fork N local ranks (default 2); "
+	       "ignored under a launcher\n"
+	       "      --transport T     auto (shm on a host, tcp between), "
+	       "tcp, shm\n"
+	       "      --rendezvous H:P  where ranks meet under a launcher "
+	       "(or COLLBENCH_ROOT,\n"
+	       "                        MASTER_ADDR/MASTER_PORT)\n"
+	       "      --tcp-if NAME     tcp interface (COLLBENCH_TCP_IF)\n"
+	       "      --tcp-streams N   tcp streams per peer, 1-8 (default 2)\n"
+	       "      --timeout S       give up after S seconds without "
+	       "progress (default 30)\n"
+	       "Output:\n"
+	       "      --format F        table (default) or csv, on stdout\n"
+	       "  -O, --output FILE     also write FILE (.csv or .txt)\n"
+	       "  -v, --verbose         more on stderr (twice: debug)\n"
+	       "\n"
+	       "Exit status: 0 ok, 1 the run failed (wrong values, a rank "
+	       "failed, a deadline\npassed), 2 usage, 77 the transport is not "
+	       "available here.\n");
+}
+
+enum {
+	OPT_COLL = 256,
+	OPT_ALGO,
+	OPT_NP,
+	OPT_TRANSPORT,
+	OPT_RENDEZVOUS,
+	OPT_TCP_IF,
+	OPT_TCP_STREAMS,
+	OPT_TIMEOUT,
+	OPT_FORMAT,
+	OPT_CHUNK,
+	OPT_VERSION,
+};
+
+static const struct option longopts[] = {
+	{"minbytes", required_argument, NULL, 'b'},
+	{"maxbytes", required_argument, NULL, 'e'},
+	{"stepfactor", required_argument, NULL, 'f'},
+	{"stepbytes", required_argument, NULL, 'i'},
+	{"warmup_iters", required_argument, NULL, 'w'},
+	{"iters", required_argument, NULL, 'n'},
+	{"check", required_argument, NULL, 'c'},
+	{"datatype", required_argument, NULL, 'd'},
+	{"op", required_argument, NULL, 'o'},
+	{"output", required_argument, NULL, 'O'},
+	{"verbose", no_argument, NULL, 'v'},
+	{"help", no_argument, NULL, 'h'},
+	{"coll", required_argument, NULL, OPT_COLL},
+	{"algo", required_argument, NULL, OPT_ALGO},
+	{"np", required_argument, NULL, OPT_NP},
+	{"transport", required_argument, NULL, OPT_TRANSPORT},
+	{"rendezvous", required_argument, NULL, OPT_RENDEZVOUS},
+	{"tcp-if", required_argument, NULL, OPT_TCP_IF},
+	{"tcp-streams", required_argument, NULL, OPT_TCP_STREAMS},
+	{"timeout", required_argument, NULL, OPT_TIMEOUT},
+	{"format", required_argument, NULL, OPT_FORMAT},
+	{"chunk-bytes", required_argument, NULL, OPT_CHUNK},
+	{"version", no_argument, NULL, OPT_VERSION},
+	{NULL, 0, NULL, 0},
+};
+
+static const char *dtype_names(void)
+{
+	return "float32, float64, int32, int64";
+}
+
+static cb_status_t check_transport(const char *t)
+{
+	if (!strcmp(t, "auto"))
+		return CB_OK;
+	for (int i = 0; cb_tp_names[i]; i++)
+		if (!strcmp(cb_tp_names[i], t))
+			return CB_OK;
+	return cb_fail(CB_ERR_USAGE,
+		       "unknown transport '%s' (one of: auto, tcp, shm, verbs, "
+		       "gpu)",
+		       t);
+}
+
+static cb_status_t check_algo(const char *a, enum cb_coll coll)
+{
+	const struct cb_algo *al;
+	char names[256] = "auto";
+
+	if (!strcmp(a, "auto"))
+		return CB_OK;
+	for (int i = 0; cb_algos[i]; i++)
+		snprintf(names + strlen(names), sizeof(names) - strlen(names),
+			 ", %s", cb_algos[i]->name);
+	if (!(al = cb_algo_find(a)))
+		return cb_fail(CB_ERR_USAGE, "unknown algorithm '%s' (one of: %s)",
+			       a, names);
+	if (!(al->colls & (1u << coll)))
+		return cb_fail(CB_ERR_USAGE, "algorithm %s does not implement %s",
+			       a, cb_coll_name(coll));
+	return CB_OK;
+}
+
+cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
+{
+	cb_status_t st = CB_OK;
+	int c, fmt_set = 0, bset = 0, eset = 0;
+	const char *dl = "float32", *ol = "sum";
+
+	*o = (struct cb_opts){
+		.cmd = CB_CMD_RUN,
+		.min_bytes = 8,
+		.max_bytes = 64u << 20,
+		.factor = 2.0,
+		.warmup = 5,
+		.iters = 20,
+		.check = 1,
+		.coll = CB_COLL_ALLREDUCE,
+		.transport = "auto",
+		.algo = "auto",
+		.np = 2,
+		.timeout_s = 30.0,
+		.noutputs = 1,
+		.outputs = {{NULL, CB_FMT_TABLE}},
+	};
+	/* A command, if any, comes first. */
+	if (argc > 1 && !strcmp(argv[1], "info"))
+		o->cmd = CB_CMD_INFO;
+	if (argc > 1 && (!strcmp(argv[1], "info") || !strcmp(argv[1], "run"))) {
+		argv++;
+		argc--;
+	}
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:b:e:f:i:w:n:c:d:o:O:vh", longopts,
+				NULL)) != -1) {
+		switch (c) {
+		case 'b':
+			st = cb_parse_size(optarg, "-b", &o->min_bytes);
+			bset = 1;
+			break;
+		case 'e':
+			st = cb_parse_size(optarg, "-e", &o->max_bytes);
+			eset = 1;
+			break;
+		case 'f':
+			st = parse_double(optarg, "-f", 1.0001, 1024, &o->factor);
+			o->step_bytes = 0;
+			break;
+		case 'i':
+			st = cb_parse_size(optarg, "-i", &o->step_bytes);
+			if (!st && o->step_bytes == 0)
+				st = cb_fail(CB_ERR_USAGE, "-i must be above 0");
+			break;
+		case 'w':
+			st = parse_int(optarg, "-w", 0, 1000000, &o->warmup);
+			break;
+		case 'n':
+			st = parse_int(optarg, "-n", 1, 100000000, &o->iters);
+			break;
+		case 'c':
+			st = parse_int(optarg, "-c", 0, 1, &o->check);
+			break;
+		case 'd':
+			dl = optarg;
+			break;
+		case 'o':
+			ol = optarg;
+			break;
+		case 'O':
+			st = add_output(o, optarg);
+			break;
+		case 'v':
+			o->verbose++;
+			break;
+		case 'h':
+			o->cmd = CB_CMD_HELP;
+			return CB_OK;
+		case OPT_VERSION:
+			o->cmd = CB_CMD_VERSION;
+			return CB_OK;
+		case OPT_COLL: {
+			int v = cb_coll_parse(optarg);
+			if (v < 0)
+				st = cb_fail(CB_ERR_USAGE,
+					     "unknown collective '%s' (this "
+					     "build has: allreduce)",
+					     optarg);
+			o->coll = (enum cb_coll)v;
+			break;
+		}
+		case OPT_ALGO:
+			o->algo = optarg;
+			break;
+		case OPT_NP:
+			st = parse_int(optarg, "--np", 1, CB_MAX_LOCAL_RANKS,
+				       &o->np);
+			o->np_set = 1;
+			break;
+		case OPT_TRANSPORT:
+			o->transport = optarg;
+			st = check_transport(optarg);
+			break;
+		case OPT_RENDEZVOUS: {
+			char h[256], p[16];
+			o->rendezvous = optarg;
+			st = cb_boot_parse_hostport(optarg, h, sizeof(h), p,
+						    sizeof(p));
+			break;
+		}
+		case OPT_TCP_IF:
+			cb_opt_set("tcp-if", optarg);
+			break;
+		case OPT_TCP_STREAMS: {
+			int v;
+			st = parse_int(optarg, "--tcp-streams", 1, 8, &v);
+			cb_opt_set("tcp-streams", optarg);
+			break;
+		}
+		case OPT_TIMEOUT:
+			st = parse_double(optarg, "--timeout", 0.1, 86400,
+					  &o->timeout_s);
+			break;
+		case OPT_FORMAT:
+			if (!strcmp(optarg, "table"))
+				o->outputs[0].format = CB_FMT_TABLE;
+			else if (!strcmp(optarg, "csv"))
+				o->outputs[0].format = CB_FMT_CSV;
+			else
+				st = cb_fail(CB_ERR_USAGE,
+					     "unknown format '%s' (table or csv)",
+					     optarg);
+			fmt_set = 1;
+			break;
+		case OPT_CHUNK:
+			st = cb_parse_size(optarg, "--chunk-bytes",
+					   &o->chunk_bytes);
+			if (!st && o->chunk_bytes < 8)
+				st = cb_fail(CB_ERR_USAGE,
+					     "--chunk-bytes must be at least 8");
+			break;
+		case ':':
+			st = cb_fail(CB_ERR_USAGE, "option %s needs a value",
+				     argv[optind - 1]);
+			break;
+		default:
+			st = cb_fail(CB_ERR_USAGE, "unknown option '%s'",
+				     argv[optind - 1]);
+			break;
+		}
+		if (st)
+			return st;
+	}
+	(void)fmt_set;
+	if (optind < argc)
+		return cb_fail(CB_ERR_USAGE,
+			       "unexpected argument '%s' (commands run and info "
+			       "come first)",
+			       argv[optind]);
+	if (bset && !eset && o->min_bytes > o->max_bytes)
+		o->max_bytes = o->min_bytes;
+	if (o->max_bytes < o->min_bytes)
+		return cb_fail(CB_ERR_USAGE,
+			       "-e (%zu bytes) is below -b (%zu bytes)",
+			       o->max_bytes, o->min_bytes);
+	if ((st = parse_list(dl, "datatype", CB_DT_COUNT, cb_dtype_parse,
+			     (int *)o->dtypes, &o->ndtypes, dtype_names())))
+		return st;
+	if ((st = parse_list(ol, "op", CB_OP_COUNT, cb_op_parse, (int *)o->ops,
+			     &o->nops, "sum, prod, min, max")))
+		return st;
+	return check_algo(o->algo, o->coll);
+}

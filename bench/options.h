@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench/options.h - the command line, with nccl-tests' meanings.
+ */
+#ifndef CB_BENCH_OPTIONS_H
+#define CB_BENCH_OPTIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <collbench/status.h>
+#include <collbench/types.h>
+
+#include "coll/coll.h"
+
+#define CB_VERSION "0.1.0"
+#define CB_MAX_LOCAL_RANKS 256
+#define CB_MAX_OUTPUTS 8
+
+enum cb_format { CB_FMT_TABLE, CB_FMT_CSV };
+
+struct cb_output {
+	const char *path; /* NULL: stdout */
+	enum cb_format format;
+};
+
+struct cb_opts {
+	enum { CB_CMD_RUN, CB_CMD_INFO, CB_CMD_HELP, CB_CMD_VERSION } cmd;
+	size_t min_bytes, max_bytes, step_bytes; /* step 0: use factor */
+	double factor;
+	int warmup, iters, check;
+	int ndtypes, nops;
+	enum cb_dtype dtypes[CB_DT_COUNT];
+	enum cb_op ops[CB_OP_COUNT];
+	enum cb_coll coll;
+	const char *transport; /* "auto" or a name */
+	const char *algo;      /* "auto" or a name */
+	int np, np_set;
+	double timeout_s;
+	size_t chunk_bytes;
+	const char *rendezvous;
+	struct cb_output outputs[CB_MAX_OUTPUTS];
+	int noutputs;
+	int verbose;
+	char *argv_line; /* for the record */
+};
+
+/* Parse "8", "64K", "1M", "2G", "1T" (binary multiples; an optional
+ * trailing B or iB).  CB_ERR_USAGE (and a recorded line naming @what) for
+ * anything else, negative numbers and overflow included. */
+cb_status_t cb_parse_size(const char *s, const char *what, size_t *bytes);
+
+/* Fill @o from the command line.  CB_ERR_USAGE with a recorded one-line
+ * reason on bad input. */
+cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o);
+
+void cb_opts_usage(void);
+
+#endif

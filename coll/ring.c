@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * coll/ring.c - ring allreduce: reduce-scatter, then allgather.
+ *
+ * The buffer is cut into p segments (sizes differ by at most one element, so
+ * any count works, zero and counts below p included).  Rank r, with left
+ * neighbour L and right neighbour R:
+ *
+ *   reduce-scatter, step s = 0 .. p-2:
+ *       send segment (r - s) mod p to R, receive (r - s - 1) mod p from L,
+ *       out[seg] = in[seg] OP received
+ *   allgather, step t = 0 .. p-2:
+ *       send segment (r + 1 - t) mod p to R, receive (r - t) mod p from L
+ *       straight into out
+ *
+ * After reduce-scatter rank r holds the reduced segment (r + 1) mod p.  Each
+ * step's segment is cut into chunks (--chunk-bytes, default 512 KiB) that
+ * flow through a pipeline: chunk j of step s goes out as soon as chunk j of
+ * step s-1 has arrived and been reduced, while up to RING_WINDOW chunks are
+ * in flight each way.  So reduction overlaps the wire, and a large message
+ * never needs more staging than the window.
+ *
+ * Cost (alpha-beta-gamma, n bytes, p ranks):
+ *   2(p-1) alpha + 2 (p-1)/p n beta + (p-1)/p n gamma
+ * bandwidth-optimal, latency linear in p.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/coll.h"
+#include "coll/reduce.h"
+#include "core/log.h"
+
+#define RING_WINDOW 8
+#define RING_CHUNK_DEFAULT (512u << 10)
+
+struct cb_plan {
+	struct cb_comm *comm;
+	struct cb_group group;
+	int left, right; /* comm ranks */
+	size_t chunk_bytes;
+	size_t max_count;
+	uint8_t *tmp; /* RING_WINDOW staging chunks */
+	struct cb_req rreq[RING_WINDOW], sreq[RING_WINDOW];
+	uint64_t seq; /* calls so far: the tag's high bits */
+	struct cb_coll_stats stats;
+};
+
+/* A position in the flattened (step, chunk) sequence. */
+struct cursor {
+	int s;
+	size_t j;
+};
+
+struct ring_call {
+	struct cb_plan *pl;
+	const struct cb_coll_args *a;
+	size_t esize, chunk_elems;
+	int p, r, steps;
+};
+
+static inline size_t seg_len(size_t count, int p, int i)
+{
+	return count / (size_t)p + ((size_t)i < count % (size_t)p);
+}
+
+static inline size_t seg_start(size_t count, int p, int i)
+{
+	size_t rem = count % (size_t)p;
+
+	return (size_t)i * (count / (size_t)p) + ((size_t)i < rem ? (size_t)i : rem);
+}
+
+static inline int mod(int x, int p)
+{
+	return ((x % p) + p) % p;
+}
+
+/* Segment received at step s (reduce-scatter, then allgather). */
+static inline int recv_seg(const struct ring_call *c, int s)
+{
+	return s < c->p - 1 ? mod(c->r - s - 1, c->p) : mod(c->r - (s - (c->p - 1)), c->p);
+}
+
+/* Segment sent at step s: the one received at step s-1 (own at step 0). */
+static inline int send_seg(const struct ring_call *c, int s)
+{
+	return s == 0 ? c->r : recv_seg(c, s - 1);
+}
+
+static inline size_t nchunks(const struct ring_call *c, int seg)
+{
+	size_t len = seg_len(c->a->count, c->p, seg);
+
+	return (len + c->chunk_elems - 1) / c->chunk_elems;
+}
+
+/* Elements [*off, *off + *len) of chunk j of segment seg. */
+static inline void chunk_range(const struct ring_call *c, int seg, size_t j,
+			       size_t *off, size_t *len)
+{
+	size_t start = seg_start(c->a->count, c->p, seg);
+	size_t slen = seg_len(c->a->count, c->p, seg);
+	size_t lo = j * c->chunk_elems;
+
+	*off = start + lo;
+	*len = slen - lo < c->chunk_elems ? slen - lo : c->chunk_elems;
+}
+
+/* Move to the next chunk, skipping steps whose segment is empty. */
+static void advance(const struct ring_call *c, struct cursor *k, int sending)
+{
+	k->j++;
+	while (k->s < c->steps &&
+	       k->j >= nchunks(c, sending ? send_seg(c, k->s) : recv_seg(c, k->s))) {
+		k->s++;
+		k->j = 0;
+	}
+}
+
+static void first(const struct ring_call *c, struct cursor *k, int sending)
+{
+	k->s = 0;
+	k->j = (size_t)-1;
+	advance(c, k, sending);
+}
+
+static inline int before(const struct cursor *a, const struct cursor *b)
+{
+	return a->s < b->s || (a->s == b->s && a->j < b->j);
+}
+
+static inline uint64_t tag_of(const struct cb_plan *pl, const struct cursor *k)
+{
+	return (pl->seq << 40) | ((uint64_t)k->s << 24) | (k->j & 0xffffff);
+}
+
+static cb_status_t ring_stalled(const struct ring_call *c,
+				const struct cursor *rc, const struct cursor *sc)
+{
+	const struct cb_plan *pl = c->pl;
+	int p = c->p;
+	int waiting_recv = rc->s < c->steps;
+	const struct cursor *k = waiting_recv ? rc : sc;
+	int peer = waiting_recv ? pl->left : pl->right;
+
+	return cb_fail(CB_ERR_TIMEOUT,
+		       "timed out after %g s without progress: rank %d waits for "
+		       "rank %d (host %s) to %s ring allreduce %s step %d chunk "
+		       "%zu",
+		       pl->comm->timeout_s, pl->comm->rank, peer,
+		       cb_comm_host_name(pl->comm, peer),
+		       waiting_recv ? "send it" : "take its data in",
+		       k->s < p - 1 ? "reduce-scatter" : "allgather",
+		       k->s < p - 1 ? k->s : k->s - (p - 1), k->j);
+}
+
+static cb_status_t ring_run(struct cb_plan *pl, const struct cb_coll_args *a)
+{
+	struct ring_call c = {.pl = pl, .a = a, .p = pl->group.n, .r = pl->group.me};
+	struct cb_comm *comm = pl->comm;
+	struct cursor rp, rc, sp, sc;
+	uint64_t rposted = 0, rdone = 0, sposted = 0, sdone = 0;
+	uint64_t last_ns, timeout_ns = (uint64_t)(comm->timeout_s * 1e9);
+	cb_status_t st;
+
+	c.esize = cb_dtype_bytes(a->dtype);
+	if (a->count > pl->max_count)
+		return cb_fail(CB_ERR_INVALID, "ring: count above the plan's");
+	if (c.p == 1 || a->count == 0) {
+		if (a->sendbuf != a->recvbuf && a->count)
+			memcpy(a->recvbuf, a->sendbuf, a->count * c.esize);
+		return CB_OK;
+	}
+	c.steps = 2 * (c.p - 1);
+	c.chunk_elems = pl->chunk_bytes / c.esize;
+	if (c.chunk_elems == 0)
+		c.chunk_elems = 1;
+	pl->seq++;
+	first(&c, &rp, 0);
+	first(&c, &rc, 0);
+	first(&c, &sp, 1);
+	first(&c, &sc, 1);
+	last_ns = cb_now_ns();
+
+	while (rc.s < c.steps || sc.s < c.steps) {
+		int moved = 0;
+
+		/* Post receives ahead, up to the window. */
+		while (rp.s < c.steps && rposted - rdone < RING_WINDOW) {
+			int seg = recv_seg(&c, rp.s);
+			size_t off, len;
+			chunk_range(&c, seg, rp.j, &off, &len);
+			void *dst = rp.s < c.p - 1
+					    ? (void *)(pl->tmp +
+						       (rposted % RING_WINDOW) *
+							       pl->chunk_bytes)
+					    : (void *)((char *)a->recvbuf +
+						       off * c.esize);
+			st = cb_comm_irecv(comm, pl->left, dst, len * c.esize,
+					   tag_of(pl, &rp),
+					   &pl->rreq[rposted % RING_WINDOW]);
+			if (st == CB_AGAIN)
+				break;
+			if (st)
+				return st;
+			rposted++;
+			advance(&c, &rp, 0);
+		}
+		/* Send every chunk whose data is final, up to the window. */
+		while (sp.s < c.steps && sposted - sdone < RING_WINDOW &&
+		       (sp.s == 0 || before(&(struct cursor){sp.s - 1, sp.j}, &rc))) {
+			int seg = send_seg(&c, sp.s);
+			size_t off, len;
+			chunk_range(&c, seg, sp.j, &off, &len);
+			const char *src = sp.s == 0 ? a->sendbuf : a->recvbuf;
+			st = cb_comm_isend(comm, pl->right, src + off * c.esize,
+					   len * c.esize, tag_of(pl, &sp),
+					   &pl->sreq[sposted % RING_WINDOW]);
+			if (st == CB_AGAIN)
+				break;
+			if (st)
+				return st;
+			pl->stats.msgs_sent++;
+			pl->stats.bytes_sent += len * c.esize;
+			sposted++;
+			advance(&c, &sp, 1);
+		}
+		if ((st = cb_comm_progress(comm)) < 0)
+			return st;
+		/* Retire receives in order; reduce-scatter ones get reduced. */
+		while (rdone < rposted) {
+			struct cb_req *q = &pl->rreq[rdone % RING_WINDOW];
+			st = cb_comm_test(q);
+			if (st == CB_AGAIN)
+				break;
+			if (st)
+				return st;
+			if (rc.s < c.p - 1) {
+				int seg = recv_seg(&c, rc.s);
+				size_t off, len;
+				chunk_range(&c, seg, rc.j, &off, &len);
+				cb_reduce(a->dtype, a->op,
+					  (char *)a->recvbuf + off * c.esize,
+					  (const char *)a->sendbuf + off * c.esize,
+					  pl->tmp + (rdone % RING_WINDOW) *
+							    pl->chunk_bytes,
+					  len);
+			}
+			pl->stats.msgs_recv++;
+			pl->stats.bytes_recv += q->tp.bytes;
+			rdone++;
+			advance(&c, &rc, 0);
+			moved = 1;
+		}
+		while (sdone < sposted) {
+			st = cb_comm_test(&pl->sreq[sdone % RING_WINDOW]);
+			if (st == CB_AGAIN)
+				break;
+			if (st)
+				return st;
+			sdone++;
+			advance(&c, &sc, 1);
+			moved = 1;
+		}
+		if (moved) {
+			last_ns = cb_now_ns();
+		} else if (cb_now_ns() - last_ns > timeout_ns) {
+			return ring_stalled(&c, &rc, &sc);
+		}
+	}
+	return CB_OK;
+}
+
+static cb_status_t ring_plan_build(struct cb_comm *comm,
+				   const struct cb_plan_cfg *cfg,
+				   struct cb_plan **out)
+{
+	struct cb_plan *pl = calloc(1, sizeof(*pl));
+	const struct cb_group *g = &cfg->group;
+
+	if (!pl)
+		return cb_fail(CB_ERR_NOMEM, "out of memory");
+	pl->comm = comm;
+	pl->group = *g;
+	pl->left = g->members[(g->me + g->n - 1) % g->n];
+	pl->right = g->members[(g->me + 1) % g->n];
+	pl->max_count = cfg->max_count;
+	pl->chunk_bytes = cfg->chunk_bytes ? cfg->chunk_bytes : RING_CHUNK_DEFAULT;
+	/* Whole elements per chunk. */
+	size_t es = cb_dtype_bytes(cfg->dtype);
+	pl->chunk_bytes = pl->chunk_bytes / es * es;
+	if (pl->chunk_bytes < es)
+		pl->chunk_bytes = es;
+	if (posix_memalign((void **)&pl->tmp, 4096,
+			   RING_WINDOW * pl->chunk_bytes)) {
+		free(pl);
+		return cb_fail(CB_ERR_NOMEM, "out of memory");
+	}
+	memset(pl->tmp, 0, RING_WINDOW * pl->chunk_bytes);
+	*out = pl;
+	return CB_OK;
+}
+
+static void ring_plan_free(struct cb_plan *pl)
+{
+	if (!pl)
+		return;
+	free(pl->tmp);
+	free(pl);
+}
+
+static const struct cb_coll_stats *ring_stats(const struct cb_plan *pl)
+{
+	return &pl->stats;
+}
+
+static double ring_model_us(enum cb_coll coll, size_t bytes, int p,
+			    double alpha_us, double beta_gbps)
+{
+	(void)coll;
+	if (p < 2)
+		return 0.0;
+	/* beta in GB/s = 1e3 bytes per us */
+	return 2.0 * (p - 1) * alpha_us +
+	       2.0 * (p - 1) / p * (double)bytes / (beta_gbps * 1e3);
+}
+
+const struct cb_algo cb_algo_ring = {
+	.name = "ring",
+	.description = "reduce-scatter + allgather around a ring, pipelined in "
+		       "chunks; bandwidth-optimal",
+	.colls = 1u << CB_COLL_ALLREDUCE,
+	.refuse = NULL, /* any rank count */
+	.model_us = ring_model_us,
+	.plan_build = ring_plan_build,
+	.run = ring_run,
+	.plan_free = ring_plan_free,
+	.stats = ring_stats,
+};

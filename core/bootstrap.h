@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * core/bootstrap.h - the rendezvous: a tiny TCP key-value store served by
+ * rank 0, and the allgather and barrier built on it.
+ *
+ * Every rank (rank 0 too) is a client of the store.  The store doubles as the
+ * job's failure detector: a client that disconnects without saying goodbye,
+ * or that reports a failure, makes the server send ABORT to every other rank,
+ * and ranks poll for that (cb_boot_check) in their wait loops.  So a dead rank
+ * ends the job on every survivor even on transports (shm) that cannot see a
+ * peer die.
+ */
+#ifndef CB_CORE_BOOTSTRAP_H
+#define CB_CORE_BOOTSTRAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <collbench/status.h>
+
+struct cb_boot;
+
+struct cb_boot_cfg {
+	int rank, world;
+	const char *host; /* rendezvous host (name or address) */
+	const char *port; /* rendezvous port */
+	int listen_fd;    /* rank 0: an already bound listener, or -1 */
+	double timeout_s; /* deadline of every blocking step */
+	const char *hostname; /* this rank's host, for messages */
+};
+
+cb_status_t cb_boot_open(const struct cb_boot_cfg *cfg, struct cb_boot **boot);
+
+/* Sends goodbye and closes; rank 0 first waits (to the deadline) for every
+ * other rank's goodbye, so nobody loses the store while still using it. */
+void cb_boot_close(struct cb_boot *boot);
+
+/* Tell every other rank the job failed: @why is the line they may print. */
+void cb_boot_abort(struct cb_boot *boot, const char *why);
+
+uint64_t cb_boot_job_id(const struct cb_boot *boot);
+
+cb_status_t cb_boot_set(struct cb_boot *boot, const char *key,
+			const void *val, size_t bytes);
+/* Waits (to the deadline) until @key is set; CB_ERR_TRUNCATE when the value
+ * is larger than @cap. */
+cb_status_t cb_boot_get(struct cb_boot *boot, const char *key, void *val,
+			size_t cap, size_t *bytes);
+/* Every rank contributes @bytes at @mine; @all receives world * @bytes, in
+ * rank order.  Every rank must call it with the same @bytes. */
+cb_status_t cb_boot_allgather(struct cb_boot *boot, const void *mine,
+			      size_t bytes, void *all);
+cb_status_t cb_boot_barrier(struct cb_boot *boot);
+
+/*
+ * Non-blocking: CB_OK when the job is healthy, CB_ERR_ABORTED when another
+ * rank failed (the reason is recorded with cb_fail), CB_ERR_PEER when the
+ * store itself is gone.  @grace_ms > 0 waits up to that long for an abort
+ * notice that may be on its way.  Sets *@origin to the rank that reported the
+ * failure, or -1 when the server detected it (a rank vanished).
+ */
+cb_status_t cb_boot_check(struct cb_boot *boot, int grace_ms, int *origin);
+
+/* The local address this rank used to reach the store: the default
+ * interface for transports that need one. */
+int cb_boot_local_addr(const struct cb_boot *boot, char *ip, size_t ip_bytes);
+
+/* Split "HOST:PORT" (or "[v6]:PORT"); CB_ERR_USAGE with a recorded line. */
+cb_status_t cb_boot_parse_hostport(const char *s, char *host, size_t host_bytes,
+				   char *port, size_t port_bytes);
+
+#endif

@@ -1,0 +1,412 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * core/comm.c - the transport registry and the communicator: bootstrap,
+ * host discovery, opening transports, exchanging addresses, connecting one
+ * endpoint per peer, and the progress loop that watches for aborts.
+ */
+#include "core/comm.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/log.h"
+
+#ifndef CB_PLUGIN_DIR
+#define CB_PLUGIN_DIR "/usr/local/lib/collbench"
+#endif
+
+extern const struct cb_tp_ops cb_tp_tcp;
+extern const struct cb_tp_ops cb_tp_shm;
+
+/* Built in first, then the modules; this order is also the order of address
+ * blobs in the exchange. */
+const char *const cb_tp_names[] = {"tcp", "shm", "verbs", "gpu", NULL};
+static const struct cb_tp_ops *const builtin[] = {&cb_tp_tcp, &cb_tp_shm};
+
+static const struct cb_tp_ops *tp_load_module(const char *name, char *why,
+					      size_t why_bytes)
+{
+	char dirs[PATH_MAX * 3], path[PATH_MAX + 64], exe[PATH_MAX];
+	const char *env = getenv("COLLBENCH_PLUGIN_PATH");
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	exe[n > 0 ? n : 0] = '\0';
+	if (strrchr(exe, '/'))
+		*strrchr(exe, '/') = '\0';
+	/* The build tree keeps modules in transports/ next to bench/. */
+	snprintf(dirs, sizeof(dirs), "%s%s%s/../transports:%s", env ? env : "",
+		 env ? ":" : "", exe, CB_PLUGIN_DIR);
+	for (char *save, *d = strtok_r(dirs, ":", &save); d;
+	     d = strtok_r(NULL, ":", &save)) {
+		snprintf(path, sizeof(path), "%s/libcollbench-%s.so", d, name);
+		if (access(path, R_OK) != 0)
+			continue;
+		void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+		if (!h) {
+			snprintf(why, why_bytes, "cannot load %.90s: %.90s", path,
+				 dlerror());
+			return NULL;
+		}
+		const struct cb_tp_ops *ops = dlsym(h, CB_TP_SYMBOL);
+		if (!ops || ops->abi != CB_TP_ABI ||
+		    ops->size < offsetof(struct cb_tp_ops, put)) {
+			snprintf(why, why_bytes,
+				 "%.150s is not a collbench transport of ABI %u", path,
+				 CB_TP_ABI);
+			dlclose(h);
+			return NULL;
+		}
+		return ops; /* stays loaded for the life of the process */
+	}
+	snprintf(why, why_bytes,
+		 "not built: no module libcollbench-%s.so in "
+		 "COLLBENCH_PLUGIN_PATH, the build tree or %.80s",
+		 name, CB_PLUGIN_DIR);
+	return NULL;
+}
+
+void cb_tp_find(const char *name, struct cb_tp_entry *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->name = name;
+	for (size_t i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
+		if (!strcmp(builtin[i]->name, name))
+			e->ops = builtin[i];
+	if (!e->ops)
+		e->ops = tp_load_module(name, e->why, sizeof(e->why));
+	if (!e->ops)
+		return;
+	e->available = 1;
+	if (e->ops->query && e->ops->query(e->why, sizeof(e->why)) != CB_OK)
+		e->available = 0;
+}
+
+/* ---- the host API lent to transports ---- */
+
+static char tp_log_prefix[16];
+
+static void host_log(int level, const char *fmt, ...)
+{
+	char line[900];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	cb_log(level, "%s: %s", tp_log_prefix, line);
+}
+
+static cb_status_t host_fail(cb_status_t st, const char *fmt, ...)
+{
+	char line[900];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	return cb_fail(st, "%s", line);
+}
+
+/* ---- communicator ---- */
+
+struct host_info {
+	char key[128];
+	char name[64];
+	int32_t pid;
+};
+
+const char *cb_comm_host_name(const struct cb_comm *c, int r)
+{
+	return c->hosts[c->host_of_rank[r]];
+}
+
+static cb_status_t comm_hosts(struct cb_comm *c, const char *name,
+			      const char *key)
+{
+	struct host_info me = {.pid = getpid()}, *all;
+	cb_status_t st;
+
+	snprintf(me.key, sizeof(me.key), "%s", key);
+	snprintf(me.name, sizeof(me.name), "%s", name);
+	all = calloc((size_t)c->world, sizeof(*all));
+	c->host_of_rank = calloc((size_t)c->world, sizeof(int));
+	c->hosts = calloc((size_t)c->world, sizeof(char *));
+	if (!all || !c->host_of_rank || !c->hosts) {
+		free(all);
+		return cb_fail(CB_ERR_NOMEM, "out of memory");
+	}
+	if ((st = cb_boot_allgather(c->boot, &me, sizeof(me), all))) {
+		free(all);
+		return st;
+	}
+	for (int r = 0; r < c->world; r++) {
+		int h = 0;
+		while (h < r && strcmp(all[h].key, all[r].key))
+			h++;
+		if (h == r) {
+			c->host_of_rank[r] = c->nhosts;
+			c->hosts[c->nhosts++] = strdup(all[r].name);
+		} else {
+			c->host_of_rank[r] = c->host_of_rank[h];
+		}
+	}
+	c->host = c->host_of_rank[c->rank];
+	for (int r = 0; r < c->world; r++) {
+		if (c->host_of_rank[r] != c->host)
+			continue;
+		if (r < c->rank)
+			c->local_rank++;
+		c->local_size++;
+	}
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	c->oversubscribed = cpus > 0 && c->local_size > cpus;
+	free(all);
+	return CB_OK;
+}
+
+/* Which transport (index into c->tp) connects us to @peer. */
+static int comm_pick(const struct cb_comm *c, int peer)
+{
+	int same = c->host_of_rank[peer] == c->host;
+
+	if (c->ntp == 1)
+		return 0;
+	for (int i = 0; i < c->ntp; i++)
+		if (!!(c->tp[i].ops->caps & CB_TP_CAP_SAME_HOST) == same)
+			return i;
+	return 0;
+}
+
+static cb_status_t comm_open_tp(struct cb_comm *c, const char *name)
+{
+	struct cb_tp_entry e;
+	cb_status_t st;
+
+	cb_tp_find(name, &e);
+	if (!e.ops)
+		return cb_fail(CB_ERR_UNAVAILABLE,
+			       "transport %s is not available: %s", name, e.why);
+	if (!e.available)
+		return cb_fail(CB_ERR_UNAVAILABLE,
+			       "transport %s is not usable here: %s", name,
+			       e.why);
+	if ((e.ops->caps & CB_TP_CAP_SAME_HOST) && c->nhosts > 1 &&
+	    c->ntp == 0)
+		return cb_fail(CB_ERR_UNAVAILABLE,
+			       "transport %s connects ranks of one host, and "
+			       "this job spans %d hosts (use --transport=auto "
+			       "or tcp)",
+			       name, c->nhosts);
+	snprintf(tp_log_prefix, sizeof(tp_log_prefix), "%s", name);
+	st = e.ops->open(&c->host_api, &c->tp[c->ntp].ctx);
+	if (st)
+		return st;
+	c->tp[c->ntp++].ops = e.ops;
+	return CB_OK;
+}
+
+struct addr_set {
+	uint32_t bytes[CB_MAX_TP];
+	uint8_t blob[CB_MAX_TP][CB_TP_ADDR_MAX];
+};
+
+static cb_status_t comm_connect(struct cb_comm *c)
+{
+	struct addr_set mine = {0}, *all;
+	cb_status_t st = CB_OK;
+
+	for (int i = 0; i < c->ntp; i++) {
+		size_t n = CB_TP_ADDR_MAX;
+		if ((st = c->tp[i].ops->address(c->tp[i].ctx, mine.blob[i], &n)))
+			return st;
+		mine.bytes[i] = (uint32_t)n;
+	}
+	all = calloc((size_t)c->world, sizeof(*all));
+	c->eps = calloc((size_t)c->world, sizeof(*c->eps));
+	if (!all || !c->eps) {
+		free(all);
+		return cb_fail(CB_ERR_NOMEM, "out of memory");
+	}
+	if ((st = cb_boot_allgather(c->boot, &mine, sizeof(mine), all)))
+		goto out;
+	for (int p = 0; p < c->world; p++) {
+		int t = comm_pick(c, p);
+		c->eps[p].peer = p;
+		if (p == c->rank)
+			continue;
+		c->eps[p].ops = c->tp[t].ops;
+		st = c->tp[t].ops->ep_connect(c->tp[t].ctx, p, all[p].blob[t],
+					      all[p].bytes[t], &c->eps[p].ep);
+		if (st)
+			goto out;
+	}
+	uint64_t deadline = cb_now_ns() + (uint64_t)(c->timeout_s * 1e9);
+	for (int p = 0; p < c->world;) {
+		if (p == c->rank) {
+			p++;
+			continue;
+		}
+		st = c->eps[p].ops->ep_test(c->eps[p].ep);
+		if (st == CB_OK) {
+			p++;
+			continue;
+		}
+		if (st != CB_AGAIN)
+			goto out;
+		if (cb_now_ns() > deadline) {
+			st = cb_fail(CB_ERR_TIMEOUT,
+				     "timed out after %g s connecting to rank %d "
+				     "(host %s) over %s",
+				     c->timeout_s, p, cb_comm_host_name(c, p),
+				     c->eps[p].ops->name);
+			goto out;
+		}
+		if ((st = cb_boot_check(c->boot, 0, NULL)))
+			goto out;
+		for (int i = 0; i < c->ntp; i++)
+			if ((st = c->tp[i].ops->progress(c->tp[i].ctx)) < 0)
+				goto out;
+		usleep(c->oversubscribed ? 200 : 20);
+	}
+	st = cb_boot_barrier(c->boot);
+out:
+	free(all);
+	return st;
+}
+
+cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg, struct cb_comm **out)
+{
+	struct cb_comm *c = calloc(1, sizeof(*c));
+	char name[64], key[128];
+	cb_status_t st;
+
+	if (!c)
+		return cb_fail(CB_ERR_NOMEM, "out of memory");
+	c->rank = cfg->rank;
+	c->world = cfg->world;
+	c->timeout_s = cfg->timeout_s;
+	cb_host_identity(name, sizeof(name), key, sizeof(key));
+
+	struct cb_boot_cfg bc = {.rank = cfg->rank,
+				 .world = cfg->world,
+				 .host = cfg->host,
+				 .port = cfg->port,
+				 .listen_fd = cfg->listen_fd,
+				 .timeout_s = cfg->timeout_s,
+				 .hostname = name};
+	if ((st = cb_boot_open(&bc, &c->boot))) {
+		free(c);
+		return st;
+	}
+	if ((st = comm_hosts(c, name, key)))
+		goto fail;
+	cb_boot_local_addr(c->boot, c->local_ip, sizeof(c->local_ip));
+
+	c->host_api = (struct cb_tp_host){
+		.size = sizeof(struct cb_tp_host),
+		.rank = c->rank,
+		.world = c->world,
+		.host_of_rank = c->host_of_rank,
+		.hosts = (const char *const *)c->hosts,
+		.job_id = cb_boot_job_id(c->boot),
+		.local_ranks = c->local_size,
+		.oversubscribed = c->oversubscribed,
+		.local_ip = c->local_ip,
+		.timeout_s = c->timeout_s,
+		.option = cb_opt_get,
+		.log = host_log,
+		.fail = host_fail,
+	};
+
+	if (!strcmp(cfg->transport, "auto")) {
+		int shared_host = c->nhosts < c->world;
+		if (shared_host && (st = comm_open_tp(c, "shm")))
+			goto fail;
+		if ((c->nhosts > 1 || c->world == 1) &&
+		    (st = comm_open_tp(c, "tcp")))
+			goto fail;
+	} else if ((st = comm_open_tp(c, cfg->transport))) {
+		goto fail;
+	}
+	for (int i = 0; i < c->ntp; i++)
+		snprintf(c->transport + strlen(c->transport),
+			 sizeof(c->transport) - strlen(c->transport), "%s%s",
+			 i ? "+" : "", c->tp[i].ops->name);
+	if ((st = comm_connect(c)))
+		goto fail;
+	*out = c;
+	return CB_OK;
+fail:
+	/* Tell the others now, so they do not wait for us to their deadline. */
+	if (st != CB_ERR_ABORTED)
+		cb_boot_abort(c->boot, cb_fail_msg() ? cb_fail_msg() : "failed");
+	cb_comm_destroy(c);
+	return st;
+}
+
+void cb_comm_destroy(struct cb_comm *c)
+{
+	if (!c)
+		return;
+	for (int p = 0; c->eps && p < c->world; p++)
+		if (c->eps[p].ops && c->eps[p].ep)
+			c->eps[p].ops->ep_close(c->eps[p].ep);
+	for (int i = 0; i < c->ntp; i++)
+		c->tp[i].ops->close(c->tp[i].ctx);
+	cb_boot_close(c->boot);
+	for (int h = 0; c->hosts && h < c->nhosts; h++)
+		free(c->hosts[h]);
+	free(c->hosts);
+	free(c->host_of_rank);
+	free(c->eps);
+	free(c);
+}
+
+cb_status_t cb_comm_progress(struct cb_comm *c)
+{
+	cb_status_t st, any = CB_AGAIN;
+
+	for (int i = 0; i < c->ntp; i++) {
+		st = c->tp[i].ops->progress(c->tp[i].ctx);
+		if (st < 0)
+			return st;
+		if (st == CB_OK)
+			any = CB_OK;
+	}
+	/* Another rank's failure reaches us through the store; look every
+	 * few milliseconds (one poll() syscall, nothing allocated). */
+	uint64_t now = cb_now_ns();
+	if (now >= c->next_check_ns) {
+		c->next_check_ns = now + 5000000ull;
+		if ((st = cb_boot_check(c->boot, 0, NULL)))
+			return st;
+	}
+	if (any == CB_AGAIN && c->oversubscribed)
+		sched_yield();
+	return any;
+}
+
+int cb_comm_fail(struct cb_comm *c, cb_status_t st)
+{
+	int origin = -1;
+
+	if (st == CB_ERR_ABORTED) {
+		cb_boot_check(c->boot, 0, &origin);
+		/* A rank that vanished has nobody to speak for it but the
+		 * store: rank 0 prints that line. */
+		return origin == -1 && c->rank == 0;
+	}
+	/* Our failure may be the echo of another rank's (a peer that died
+	 * closes our socket): give its notice a moment to arrive. */
+	if (st == CB_ERR_PEER &&
+	    cb_boot_check(c->boot, 200, &origin) == CB_ERR_ABORTED)
+		return origin == -1 && c->rank == 0;
+	cb_boot_abort(c->boot, cb_fail_msg() ? cb_fail_msg() : "failed");
+	return 1;
+}

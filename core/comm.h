@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * core/comm.h - the communicator: who the ranks are, where they live, and one
+ * connected endpoint per peer; plus the transport registry, launcher
+ * detection, the local fork launcher and the option store transports read.
+ */
+#ifndef CB_CORE_COMM_H
+#define CB_CORE_COMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <collbench/status.h>
+#include <collbench/transport.h>
+
+#include "core/bootstrap.h"
+
+/* ---- options: set by the CLI, read by transports (CLI first, then the
+ * environment as COLLBENCH_<KEY> with '-' as '_', upper case) ---- */
+void cb_opt_set(const char *key, const char *value);
+const char *cb_opt_get(const char *key);
+
+/* ---- transports ---- */
+
+struct cb_tp_entry {
+	const char *name;
+	const struct cb_tp_ops *ops; /* NULL when not built or not loadable */
+	char why[256];               /* why ops is NULL or query failed */
+	int available;               /* query() said yes */
+};
+
+/* Look up a transport by name: built in, or a module from
+ * COLLBENCH_PLUGIN_PATH / the install directory.  Always fills @e. */
+void cb_tp_find(const char *name, struct cb_tp_entry *e);
+/* All transport names collbench knows, NULL-terminated. */
+extern const char *const cb_tp_names[];
+
+/* ---- where ranks come from ---- */
+
+struct cb_launch_env {
+	int found;          /* a launcher set rank and world */
+	int rank, world;
+	const char *source; /* "OMPI_COMM_WORLD_RANK/SIZE", ... */
+	char host[256], port[16];
+	const char *rdv_source; /* NULL when no rendezvous was given */
+};
+
+/* Read rank, world and rendezvous from the environment; @cli_rendezvous wins
+ * over it.  CB_ERR_USAGE (recorded) for values that do not parse. */
+cb_status_t cb_env_detect(const char *cli_rendezvous, struct cb_launch_env *e);
+
+/* This host's identity: hostname, and a key that also tells apart network
+ * namespaces (test hosts) and machines with one name (boot id). */
+void cb_host_identity(char *name, size_t name_bytes, char *key,
+		      size_t key_bytes);
+
+/*
+ * Fork @np local ranks that meet on a loopback rendezvous.  Each child calls
+ * @rank_main(arg, rank, listen_fd, port) and exits with its return value.
+ * Returns the job's exit status: 0 when every rank returned 0, otherwise the
+ * status of the failing ranks (1 when they differ or one was killed).  Ranks
+ * still running @grace_s after the first failure are killed.
+ */
+int cb_launch_local(int np, double grace_s,
+		    int (*rank_main)(void *arg, int rank, int listen_fd,
+				     const char *port),
+		    void *arg);
+
+/* ---- the communicator ---- */
+
+struct cb_ep {
+	const struct cb_tp_ops *ops; /* NULL for self */
+	struct cb_tp_ep *ep;
+	int peer;
+};
+
+struct cb_req {
+	struct cb_tp_req tp;
+	const struct cb_ep *ep;
+};
+
+#define CB_MAX_TP 4
+
+struct cb_comm {
+	int rank, world;
+	int nhosts, host;    /* number of hosts, this rank's host index */
+	int *host_of_rank;   /* [world] */
+	char **hosts;        /* [nhosts] names */
+	int local_rank, local_size;
+	int oversubscribed;
+	struct cb_boot *boot;
+	double timeout_s;
+	struct {
+		const struct cb_tp_ops *ops;
+		struct cb_tp_ctx *ctx;
+	} tp[CB_MAX_TP];
+	int ntp;
+	struct cb_ep *eps; /* [world] */
+	char transport[32]; /* what connects the peers: "shm", "tcp", "shm+tcp" */
+	uint64_t next_check_ns;
+	char local_ip[64];
+	struct cb_tp_host host_api;
+};
+
+struct cb_comm_cfg {
+	int rank, world;
+	const char *host, *port; /* rendezvous */
+	int listen_fd;           /* rank 0 of a local fork, else -1 */
+	double timeout_s;
+	const char *transport; /* "auto", "tcp", "shm", ... */
+};
+
+cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg, struct cb_comm **comm);
+void cb_comm_destroy(struct cb_comm *comm);
+
+/* Name of rank @r's host, for messages. */
+const char *cb_comm_host_name(const struct cb_comm *c, int r);
+
+/* Post on the endpoint of @peer; the request remembers its endpoint. */
+static inline cb_status_t cb_comm_isend(struct cb_comm *c, int peer,
+					const void *buf, size_t bytes,
+					uint64_t tag, struct cb_req *req)
+{
+	const struct cb_ep *ep = &c->eps[peer];
+
+	req->ep = ep;
+	return ep->ops->isend(ep->ep, buf, bytes, NULL, tag, &req->tp);
+}
+
+static inline cb_status_t cb_comm_irecv(struct cb_comm *c, int peer, void *buf,
+					size_t cap, uint64_t tag,
+					struct cb_req *req)
+{
+	const struct cb_ep *ep = &c->eps[peer];
+
+	req->ep = ep;
+	return ep->ops->irecv(ep->ep, buf, cap, NULL, tag, &req->tp);
+}
+
+static inline cb_status_t cb_comm_test(struct cb_req *req)
+{
+	return req->ep->ops->test(req->ep->ep, &req->tp);
+}
+
+/* Progress every transport once; CB_OK when something moved, CB_AGAIN when
+ * nothing did, an error when a transport failed or another rank aborted the
+ * job (checked every few milliseconds, without allocating). */
+cb_status_t cb_comm_progress(struct cb_comm *c);
+
+/*
+ * Report a failure to the other ranks and decide whether this rank should
+ * print it: 1 when this rank found the problem itself, 0 when another rank
+ * already did (its line is the one to read).
+ */
+int cb_comm_fail(struct cb_comm *c, cb_status_t st);
+
+#endif

@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * core/env.c - rank, world size and rendezvous from the launcher's
+ * environment, the host's identity, and the option store.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/comm.h"
+#include "core/log.h"
+
+/* ---- option store ---- */
+
+#define OPT_MAX 32
+static struct {
+	char key[32];
+	char value[256];
+} opts[OPT_MAX];
+static int nopts;
+
+void cb_opt_set(const char *key, const char *value)
+{
+	int i;
+
+	for (i = 0; i < nopts; i++)
+		if (!strcmp(opts[i].key, key))
+			break;
+	if (i == OPT_MAX)
+		return;
+	if (i == nopts)
+		nopts++;
+	snprintf(opts[i].key, sizeof(opts[i].key), "%s", key);
+	snprintf(opts[i].value, sizeof(opts[i].value), "%s", value);
+}
+
+const char *cb_opt_get(const char *key)
+{
+	char env[64] = "COLLBENCH_";
+	size_t n = strlen(env);
+
+	for (int i = 0; i < nopts; i++)
+		if (!strcmp(opts[i].key, key))
+			return opts[i].value;
+	for (const char *p = key; *p && n < sizeof(env) - 1; p++)
+		env[n++] = *p == '-' ? '_' : (char)toupper((unsigned char)*p);
+	env[n] = '\0';
+	const char *v = getenv(env);
+	return v && *v ? v : NULL;
+}
+
+/* ---- launcher environment ---- */
+
+static const struct {
+	const char *rank, *world, *source;
+} launchers[] = {
+	{"COLLBENCH_RANK", "COLLBENCH_WORLD", "COLLBENCH_RANK/WORLD"},
+	{"RANK", "WORLD_SIZE", "RANK/WORLD_SIZE (torchrun)"},
+	{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "Open MPI"},
+	{"PMI_RANK", "PMI_SIZE", "PMI (MPICH/Hydra)"},
+	{"SLURM_PROCID", "SLURM_NTASKS", "Slurm"},
+};
+
+static int parse_int(const char *s, long lo, long hi, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+cb_status_t cb_env_detect(const char *cli_rdv, struct cb_launch_env *e)
+{
+	memset(e, 0, sizeof(*e));
+	for (size_t i = 0; i < sizeof(launchers) / sizeof(launchers[0]); i++) {
+		const char *r = getenv(launchers[i].rank);
+		const char *w = getenv(launchers[i].world);
+
+		if (!r || !w)
+			continue;
+		if (parse_int(w, 1, 1 << 20, &e->world))
+			return cb_fail(CB_ERR_USAGE,
+				       "%s='%s' is not a world size (1..%d)",
+				       launchers[i].world, w, 1 << 20);
+		if (parse_int(r, 0, e->world - 1, &e->rank))
+			return cb_fail(CB_ERR_USAGE,
+				       "%s='%s' is not a rank in 0..%d",
+				       launchers[i].rank, r, e->world - 1);
+		e->found = 1;
+		e->source = launchers[i].source;
+		break;
+	}
+
+	const char *root = getenv("COLLBENCH_ROOT");
+	const char *maddr = getenv("MASTER_ADDR"), *mport = getenv("MASTER_PORT");
+	char tmp[300];
+
+	if (cli_rdv) {
+		e->rdv_source = "--rendezvous";
+		return cb_boot_parse_hostport(cli_rdv, e->host, sizeof(e->host),
+					      e->port, sizeof(e->port));
+	}
+	if (root && *root) {
+		e->rdv_source = "COLLBENCH_ROOT";
+		if (cb_boot_parse_hostport(root, e->host, sizeof(e->host),
+					   e->port, sizeof(e->port)))
+			return cb_fail(CB_ERR_USAGE,
+				       "COLLBENCH_ROOT='%s' is not HOST:PORT", root);
+		return CB_OK;
+	}
+	if (maddr && *maddr && mport && *mport) {
+		e->rdv_source = "MASTER_ADDR/MASTER_PORT";
+		snprintf(tmp, sizeof(tmp), "%s:%s", maddr, mport);
+		if (cb_boot_parse_hostport(tmp, e->host, sizeof(e->host),
+					   e->port, sizeof(e->port)))
+			return cb_fail(CB_ERR_USAGE,
+				       "MASTER_ADDR/MASTER_PORT ('%s') is not "
+				       "HOST:PORT",
+				       tmp);
+	}
+	return CB_OK;
+}
+
+static void read_line(const char *path, char *out, size_t bytes)
+{
+	FILE *f = fopen(path, "r");
+
+	out[0] = '\0';
+	if (!f)
+		return;
+	if (fgets(out, (int)bytes, f))
+		out[strcspn(out, "\n")] = '\0';
+	fclose(f);
+}
+
+void cb_host_identity(char *name, size_t name_bytes, char *key,
+		      size_t key_bytes)
+{
+	char boot[64], netns[64] = "";
+	ssize_t n;
+
+	if (gethostname(name, name_bytes) != 0)
+		snprintf(name, name_bytes, "unknown");
+	name[name_bytes - 1] = '\0';
+	read_line("/proc/sys/kernel/random/boot_id", boot, sizeof(boot));
+	/* Ranks in different network namespaces are different hosts to us:
+	 * that is how the project's test hosts are made. */
+	n = readlink("/proc/self/ns/net", netns, sizeof(netns) - 1);
+	netns[n > 0 ? n : 0] = '\0';
+	snprintf(key, key_bytes, "%.40s/%.40s/%.30s", name, boot, netns);
+	/* COLLBENCH_HOSTNAME names the host in messages (test hosts). */
+	const char *alias = getenv("COLLBENCH_HOSTNAME");
+	if (alias && *alias)
+		snprintf(name, name_bytes, "%s", alias);
+}

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * core/launch.c - the embedded launcher: `collbench --np N` forks N ranks on
+ * this host.  They meet at a rendezvous on a loopback port that the parent
+ * binds before forking (so there is no race and no port to choose); rank 0
+ * inherits the listener and serves the store, exactly as under mpirun.
+ *
+ * The parent only waits: ranks find failures themselves (the store tells them
+ * when one dies).  It kills what is left @grace_s after the first failure, so
+ * even a rank stuck in a way no deadline covers cannot hang the job.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/comm.h"
+#include "core/log.h"
+#include "core/sock.h"
+
+int cb_launch_local(int np, double grace_s,
+		    int (*rank_main)(void *arg, int rank, int listen_fd,
+				     const char *port),
+		    void *arg)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t sl = sizeof(sa);
+	pid_t *pids = calloc((size_t)np, sizeof(*pids));
+	int listen_fd, running = 0, code = 0, failed = 0, we_killed = 0;
+	uint64_t kill_at = 0;
+	char port[16];
+
+	if (!pids) {
+		cb_log(CB_LOG_ERROR, "out of memory");
+		return 1;
+	}
+	if (cb_sock_listen((struct sockaddr *)&sa, sl, &listen_fd) ||
+	    getsockname(listen_fd, (struct sockaddr *)&sa, &sl)) {
+		cb_log(CB_LOG_ERROR, "cannot listen on loopback: %s",
+		       strerror(errno));
+		free(pids);
+		return 1;
+	}
+	snprintf(port, sizeof(port), "%u", ntohs(sa.sin_port));
+	fflush(stdout);
+	fflush(stderr);
+	for (int r = 0; r < np; r++) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			free(pids);
+			if (r != 0) {
+				close(listen_fd);
+				listen_fd = -1;
+			}
+			int rc = rank_main(arg, r, listen_fd, port);
+			fflush(stdout);
+			fflush(stderr);
+			_exit(rc);
+		}
+		if (pid < 0) {
+			cb_log(CB_LOG_ERROR, "cannot fork rank %d: %s", r,
+			       strerror(errno));
+			/* The ranks already started will time out on the
+			 * missing one; stop them now instead. */
+			for (int k = 0; k < r; k++)
+				kill(pids[k], SIGKILL);
+			np = r;
+			code = 1;
+			failed = 1;
+			kill_at = cb_now_ns();
+			break;
+		}
+		pids[r] = pid;
+		running++;
+	}
+	close(listen_fd);
+
+	while (running > 0) {
+		int status;
+		pid_t pid = waitpid(-1, &status, WNOHANG);
+
+		if (pid == 0) {
+			if (kill_at && cb_now_ns() > kill_at) {
+				for (int r = 0; r < np; r++)
+					if (pids[r] > 0)
+						kill(pids[r], SIGKILL);
+				kill_at = 0;
+				we_killed = 1;
+			}
+			usleep(2000);
+			continue;
+		}
+		if (pid < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		int r = 0;
+		while (r < np && pids[r] != pid)
+			r++;
+		if (r == np)
+			continue;
+		pids[r] = -1;
+		running--;
+		int rc;
+		if (WIFSIGNALED(status)) {
+			if (!we_killed)
+				cb_log(CB_LOG_ERROR,
+				       "rank %d (pid %d) was killed by signal %d "
+				       "(%s)",
+				       r, (int)pid, WTERMSIG(status),
+				       strsignal(WTERMSIG(status)));
+			rc = 1;
+		} else {
+			rc = WEXITSTATUS(status);
+		}
+		if (rc != 0) {
+			if (!failed) {
+				code = rc;
+				failed = 1;
+				kill_at = cb_now_ns() + (uint64_t)(grace_s * 1e9);
+			} else if (code != rc) {
+				code = 1;
+			}
+		}
+	}
+	free(pids);
+	return code;
+}

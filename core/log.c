@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/log.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+
+int cb_log_level = CB_LOG_WARN;
+static char log_prefix[48] = "collbench";
+static char fail_line[512];
+static int fail_set;
+
+const char *cb_status_str(cb_status_t st)
+{
+	switch (st) {
+#define CB_STATUS_CASE(name, value, text)                                     \
+	case CB_##name:                                                       \
+		return text;
+		CB_STATUS_MAP(CB_STATUS_CASE)
+#undef CB_STATUS_CASE
+	}
+	return "unknown status";
+}
+
+void cb_log_set_rank(int rank)
+{
+	snprintf(log_prefix, sizeof(log_prefix), "collbench: rank %d", rank);
+}
+
+void cb_log(int level, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+
+	if (level > cb_log_level)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	/* One write per line so lines of several ranks do not interleave. */
+	fprintf(stderr, "%s: %s%s\n", log_prefix,
+		level == CB_LOG_WARN ? "warning: " : "", line);
+}
+
+cb_status_t cb_fail(cb_status_t st, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (fail_set)
+		return st;
+	fail_set = 1;
+	va_start(ap, fmt);
+	vsnprintf(fail_line, sizeof(fail_line), fmt, ap);
+	va_end(ap);
+	return st;
+}
+
+const char *cb_fail_msg(void)
+{
+	return fail_set ? fail_line : NULL;
+}
+
+void cb_fail_clear(void)
+{
+	fail_set = 0;
+	fail_line[0] = '\0';
+}
+

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * core/log.h - logging, the first-failure record, the clock.
+ *
+ * Logs go to stderr, results to stdout.  A failure is recorded once, where it
+ * is detected (cb_fail), and printed once by the top level (cb_fail_msg).
+ */
+#ifndef CB_CORE_LOG_H
+#define CB_CORE_LOG_H
+
+#include <stdint.h>
+#include <time.h>
+
+#include <collbench/status.h>
+
+enum { CB_LOG_ERROR = 0, CB_LOG_WARN = 1, CB_LOG_INFO = 2, CB_LOG_DEBUG = 3 };
+
+extern int cb_log_level;
+/* Prefix of every line: "collbench" or "collbench: rank 3". */
+void cb_log_set_rank(int rank);
+void cb_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Record the first failure's line and return @st (later ones are dropped). */
+cb_status_t cb_fail(cb_status_t st, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* The recorded line, or NULL when nothing failed. */
+const char *cb_fail_msg(void);
+/* Forget the recorded failure (used by unit tests). */
+void cb_fail_clear(void);
+
+static inline uint64_t cb_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+#endif

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * collbench/types.h - datatypes and reduction operators, shared by the
+ * algorithms, the driver and (later) GPU kernels.
+ */
+#ifndef COLLBENCH_TYPES_H
+#define COLLBENCH_TYPES_H
+
+#include <stddef.h>
+
+#define CB_DTYPE_MAP(X)                                                       \
+	X(FLOAT32, "float32", "float", 4)                                     \
+	X(FLOAT64, "float64", "double", 8)                                    \
+	X(INT32, "int32", "int32", 4)                                         \
+	X(INT64, "int64", "int64", 8)
+
+enum cb_dtype {
+#define CB_DTYPE_ENUM(id, name, alias, size) CB_DT_##id,
+	CB_DTYPE_MAP(CB_DTYPE_ENUM)
+#undef CB_DTYPE_ENUM
+	CB_DT_COUNT
+};
+
+#define CB_OP_MAP(X)                                                          \
+	X(SUM, "sum")                                                         \
+	X(PROD, "prod")                                                       \
+	X(MIN, "min")                                                         \
+	X(MAX, "max")
+
+enum cb_op {
+#define CB_OP_ENUM(id, name) CB_OP_##id,
+	CB_OP_MAP(CB_OP_ENUM)
+#undef CB_OP_ENUM
+	CB_OP_COUNT
+};
+
+/* Names as the CLI spells them ("float32", "sum"); sizes in bytes. */
+const char *cb_dtype_name(enum cb_dtype dt);
+size_t cb_dtype_bytes(enum cb_dtype dt);
+const char *cb_op_name(enum cb_op op);
+
+/* Look up a name (the alias "float"/"double" too); -1 when unknown. */
+int cb_dtype_parse(const char *s);
+int cb_op_parse(const char *s);
+
+#endif
