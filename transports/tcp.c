@@ -16,7 +16,7 @@
  * Socket buffers are left to Linux autotuning (setting SO_RCVBUF would turn
  * it off).
  *
- * Connections: the lower rank dials each stream of the higher rank's one
+ * Connections: the higher rank dials each stream of the lower rank's one
  * listener and says hello {magic, job id, rank, stream, streams}; the
  * listener sorts accepted sockets by that hello.  The interface is
  * --tcp-if / COLLBENCH_TCP_IF, or else the one that reached the rendezvous.
@@ -344,7 +344,7 @@ static cb_status_t tcp_accept(struct cb_tp_ctx *ctx)
 		if (cb_sock_recv_all(fd, &hello, sizeof(hello),
 				     cb_now_ns() + 5000000000ull, &err) ||
 		    hello.magic != TCP_MAGIC || hello.job_id != h->job_id ||
-		    hello.rank < 0 || hello.rank >= h->rank ||
+		    hello.rank <= h->rank || hello.rank >= h->world ||
 		    hello.stream < 0 || hello.stream >= TCP_MAX_STREAMS) {
 			h->log(CB_LOG_WARN,
 			       "dropped a connection from %s that is not a "
@@ -396,7 +396,7 @@ static cb_status_t tcp_ep_connect(struct cb_tp_ctx *ctx, int peer,
 			       "tcp: the address of rank %d does not parse", peer);
 	*out = ep;
 	if (peer > h->rank)
-		return CB_OK; /* it dials us */
+		return CB_OK; /* the higher rank dials */
 	for (int s = 0; s < ctx->nstreams; s++) {
 		struct tcp_hello hello = {TCP_MAGIC, h->rank, s, ctx->nstreams,
 					  h->job_id};
