@@ -563,9 +563,9 @@ static cb_status_t boot_lost(struct cb_boot *b, cb_status_t st, int err,
 		return cb_fail(st,
 			       "timed out after %g s waiting for %s from %s",
 			       b->timeout_s, waiting_for, b->where);
-	return cb_fail(CB_ERR_PEER,
-		       "lost %s (rank 0) while waiting for %s: %s", b->where,
-		       waiting_for, err ? strerror(err) : "connection closed");
+	return cb_fail(CB_ERR_PEER, "lost %s (served by rank 0) waiting for %s: %s",
+		       b->where, waiting_for,
+		       err ? strerror(err) : "connection closed");
 }
 
 /* Read one message.  An ABORT is turned into CB_ERR_ABORTED here, so callers
@@ -894,7 +894,7 @@ cb_status_t cb_boot_check(struct cb_boot *b, int grace_ms, int *origin)
 		return CB_OK;
 	/* Between collectives the store sends only ABORT; anything else that
 	 * arrives (or EOF) is a failure too. */
-	st = boot_recv(b, cb_now_ns() + 1000000000ull, "an abort notice", &type,
+	st = boot_recv(b, cb_now_ns() + 1000000000ull, "the job to finish", &type,
 		       &val, &vb);
 	if (origin)
 		*origin = b->abort_origin;

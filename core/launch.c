@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -36,6 +37,7 @@ int cb_launch_local(int np, double grace_s,
 	int listen_fd, running = 0, code = 0, failed = 0, we_killed = 0;
 	uint64_t kill_at = 0;
 	char port[16];
+	pid_t parent = getpid();
 
 	if (!pids) {
 		cb_log(CB_LOG_ERROR, "out of memory");
@@ -54,6 +56,11 @@ int cb_launch_local(int np, double grace_s,
 	for (int r = 0; r < np; r++) {
 		pid_t pid = fork();
 		if (pid == 0) {
+			/* Ranks do not outlive the launcher (killed with ^C
+			 * or by a test harness). */
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (getppid() != parent)
+				_exit(1);
 			free(pids);
 			if (r != 0) {
 				close(listen_fd);

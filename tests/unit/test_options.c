@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/unit/test_options.c - size parsing, option errors, and the numbers the
+ * table prints (busbw factors, algbw units), and the result check catching
+ * planted errors.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/options.h"
+#include "bench/report.h"
+#include "bench/verify.h"
+#include "coll/reduce.h"
+#include "check.h"
+#include "core/log.h"
+
+static int size_ok(const char *s, size_t want)
+{
+	size_t got = 0;
+	cb_fail_clear();
+	return cb_parse_size(s, "-b", &got) == CB_OK && got == want;
+}
+
+static int size_bad(const char *s)
+{
+	size_t got = 12345;
+	cb_fail_clear();
+	int bad = cb_parse_size(s, "-b", &got) == CB_ERR_USAGE && got == 12345 &&
+		  cb_fail_msg() && strstr(cb_fail_msg(), s);
+	return bad;
+}
+
+/* Parse a command line given as one string. */
+static cb_status_t parse(const char *line, struct cb_opts *o)
+{
+	static char buf[512];
+	char *argv[64];
+	int argc = 0;
+
+	snprintf(buf, sizeof(buf), "collbench %s", line);
+	for (char *save, *t = strtok_r(buf, " ", &save); t && argc < 63;
+	     t = strtok_r(NULL, " ", &save))
+		argv[argc++] = t;
+	argv[argc] = NULL;
+	cb_fail_clear();
+	return cb_opts_parse(argc, argv, o);
+}
+
+static int usage_err(const char *line, const char *needle)
+{
+	struct cb_opts o;
+	cb_status_t st = parse(line, &o);
+	int ok = st == CB_ERR_USAGE && cb_fail_msg() &&
+		 strstr(cb_fail_msg(), needle) && !strchr(cb_fail_msg(), '\n');
+	if (!ok)
+		fprintf(stderr, "  '%s' -> %d '%s'\n", line, st,
+			cb_fail_msg() ? cb_fail_msg() : "");
+	return ok;
+}
+
+int main(void)
+{
+	/* sizes */
+	CHECK(size_ok("0", 0));
+	CHECK(size_ok("8", 8));
+	CHECK(size_ok("1K", 1024));
+	CHECK(size_ok("64k", 65536));
+	CHECK(size_ok("64M", 64u << 20));
+	CHECK(size_ok("2G", 2ull << 30));
+	CHECK(size_ok("1T", 1ull << 40));
+	CHECK(size_ok("4KiB", 4096));
+	CHECK(size_ok("100B", 100));
+	CHECK(size_bad("1X"));
+	CHECK(size_bad("-4"));
+	CHECK(size_bad(""));
+	CHECK(size_bad("K"));
+	CHECK(size_bad("1.5M"));
+	CHECK(size_bad("12 34"));
+	CHECK(size_bad("99999999999999999999999"));
+	CHECK(size_bad("2T"));
+
+	/* option defaults and values */
+	struct cb_opts o;
+	CHECK(parse("", &o) == CB_OK && o.min_bytes == 8 &&
+	      o.max_bytes == 64u << 20 && o.np == 2 && o.iters == 20 &&
+	      o.check == 1 && !strcmp(o.transport, "auto"));
+	CHECK(parse("-b 1K -e 1M -f 4 -n 7 -w 0 -c 0 -d all -o max,min", &o) ==
+		      CB_OK &&
+	      o.min_bytes == 1024 && o.max_bytes == 1u << 20 && o.factor == 4 &&
+	      o.iters == 7 && o.warmup == 0 && o.check == 0 &&
+	      o.ndtypes == CB_DT_COUNT && o.nops == 2 && o.ops[0] == CB_OP_MAX);
+	CHECK(parse("-b 128M", &o) == CB_OK && o.max_bytes == 128u << 20);
+	CHECK(parse("-b 1M", &o) == CB_OK && o.max_bytes == 64u << 20);
+	CHECK(parse("run --np 5 --transport tcp -i 4K", &o) == CB_OK &&
+	      o.np == 5 && o.step_bytes == 4096 && o.cmd == CB_CMD_RUN);
+	CHECK(parse("info", &o) == CB_OK && o.cmd == CB_CMD_INFO);
+	CHECK(parse("-O x.csv -O y.txt --format csv", &o) == CB_OK &&
+	      o.noutputs == 3 && o.outputs[1].format == CB_FMT_CSV &&
+	      o.outputs[2].format == CB_FMT_TABLE &&
+	      o.outputs[0].format == CB_FMT_CSV);
+
+	/* option errors: one line naming the problem */
+	CHECK(usage_err("--transport carrier-pigeon", "carrier-pigeon"));
+	CHECK(usage_err("--algo bogus", "bogus"));
+	CHECK(usage_err("--coll allgatherv", "allgatherv"));
+	CHECK(usage_err("-d float128", "float128"));
+	CHECK(usage_err("-o avg2", "avg2"));
+	CHECK(usage_err("-b 1X", "1X"));
+	CHECK(usage_err("-b -4", "-4"));
+	CHECK(usage_err("-b 1M -e 1K", "below -b"));
+	CHECK(usage_err("--np 0", "--np"));
+	CHECK(usage_err("--np 100000", "--np"));
+	CHECK(usage_err("--np two", "--np"));
+	CHECK(usage_err("-n 0", "-n"));
+	CHECK(usage_err("-c 2", "-c"));
+	CHECK(usage_err("-f 1", "-f"));
+	CHECK(usage_err("-i 0", "-i"));
+	CHECK(usage_err("--timeout 0", "--timeout"));
+	CHECK(usage_err("--timeout soon", "--timeout"));
+	CHECK(usage_err("--format xml", "xml"));
+	CHECK(usage_err("-O out.pdf", "out.pdf"));
+	CHECK(usage_err("--rendezvous nohostport", "nohostport"));
+	CHECK(usage_err("--rendezvous host:99999", "host:99999"));
+	CHECK(usage_err("--rendezvous :5000", ":5000"));
+	CHECK(usage_err("--tcp-streams 9", "--tcp-streams"));
+	CHECK(usage_err("--frobnicate", "--frobnicate"));
+	CHECK(usage_err("-b", "-b"));
+	CHECK(usage_err("launch", "launch"));
+
+	/* busbw factors as nccl-tests defines them, algbw in 1e9 B/s */
+	CHECK(cb_coll_busbw_factor(CB_COLL_ALLREDUCE, 2) == 1.0);
+	CHECK(fabs(cb_coll_busbw_factor(CB_COLL_ALLREDUCE, 4) - 1.5) < 1e-12);
+	CHECK(fabs(cb_coll_busbw_factor(CB_COLL_ALLREDUCE, 3) - 4.0 / 3) < 1e-12);
+	CHECK(cb_coll_busbw_factor(CB_COLL_ALLREDUCE, 1) == 0.0);
+	CHECK(fabs(cb_algbw_gbps(1000000000, 1e6) - 1.0) < 1e-12);
+	CHECK(fabs(cb_algbw_gbps(64u << 20, 1000.0) - 67.108864) < 1e-9);
+	CHECK(cb_algbw_gbps(8, 0.0) == 0.0);
+	CHECK(fabs(cb_busbw(2.0, 1.5) - 3.0) < 1e-12);
+
+	/* the result check is exact and can fail: compute a correct
+	 * allreduce by hand, then plant errors */
+	for (int dt = 0; dt < CB_DT_COUNT; dt++) {
+		for (int op = 0; op < CB_OP_COUNT; op++) {
+			enum { NR = 5, CNT = 257 };
+			size_t es = cb_dtype_bytes(dt);
+			char *acc = calloc(CNT, es), *in = calloc(CNT, es);
+			cb_fill(dt, op, 0, acc, CNT);
+			for (int r = 1; r < NR; r++) {
+				cb_fill(dt, op, r, in, CNT);
+				cb_reduce(dt, op, acc, acc, in, CNT);
+			}
+			CHECK(cb_check_allreduce(dt, op, NR, acc, CNT) == 0);
+			/* one rank too few is wrong somewhere */
+			CHECK(cb_check_allreduce(dt, op, NR - 1, acc, CNT) > 0);
+			/* a flipped low bit in two elements is seen */
+			acc[3 * es] ^= 1;
+			acc[200 * es] ^= 1;
+			CHECK(cb_check_allreduce(dt, op, NR, acc, CNT) == 2);
+			free(acc);
+			free(in);
+		}
+	}
+	/* inputs differ between ranks, or the check would prove little */
+	CHECK(cb_input_value(CB_OP_SUM, 0, 3) != cb_input_value(CB_OP_SUM, 1, 3));
+	CHECK(cb_input_value(CB_OP_MAX, 0, 3) != cb_input_value(CB_OP_MAX, 1, 3));
+	return check_result("options");
+}
