@@ -65,7 +65,7 @@ static int rank_main(void *arg, int rank, int listen_fd, const char *port)
 	cb_log_set_rank(rank);
 	st = cb_comm_create(&cfg, &comm);
 	if (st) {
-		if (st != CB_ERR_ABORTED)
+		if (!cb_fail_quiet())
 			cb_log(CB_LOG_ERROR, "%s",
 			       cb_fail_msg() ? cb_fail_msg() : cb_status_str(st));
 		return exit_code(st);

@@ -23,6 +23,7 @@ void cb_report_header(FILE *f, enum cb_format fmt, const struct cb_run_info *ri)
 		fputs("collective,algo,transport,dtype,op,ranks,hosts,bytes,"
 		      "count,inplace,time_us,algbw_gbps,busbw_gbps,wrong\n",
 		      f);
+		fflush(f);
 		return;
 	}
 	fprintf(f,
@@ -51,6 +52,7 @@ void cb_report_header(FILE *f, enum cb_format fmt, const struct cb_run_info *ri)
 		"# %10s %12s %8s %6s %10s %7s %7s %6s %10s %7s %7s %6s\n",
 		"(B)", "(elements)", "", "", "(us)", "(GB/s)", "(GB/s)", "",
 		"(us)", "(GB/s)", "(GB/s)", "");
+	fflush(f);
 }
 
 static void csv_row(FILE *f, const struct cb_row *r)

@@ -17,6 +17,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -341,7 +342,6 @@ static void srv_message(struct server *srv, int ci, const struct boot_hdr *h,
 		 "rank %d (%s) sent the rendezvous a message that does not "
 		 "parse (type %u)",
 		 c->rank, c->host, h->type);
-	cb_log(CB_LOG_ERROR, "%s", line);
 	srv_abort_all(srv, -1, line);
 	srv_drop(srv, c);
 }
@@ -367,7 +367,6 @@ static int srv_parse(struct server *srv, int ci)
 					 "message that does not parse (magic "
 					 "0x%08x)",
 					 c->rank, c->host, h.magic);
-				cb_log(CB_LOG_ERROR, "%s", line);
 				srv_abort_all(srv, -1, line);
 			} else {
 				cb_log(CB_LOG_WARN,
@@ -440,6 +439,9 @@ static void srv_accept(struct server *srv)
 
 	if (fd < 0)
 		return;
+	/* Replies are small and answer a request: never wait for Nagle. */
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (srv->nclients == srv->cap_clients) {
 		int cap = srv->cap_clients ? srv->cap_clients * 2 : 64;
 		struct client *cl = realloc(srv->clients, cap * sizeof(*cl));
@@ -523,7 +525,9 @@ struct cb_boot {
 	uint32_t seq; /* allgather / barrier round, the same on every rank */
 	char where[300]; /* "the rendezvous at host:port" */
 	char local_ip[64];
-	int aborted, abort_origin;
+	int aborted, abort_origin; /* an ABORT arrived, from whom */
+	int sent_abort;
+	char abort_line[512];
 	struct server *srv;
 };
 
@@ -609,6 +613,8 @@ static cb_status_t boot_recv(struct cb_boot *b, uint64_t deadline,
 		}
 		b->aborted = 1;
 		b->abort_origin = origin;
+		snprintf(b->abort_line, sizeof(b->abort_line), "%s",
+			 (char *)buf + h.key_bytes);
 		cb_fail(h.type == MSG_ABORT ? CB_ERR_ABORTED : CB_ERR_INVALID,
 			"%s", (char *)buf + h.key_bytes);
 		free(buf);
@@ -786,6 +792,11 @@ fail:
 	return st;
 }
 
+const char *cb_boot_abort_line(const struct cb_boot *b)
+{
+	return b->aborted ? b->abort_line : NULL;
+}
+
 uint64_t cb_boot_job_id(const struct cb_boot *b)
 {
 	return b->job_id;
@@ -918,7 +929,7 @@ void cb_boot_abort(struct cb_boot *b, const char *why)
 	uint64_t dl = cb_now_ns() + 1000000000ull;
 	int err;
 
-	if (b->fd < 0 || b->aborted)
+	if (b->fd < 0 || b->aborted || b->sent_abort)
 		return;
 	/* Best effort, and not through boot_send: its failure must not
 	 * replace the line that explains the original failure. */
@@ -927,8 +938,7 @@ void cb_boot_abort(struct cb_boot *b, const char *why)
 	if (!cb_sock_send_all(b->fd, &h, sizeof(h), dl, &err) &&
 	    !cb_sock_send_all(b->fd, &me, 4, dl, &err))
 		cb_sock_send_all(b->fd, why, len, dl, &err);
-	b->aborted = 1;
-	b->abort_origin = b->rank;
+	b->sent_abort = 1;
 }
 
 void cb_boot_close(struct cb_boot *b)
@@ -936,7 +946,7 @@ void cb_boot_close(struct cb_boot *b)
 	if (!b)
 		return;
 	if (b->fd >= 0) {
-		if (!b->aborted) {
+		if (!b->aborted && !b->sent_abort) {
 			struct boot_hdr h = {htonl(BOOT_MAGIC), htonl(MSG_BYE), 0,
 					     0};
 			int err;

@@ -61,6 +61,9 @@ cb_status_t cb_boot_barrier(struct cb_boot *boot);
  */
 cb_status_t cb_boot_check(struct cb_boot *boot, int grace_ms, int *origin);
 
+/* The line of the ABORT this rank received, or NULL. */
+const char *cb_boot_abort_line(const struct cb_boot *boot);
+
 /* The local address this rank used to reach the store: the default
  * interface for transports that need one. */
 int cb_boot_local_addr(const struct cb_boot *boot, char *ip, size_t ip_bytes);

@@ -343,9 +343,9 @@ cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg, struct cb_comm **out)
 	*out = c;
 	return CB_OK;
 fail:
-	/* Tell the others now, so they do not wait for us to their deadline. */
-	if (st != CB_ERR_ABORTED)
-		cb_boot_abort(c->boot, cb_fail_msg() ? cb_fail_msg() : "failed");
+	/* Tell the others now, so they do not wait for us to their deadline;
+	 * and let one rank speak for all. */
+	cb_fail_set_quiet(!cb_comm_fail(c, st));
 	cb_comm_destroy(c);
 	return st;
 }
@@ -396,17 +396,27 @@ int cb_comm_fail(struct cb_comm *c, cb_status_t st)
 {
 	int origin = -1;
 
-	if (st == CB_ERR_ABORTED) {
+	if (st != CB_ERR_ABORTED) {
+		/* Tell everyone, then give a notice already on its way a
+		 * moment to arrive: the store forwards only the first report
+		 * of a job's failure, so exactly one rank's line is printed
+		 * even when several ranks fail at once (the same bad option
+		 * everywhere, or the echo of a peer that died). */
+		cb_boot_abort(c->boot, cb_fail_msg() ? cb_fail_msg() : "failed");
+		if (cb_boot_check(c->boot, 300, &origin) != CB_ERR_ABORTED ||
+		    origin == c->rank)
+			return 1;
+	} else {
 		cb_boot_check(c->boot, 0, &origin);
-		/* A rank that vanished has nobody to speak for it but the
-		 * store: rank 0 prints that line. */
-		return origin == -1 && c->rank == 0;
 	}
-	/* Our failure may be the echo of another rank's (a peer that died
-	 * closes our socket): give its notice a moment to arrive. */
-	if (st == CB_ERR_PEER &&
-	    cb_boot_check(c->boot, 200, &origin) == CB_ERR_ABORTED)
-		return origin == -1 && c->rank == 0;
-	cb_boot_abort(c->boot, cb_fail_msg() ? cb_fail_msg() : "failed");
+	/* Someone else reported first: theirs is the line that explains, ours
+	 * is an echo.  A rank that vanished has nobody to speak for it but the
+	 * store: rank 0 prints that line. */
+	if (origin != -1 || c->rank != 0)
+		return 0;
+	if (cb_boot_abort_line(c->boot)) {
+		cb_fail_clear();
+		cb_fail(CB_ERR_ABORTED, "%s", cb_boot_abort_line(c->boot));
+	}
 	return 1;
 }

@@ -111,7 +111,8 @@ cb_status_t cb_env_detect(const char *cli_rdv, struct cb_launch_env *e)
 	if (root && *root) {
 		e->rdv_source = "COLLBENCH_ROOT";
 		if (cb_boot_parse_hostport(root, e->host, sizeof(e->host),
-					   e->port, sizeof(e->port)))
+					   e->port, sizeof(e->port)) &&
+		    (cb_fail_clear(), 1))
 			return cb_fail(CB_ERR_USAGE,
 				       "COLLBENCH_ROOT='%s' is not HOST:PORT", root);
 		return CB_OK;
@@ -120,7 +121,8 @@ cb_status_t cb_env_detect(const char *cli_rdv, struct cb_launch_env *e)
 		e->rdv_source = "MASTER_ADDR/MASTER_PORT";
 		snprintf(tmp, sizeof(tmp), "%s:%s", maddr, mport);
 		if (cb_boot_parse_hostport(tmp, e->host, sizeof(e->host),
-					   e->port, sizeof(e->port)))
+					   e->port, sizeof(e->port)) &&
+		    (cb_fail_clear(), 1))
 			return cb_fail(CB_ERR_USAGE,
 				       "MASTER_ADDR/MASTER_PORT ('%s') is not "
 				       "HOST:PORT",

@@ -9,7 +9,7 @@
 int cb_log_level = CB_LOG_WARN;
 static char log_prefix[48] = "collbench";
 static char fail_line[512];
-static int fail_set;
+static int fail_set, fail_quiet;
 
 const char *cb_status_str(cb_status_t st)
 {
@@ -67,3 +67,13 @@ void cb_fail_clear(void)
 	fail_line[0] = '\0';
 }
 
+
+void cb_fail_set_quiet(int quiet)
+{
+	fail_quiet = quiet;
+}
+
+int cb_fail_quiet(void)
+{
+	return fail_quiet;
+}

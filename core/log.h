@@ -25,8 +25,12 @@ cb_status_t cb_fail(cb_status_t st, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* The recorded line, or NULL when nothing failed. */
 const char *cb_fail_msg(void);
-/* Forget the recorded failure (used by unit tests). */
+/* Forget the recorded failure: for unit tests, and for callers that replace
+ * a helper's line with a more specific one. */
 void cb_fail_clear(void);
+/* Another rank reports this failure: this one keeps quiet about it. */
+void cb_fail_set_quiet(int quiet);
+int cb_fail_quiet(void);
 
 static inline uint64_t cb_now_ns(void)
 {

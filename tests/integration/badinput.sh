@@ -1,0 +1,39 @@
+#!/bin/bash
+# badinput.sh COLLBENCH - every bad input gets one clear line on stderr and
+# the documented exit status (2 usage, 77 transport not available), before
+# any rank starts; nothing crashes, nothing hangs.
+. "$(dirname "$0")/lib.sh"
+
+expect_fail 2 "carrier-pigeon" "$CB" --transport carrier-pigeon
+expect_fail 2 "bogus" "$CB" --algo bogus
+expect_fail 2 "gather9" "$CB" --coll gather9
+expect_fail 2 "float128" "$CB" -d float128
+expect_fail 2 "avg2" "$CB" -o avg2
+expect_fail 2 "'1X'" "$CB" -b 1X
+expect_fail 2 "'-4'" "$CB" -b -4
+expect_fail 2 "below -b" "$CB" -b 1M -e 1K
+expect_fail 2 "--np" "$CB" --np 0
+expect_fail 2 "--np" "$CB" --np 100000
+expect_fail 2 "-n" "$CB" -n -3
+expect_fail 2 "--timeout" "$CB" --timeout never
+expect_fail 2 "xml" "$CB" --format xml
+expect_fail 2 "nohostport" "$CB" --rendezvous nohostport
+expect_fail 2 "99999" "$CB" --rendezvous 127.0.0.1:99999
+expect_fail 2 "--frobnicate" "$CB" --frobnicate
+expect_fail 2 "launch" "$CB" launch
+# launcher variables that do not parse, or disagree
+expect_fail 2 "COLLBENCH_WORLD" env COLLBENCH_RANK=0 COLLBENCH_WORLD=zero "$CB"
+expect_fail 2 "COLLBENCH_RANK" env COLLBENCH_RANK=5 COLLBENCH_WORLD=2 "$CB"
+expect_fail 2 "needs a rendezvous" env COLLBENCH_RANK=1 COLLBENCH_WORLD=2 "$CB"
+expect_fail 2 "disagrees" env OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=3 "$CB" --np 2 --rendezvous 127.0.0.1:1
+expect_fail 2 "COLLBENCH_ROOT" env COLLBENCH_RANK=1 COLLBENCH_WORLD=2 COLLBENCH_ROOT=nowhere "$CB"
+# transport options that do not parse reach the transport: still usage
+expect_fail 2 "tcp-streams" "$CB" --tcp-streams 0
+expect_fail 2 "streams per peer" env COLLBENCH_TCP_STREAMS=99 "$CB" -b 8 -e 8 --transport tcp
+expect_fail 2 "interface 'nosuchif0'" "$CB" --tcp-if nosuchif0 -b 8 -e 8 --transport tcp
+# a real transport that this machine cannot run: 77 (meson's skip)
+expect_fail 77 "verbs" "$CB" --transport verbs -b 8 -e 8
+expect_fail 77 "gpu" "$CB" --transport gpu -b 8 -e 8
+# more memory than any host has: a clear line, not a crash
+expect_fail 1 "cannot allocate" "$CB" --np 1 -b 1T -e 1T
+finish

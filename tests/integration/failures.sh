@@ -1,0 +1,110 @@
+#!/bin/bash
+# failures.sh COLLBENCH - a rank that dies, a rendezvous that never answers or
+# is taken, and peers whose messages do not parse: each ends the run on every
+# surviving rank within the deadline, with a line naming what was waited for,
+# and a non-zero exit.  Never a hang.
+. "$(dirname "$0")/lib.sh"
+here=$(dirname "$0")
+
+# kill_rank TRANSPORT RANK: SIGKILL one rank of a 3-rank run mid-sweep.
+kill_rank() {
+	local tr=$1 victim=$2 parent kids rc t0 t1 secs
+	"$CB" --np 3 --transport "$tr" -b 4M -e 4M -n 100000 --timeout 5 \
+		>"$TMP/k.out" 2>"$TMP/k.err" &
+	parent=$!
+	# wait until the timed loop runs: the table header is printed
+	for _ in $(seq 100); do
+		grep -q '^#  *(B)' "$TMP/k.out" 2>/dev/null && break
+		sleep 0.1
+	done
+	mapfile -t kids < <(pgrep -P "$parent" | sort -n)
+	if [ "${#kids[@]}" -ne 3 ]; then
+		fail "$tr: expected 3 ranks, found ${#kids[@]}"
+		kill -9 "$parent" 2>/dev/null
+		return
+	fi
+	t0=$(date +%s%N)
+	kill -9 "${kids[$victim]}"
+	wait "$parent"
+	rc=$?
+	t1=$(date +%s%N)
+	secs=$(( (t1 - t0) / 1000000000 ))
+	if [ "$rc" -eq 0 ]; then
+		fail "$tr: killing rank $victim: the run exited 0"
+	elif [ "$secs" -gt 10 ]; then
+		fail "$tr: killing rank $victim: survivors took ${secs}s (deadline 5s)"
+	elif ! grep -q "rank $victim (pid [0-9]*) was killed by signal 9" "$TMP/k.err"; then
+		fail "$tr: no line naming the killed rank $victim: $(cat "$TMP/k.err")"
+	elif [ "$(grep -vc 'was killed by signal' "$TMP/k.err")" -lt 1 ]; then
+		fail "$tr: no surviving rank said what it lost: $(cat "$TMP/k.err")"
+	elif [ "$(grep -vc 'was killed by signal' "$TMP/k.err")" -gt 2 ]; then
+		fail "$tr: more than 2 survivor lines: $(cat "$TMP/k.err")"
+	else
+		pass "$tr: rank $victim killed -> exit $rc in ${secs}s: $(grep -v 'was killed by signal' "$TMP/k.err" | head -1)"
+	fi
+}
+
+for tr in tcp shm; do
+	kill_rank "$tr" 1
+	kill_rank "$tr" 0
+done
+
+# A rendezvous nobody serves: connection refused until the deadline.
+port=$(free_port)
+expect_fail 1 "did not answer within 2 s" \
+	env COLLBENCH_RANK=1 COLLBENCH_WORLD=2 "$CB" --rendezvous 127.0.0.1:"$port" --timeout 2
+# A rendezvous host that does not resolve.
+expect_fail 1 "cannot resolve" \
+	env COLLBENCH_RANK=1 COLLBENCH_WORLD=2 "$CB" --rendezvous no-such-host.invalid:5000 --timeout 2
+# Rank 0 cannot serve: the port is taken.
+port=$(free_port)
+python3 -c "import socket,time; s=socket.socket(); s.bind(('127.0.0.1',$port)); s.listen(); time.sleep(5)" &
+holder=$!
+sleep 0.5
+expect_fail 1 "Address already in use" \
+	env COLLBENCH_RANK=0 COLLBENCH_WORLD=2 "$CB" --rendezvous 127.0.0.1:"$port" --timeout 2
+kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
+# The "rendezvous" is something else that answers with junk.
+port=$(free_port)
+python3 "$here/fakepeer.py" server "$port" &
+sleep 0.5
+expect_fail 1 "does not parse" \
+	env COLLBENCH_RANK=1 COLLBENCH_WORLD=2 "$CB" --rendezvous 127.0.0.1:"$port" --timeout 3
+wait
+# Rank 0 waits for a rank 1 that never comes.
+expect_fail 1 "timed out after 1 s" \
+	env COLLBENCH_RANK=0 COLLBENCH_WORLD=2 "$CB" --rendezvous 127.0.0.1:"$(free_port)" --timeout 1
+
+# A rank that joins, then sends the store junk.
+port=$(free_port)
+(sleep 0.5; python3 "$here/fakepeer.py" rank-junk "$port") &
+expect_fail 1 "sent the rendezvous a message that does not parse" \
+	env COLLBENCH_RANK=0 COLLBENCH_WORLD=2 "$CB" --transport tcp --rendezvous 127.0.0.1:"$port" --timeout 5 -b 1K -e 1K
+wait
+# A peer whose tcp data message does not parse.
+port=$(free_port)
+(sleep 0.5; python3 "$here/fakepeer.py" tcp-junk "$port") &
+expect_fail 1 "tcp: rank 1 (host fakehost) sent a message that does not parse" \
+	env COLLBENCH_RANK=0 COLLBENCH_WORLD=2 "$CB" --transport tcp --rendezvous 127.0.0.1:"$port" --timeout 5 -b 1K -e 1K
+wait
+# A stranger connecting to the rendezvous is dropped with a warning; the
+# job itself goes on and succeeds.
+port=$(free_port)
+env COLLBENCH_RANK=0 COLLBENCH_WORLD=2 "$CB" --rendezvous 127.0.0.1:"$port" --timeout 5 -b 1K -e 1K \
+	>"$TMP/s0.out" 2>"$TMP/s0.err" &
+r0=$!
+sleep 0.5
+python3 "$here/fakepeer.py" stranger "$port"
+env COLLBENCH_RANK=1 COLLBENCH_WORLD=2 "$CB" --rendezvous 127.0.0.1:"$port" --timeout 5 -b 1K -e 1K \
+	>/dev/null 2>"$TMP/s1.err"
+rc1=$?
+wait "$r0"
+rc0=$?
+if [ "$rc0" -ne 0 ] || [ "$rc1" -ne 0 ]; then
+	fail "stranger: the job failed ($rc0/$rc1): $(cat "$TMP/s0.err" "$TMP/s1.err")"
+elif ! grep -q "not a collbench rank" "$TMP/s0.err"; then
+	fail "stranger: no warning on rank 0: $(cat "$TMP/s0.err")"
+else
+	pass "stranger dropped, job ok: $(cat "$TMP/s0.err")"
+fi
+finish

@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""fakepeer.py - a misbehaving peer for collbench's failure tests.
+
+Speaks just enough of collbench's wire formats (core/bootstrap.c,
+transports/tcp.c) to get in, then sends what does not parse.  Every mode
+sends to 127.0.0.1 only and gives up after a few seconds.
+
+  fakepeer.py server PORT      a "rendezvous" that answers with HTTP
+  fakepeer.py stranger PORT    connect to a rendezvous and send junk
+  fakepeer.py rank-junk PORT   join as rank 1 of 2, then send the store junk
+  fakepeer.py tcp-junk PORT    join as rank 1 of 2 over tcp, then send a
+                               data message whose header does not parse
+"""
+import socket
+import struct
+import sys
+import time
+
+MAGIC = 0x43424B56  # "CBKV"
+HELLO, WELCOME, SET, GET, GATHER, VALUE, ERROR, ABORT, BYE = range(1, 10)
+TCP_MAGIC = 0x43425450  # "CBTP"
+
+
+def msg(t, key=b"", val=b""):
+    return struct.pack("!IIII", MAGIC, t, len(key), len(val)) + key + val
+
+
+def recv_exact(s, n):
+    b = b""
+    while len(b) < n:
+        c = s.recv(n - len(b))
+        if not c:
+            raise EOFError("closed")
+        b += c
+    return b
+
+
+def recv_msg(s):
+    m, t, kl, vl = struct.unpack("!IIII", recv_exact(s, 16))
+    assert m == MAGIC, hex(m)
+    return t, recv_exact(s, kl), recv_exact(s, vl)
+
+
+def join(port, rank=1, world=2):
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    host = b"fakehost".ljust(64, b"\0")
+    s.sendall(msg(HELLO, val=struct.pack("!iii", rank, world, 4242) + host))
+    t, _, job = recv_msg(s)
+    assert t == WELCOME, t
+    return s, job
+
+
+def gather(s, seq, rank, value):
+    prefix = b"g/%d/" % seq
+    s.sendall(msg(SET, prefix + b"%d" % rank, value))
+    s.sendall(msg(GATHER, prefix, struct.pack("!I", 2)))
+    t, _, v = recv_msg(s)
+    assert t == VALUE, t
+    out, off = [], 0
+    while off < len(v):
+        (n,) = struct.unpack("!I", v[off:off + 4])
+        out.append(v[off + 4:off + 4 + n])
+        off += 4 + n
+    return out
+
+
+def main():
+    mode, port = sys.argv[1], int(sys.argv[2])
+    if mode == "server":
+        ls = socket.socket()
+        ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        ls.bind(("127.0.0.1", port))
+        ls.listen()
+        ls.settimeout(10)
+        c, _ = ls.accept()
+        c.recv(1000)
+        c.sendall(b"HTTP/1.0 200 OK\r\n\r\nnot a collbench rendezvous\n")
+        time.sleep(1)
+        return
+    if mode == "stranger":
+        s = socket.create_connection(("127.0.0.1", port), timeout=10)
+        s.sendall(b"GET / HTTP/1.0\r\n\r\n")
+        time.sleep(0.5)
+        return
+    s, job = join(port)
+    if mode == "rank-junk":
+        s.sendall(b"\xde\xad\xbe\xef" * 8)
+        time.sleep(1)
+        return
+    if mode == "tcp-junk":
+        # host info allgather: key[128] name[64] pid (native int32)
+        info = b"fake-key".ljust(128, b"\0") + b"fakehost".ljust(64, b"\0")
+        gather(s, 0, 1, info + struct.pack("=i", 4242))
+        # address allgather: u32 bytes[4], blob[4][256]; tcp is index 0
+        ls = socket.socket()
+        ls.bind(("127.0.0.1", 0))
+        ls.listen()
+        sa = ls.getsockname()
+        sockaddr = struct.pack("=H", socket.AF_INET) + struct.pack("!H", sa[1]) \
+            + socket.inet_aton(sa[0])
+        # struct tcp_addr: magic, rank, sockaddr_storage, socklen_t, padding
+        blob = struct.pack("=Ii", TCP_MAGIC, 1) + sockaddr.ljust(128, b"\0") \
+            + struct.pack("=I", 16) + b"\0" * 4
+        addrs = struct.pack("=4I", len(blob), 0, 0, 0) + blob.ljust(256, b"\0") \
+            + b"\0" * (3 * 256)
+        got = gather(s, 1, 1, addrs)
+        n0 = struct.unpack("=I", got[0][:4])[0]
+        b0 = got[0][16:16 + n0]
+        fam, = struct.unpack("=H", b0[8:10])
+        p0, = struct.unpack("!H", b0[10:12])
+        ip0 = socket.inet_ntoa(b0[12:16])
+        # the higher rank dials every stream of the lower one's listener
+        (jobid,) = struct.unpack("=Q", job)
+        streams = []
+        for st in range(2):
+            d = socket.create_connection((ip0, p0), timeout=10)
+            d.sendall(struct.pack("=IiiiQ", TCP_MAGIC, 1, st, 2, jobid))
+            streams.append(d)
+        # the barrier after connecting
+        gather(s, 2, 1, b"\1")
+        # a data message whose header does not parse
+        streams[0].sendall(b"\x00" * 4 + b"\x11" * 60)
+        time.sleep(2)
+        return
+    raise SystemExit("unknown mode " + mode)
+
+
+if __name__ == "__main__":
+    main()

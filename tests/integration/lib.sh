@@ -1,0 +1,47 @@
+# tests/integration/lib.sh - shared by the integration tests (bash).
+# Each test gets the collbench binary as $1 and exits 0 (pass), 77 (skip,
+# with the reason on stdout) or 1 (fail, with what differed).
+set -u
+CB=${1:?usage: $0 path/to/collbench}
+shift
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+failures=0
+
+fail() {
+	echo "FAIL: $*"
+	failures=$((failures + 1))
+}
+
+pass() {
+	echo "ok: $*"
+}
+
+finish() {
+	[ "$failures" -eq 0 ] || { echo "$failures check(s) failed"; exit 1; }
+	exit 0
+}
+
+# expect_fail WANT_RC NEEDLE CMD... : the command exits WANT_RC, prints
+# exactly one line on stderr, and that line contains NEEDLE.
+expect_fail() {
+	local want=$1 needle=$2 rc lines
+	shift 2
+	"$@" >"$TMP/out" 2>"$TMP/err" </dev/null
+	rc=$?
+	lines=$(wc -l <"$TMP/err")
+	if [ "$rc" -ne "$want" ]; then
+		fail "'$*' exited $rc, want $want; stderr: $(head -c 300 "$TMP/err")"
+	elif [ "$lines" -ne 1 ]; then
+		fail "'$*' printed $lines lines on stderr, want 1: $(head -c 500 "$TMP/err")"
+	elif ! grep -qF -- "$needle" "$TMP/err"; then
+		fail "'$*' said '$(cat "$TMP/err")', want it to mention '$needle'"
+	else
+		pass "$* -> $rc: $(cat "$TMP/err")"
+	fi
+}
+
+# A TCP port on 127.0.0.1 that nothing listens on right now.
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}

@@ -1,0 +1,24 @@
+#!/bin/bash
+# tools/deps.sh - install what collbench needs from Debian's archive, if it is
+# missing.  Needs root (or sudo) only when something is missing.
+#   build:  meson ninja-build pkg-config gcc
+#   tests:  openmpi-bin (the mpirun test), python3 (the misbehaving-peer
+#           test), procps (pgrep), bc-free bash
+set -eu
+need=()
+have() { command -v "$1" >/dev/null 2>&1; }
+have meson || need+=(meson)
+have ninja || need+=(ninja-build)
+have pkg-config || need+=(pkg-config)
+have cc || need+=(gcc)
+if [ "${1:-}" = "--test" ]; then
+	have mpirun || need+=(openmpi-bin)
+	have python3 || need+=(python3)
+	have pgrep || need+=(procps)
+fi
+[ ${#need[@]} -eq 0 ] && exit 0
+echo "tools/deps.sh: installing ${need[*]}" >&2
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo=sudo
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
