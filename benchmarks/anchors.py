@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""benchmarks/anchors.py - collbench beside Open MPI (and Gloo), same machine,
+same session, interleaved rounds, medians, ratios.
+
+  benchmarks/anchors.py [--rounds 5] [--np 2] [--transports shm,tcp]
+                        [--min 8] [--max 64M] [--gloo]
+
+For each round it runs, back to back, `collbench --transport T` and the
+anchor `../shared/anchors/run-mpi.sh NP sm|tcp` (Open MPI's own collectives,
+timed like nccl-tests), with the same iteration counts per size as the
+anchor (1000 up to 64 KiB, 100 up to 4 MiB, 20 above).  It prints, per size,
+the median over rounds of each tool's busbw (or time for small sizes) and the
+ratio collbench / Open MPI.  float32 sum allreduce, as the anchor.
+Long: this is a benchmark, not a test.
+"""
+import argparse
+import csv
+import io
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+ANCHORS = os.path.join(ROOT, "..", "shared", "anchors")
+
+
+def parse_size(s):
+    mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    return int(s[:-1]) * mult[s[-1].upper()] if s[-1].upper() in mult else int(s)
+
+
+def collbench(cb, np_, tr, lo, hi):
+    """{bytes: (time_us, busbw)} for out-of-place rows."""
+    out = {}
+    for a, b, iters in ((lo, min(hi, 1 << 16), 1000), (max(lo, 1 << 17), min(hi, 1 << 22), 100),
+                        (max(lo, 1 << 23), hi, 20)):
+        if a > b:
+            continue
+        r = subprocess.run([cb, "--np", str(np_), "--transport", tr, "--format", "csv",
+                            "-b", str(a), "-e", str(b), "-n", str(iters), "-w", str(iters // 10 + 1)],
+                           capture_output=True, text=True, timeout=900)
+        if r.returncode != 0:
+            sys.exit(f"collbench failed ({r.returncode}): {r.stderr.strip()}")
+        for row in csv.DictReader(io.StringIO(r.stdout)):
+            if row["inplace"] == "0":
+                out[int(row["bytes"])] = (float(row["time_us"]), float(row["busbw_gbps"]))
+    return out
+
+
+def openmpi(np_, tr, lo, hi):
+    r = subprocess.run([os.path.join(ANCHORS, "run-mpi.sh"), str(np_), "sm" if tr == "shm" else "tcp",
+                        "-c", "allreduce", "-b", str(lo), "-e", str(hi)],
+                       capture_output=True, text=True, timeout=900)
+    if r.returncode != 0:
+        sys.exit(f"run-mpi.sh failed: {r.stderr.strip()[-500:]}")
+    return {int(row["bytes"]): (float(row["avg_us"]), float(row["busbw_gbps"]))
+            for row in csv.DictReader(io.StringIO(r.stdout))}
+
+
+def human(n):
+    for unit, k in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if n >= k and n % k == 0:
+            return f"{n // k}{unit}"
+    return str(n)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--np", type=int, default=2)
+    ap.add_argument("--transports", default="shm,tcp")
+    ap.add_argument("--min", default="8")
+    ap.add_argument("--max", default="64M")
+    ap.add_argument("--collbench", default=os.path.join(ROOT, "build", "collbench"))
+    args = ap.parse_args()
+    lo, hi = parse_size(args.min), parse_size(args.max)
+    for tr in args.transports.split(","):
+        cbr, mpr = [], []
+        for i in range(args.rounds):
+            print(f"# {tr} round {i + 1}/{args.rounds}", file=sys.stderr, flush=True)
+            cbr.append(collbench(args.collbench, args.np, tr, lo, hi))
+            mpr.append(openmpi(args.np, tr, lo, hi))
+        print(f"\n## allreduce float32 sum, np={args.np}, collbench --transport {tr} vs Open MPI "
+              f"{'sm' if tr == 'shm' else 'tcp'}; medians of {args.rounds} interleaved rounds")
+        print(f"{'bytes':>8} {'cb time_us':>11} {'ompi time_us':>12} {'cb busbw':>9} {'ompi busbw':>10} "
+              f"{'cb/ompi bw':>10}")
+        for b in sorted(set(cbr[0]) & set(mpr[0])):
+            ct = statistics.median(r[b][0] for r in cbr if b in r)
+            mt = statistics.median(r[b][0] for r in mpr if b in r)
+            cw = statistics.median(r[b][1] for r in cbr if b in r)
+            mw = statistics.median(r[b][1] for r in mpr if b in r)
+            print(f"{human(b):>8} {ct:>11.2f} {mt:>12.2f} {cw:>9.3f} {mw:>10.3f} "
+                  f"{(cw / mw if mw else float('nan')):>9.2f}x")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
