@@ -217,15 +217,21 @@ cb_status_t cb_sweep(struct cb_comm *c, const struct cb_opts *o, uint64_t *wrong
 
 	sw.algo = cb_algo_find(strcmp(o->algo, "auto") ? o->algo : "ring");
 	sw.all = calloc((size_t)c->world, sizeof(*sw.all));
-	if (!members || !sw.all ||
-	    posix_memalign((void **)&sw.sendbuf, 4096, o->max_bytes + 64) ||
-	    posix_memalign((void **)&sw.recvbuf, 4096, o->max_bytes + 64)) {
+	/* Two buffers per local rank must fit in what the host has free:
+	 * asking for more gets a line here instead of the OOM killer. */
+	double avail = (double)sysconf(_SC_AVPHYS_PAGES) * sysconf(_SC_PAGESIZE);
+	double need = 2.0 * (double)(o->max_bytes + 64) * c->local_size;
+	if (!members || !sw.all || need > 0.9 * avail) {
 		st = cb_fail(CB_ERR_NOMEM,
-			     "cannot allocate two %zu-byte buffers (-e too large "
-			     "for this host?)",
-			     o->max_bytes);
+			     "cannot allocate two %zu-byte buffers for each of "
+			     "%d local ranks: %.1f GB needed, %.1f GB free (-e "
+			     "too large for this host)",
+			     o->max_bytes, c->local_size, need / 1e9, avail / 1e9);
 		goto out;
 	}
+	if ((st = cb_comm_mem_alloc(c, o->max_bytes + 64, (void **)&sw.sendbuf)) ||
+	    (st = cb_comm_mem_alloc(c, o->max_bytes + 64, (void **)&sw.recvbuf)))
+		goto out;
 	/* Touch every page now, not in the first timed iteration. */
 	memset(sw.sendbuf, 0, o->max_bytes);
 	memset(sw.recvbuf, 0, o->max_bytes);
@@ -251,8 +257,8 @@ out:
 	for (int i = 0; i < o->noutputs; i++)
 		if (sw.out[i] && sw.out[i] != stdout)
 			fclose(sw.out[i]);
-	free(sw.sendbuf);
-	free(sw.recvbuf);
+	cb_comm_mem_free(c, sw.sendbuf, o->max_bytes + 64);
+	cb_comm_mem_free(c, sw.recvbuf, o->max_bytes + 64);
 	free(sw.all);
 	free(members);
 	return st;

@@ -18,7 +18,9 @@
  * flow through a pipeline: chunk j of step s goes out as soon as chunk j of
  * step s-1 has arrived and been reduced, while up to RING_WINDOW chunks are
  * in flight each way.  So reduction overlaps the wire, and a large message
- * never needs more staging than the window.
+ * never needs more staging than the window.  Where the transport can reduce
+ * on arrival (irecv_reduce: shm reads the peer's buffer directly), the
+ * reduce-scatter receives skip the staging buffer and its extra pass.
  *
  * Cost (alpha-beta-gamma, n bytes, p ranks):
  *   2(p-1) alpha + 2 (p-1)/p n beta + (p-1)/p n gamma
@@ -43,6 +45,8 @@ struct cb_plan {
 	uint8_t *tmp; /* RING_WINDOW staging chunks */
 	struct cb_req rreq[RING_WINDOW], sreq[RING_WINDOW];
 	uint64_t seq; /* calls so far: the tag's high bits */
+	int fused;    /* the left peer's transport reduces on arrival */
+	struct cb_tp_reduce red;
 	struct cb_coll_stats stats;
 };
 
@@ -191,6 +195,24 @@ static cb_status_t ring_run(struct cb_plan *pl, const struct cb_coll_args *a)
 			int seg = recv_seg(&c, rp.s);
 			size_t off, len;
 			chunk_range(&c, seg, rp.j, &off, &len);
+			if (rp.s < c.p - 1 && pl->fused) {
+				pl->red.dtype = a->dtype;
+				pl->red.op = a->op;
+				pl->red.elem_bytes = c.esize;
+				st = cb_comm_irecv_reduce(
+					comm, pl->left,
+					(char *)a->recvbuf + off * c.esize,
+					(const char *)a->sendbuf + off * c.esize,
+					len * c.esize, &pl->red, tag_of(pl, &rp),
+					&pl->rreq[rposted % RING_WINDOW]);
+				if (st == CB_AGAIN)
+					break;
+				if (st)
+					return st;
+				rposted++;
+				advance(&c, &rp, 0);
+				continue;
+			}
 			void *dst = rp.s < c.p - 1
 					    ? (void *)(pl->tmp +
 						       (rposted % RING_WINDOW) *
@@ -236,7 +258,7 @@ static cb_status_t ring_run(struct cb_plan *pl, const struct cb_coll_args *a)
 				break;
 			if (st)
 				return st;
-			if (rc.s < c.p - 1) {
+			if (rc.s < c.p - 1 && !pl->fused) {
 				int seg = recv_seg(&c, rc.s);
 				size_t off, len;
 				chunk_range(&c, seg, rc.j, &off, &len);
@@ -292,6 +314,8 @@ static cb_status_t ring_plan_build(struct cb_comm *comm,
 	pl->left = g->members[(g->me + g->n - 1) % g->n];
 	pl->right = g->members[(g->me + 1) % g->n];
 	pl->max_count = cfg->max_count;
+	pl->fused = cb_comm_can_recv_reduce(comm, pl->left);
+	pl->red.fn = cb_reduce;
 	pl->chunk_bytes = cfg->chunk_bytes ? cfg->chunk_bytes : RING_CHUNK_DEFAULT;
 	/* Whole elements per chunk. */
 	size_t es = cb_dtype_bytes(cfg->dtype);

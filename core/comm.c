@@ -424,3 +424,25 @@ int cb_comm_fail(struct cb_comm *c, cb_status_t st)
 	}
 	return 1;
 }
+
+cb_status_t cb_comm_mem_alloc(struct cb_comm *c, size_t bytes, void **buf)
+{
+	for (int i = 0; i < c->ntp; i++)
+		if (CB_TP_HAS(c->tp[i].ops, mem_alloc))
+			return c->tp[i].ops->mem_alloc(c->tp[i].ctx, bytes, buf);
+	if (posix_memalign(buf, 4096, bytes ? bytes : 1))
+		return cb_fail(CB_ERR_NOMEM, "cannot allocate %zu bytes", bytes);
+	return CB_OK;
+}
+
+void cb_comm_mem_free(struct cb_comm *c, void *buf, size_t bytes)
+{
+	if (!buf)
+		return;
+	for (int i = 0; i < c->ntp; i++)
+		if (CB_TP_HAS(c->tp[i].ops, mem_alloc)) {
+			c->tp[i].ops->mem_free(c->tp[i].ctx, buf, bytes);
+			return;
+		}
+	free(buf);
+}

@@ -138,6 +138,33 @@ static inline cb_status_t cb_comm_irecv(struct cb_comm *c, int peer, void *buf,
 	return ep->ops->irecv(ep->ep, buf, cap, NULL, tag, &req->tp);
 }
 
+/* Receive and reduce (dst = src OP message), fused in the transport when it
+ * can; NULL-safe: CB_ERR_UNSUPPORTED when the transport has no such op. */
+static inline cb_status_t cb_comm_irecv_reduce(struct cb_comm *c, int peer,
+					       void *dst, const void *src,
+					       size_t bytes,
+					       const struct cb_tp_reduce *red,
+					       uint64_t tag, struct cb_req *req)
+{
+	const struct cb_ep *ep = &c->eps[peer];
+
+	if (!CB_TP_HAS(ep->ops, irecv_reduce))
+		return CB_ERR_UNSUPPORTED;
+	req->ep = ep;
+	return ep->ops->irecv_reduce(ep->ep, dst, src, bytes, red, tag, &req->tp);
+}
+
+static inline int cb_comm_can_recv_reduce(const struct cb_comm *c, int peer)
+{
+	return c->eps[peer].ops && CB_TP_HAS(c->eps[peer].ops, irecv_reduce);
+}
+
+/* Buffers for collectives: from a transport that lets local peers read them
+ * directly (shm), else ordinary page-aligned memory.  Outside timed
+ * regions. */
+cb_status_t cb_comm_mem_alloc(struct cb_comm *c, size_t bytes, void **buf);
+void cb_comm_mem_free(struct cb_comm *c, void *buf, size_t bytes);
+
 static inline cb_status_t cb_comm_test(struct cb_req *req)
 {
 	return req->ep->ops->test(req->ep->ep, &req->tp);

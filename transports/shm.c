@@ -18,11 +18,16 @@
  *
  * Messages up to --shm-rndv-bytes (default 16 KiB) are copied through slots,
  * fragment by fragment (pipelined).  Larger ones are single-copy: the sender
- * posts {addr, bytes}; the receiver copies straight from the sender's memory
- * with process_vm_readv (CMA) into the user's buffer and bumps a done
- * counter that completes the send.  Where CMA is refused (ptrace policy,
- * seccomp), each pair finds out at connect time and falls back to slots;
- * `--shm-cma 0` forces that path.
+ * posts {addr, bytes} and the receiver reads straight from the sender's
+ * memory, then bumps a done counter that completes the send.  It reads
+ *  - with plain loads, when the buffer came from mem_alloc(): a memfd that
+ *    the receiver maps once through /proc/PID/fd (COLLBENCH_SHM_MAP=0 turns
+ *    this off).  irecv_reduce() then reduces straight out of the peer's
+ *    memory: one pass instead of copy-then-reduce;
+ *  - else with process_vm_readv (CMA), in pieces through a small bounce
+ *    buffer when it has to reduce.
+ * Where CMA is refused (ptrace policy, seccomp), each pair finds out at
+ * connect time and falls back to slots; COLLBENCH_SHM_CMA=0 forces that.
  *
  * A peer that dies cannot be seen here: the core's store notices and aborts
  * the job, and the core's deadline bounds every wait.
@@ -47,6 +52,9 @@
 #define SHM_SLOT_BYTES 4096u
 #define SHM_HDR_BYTES 40u
 #define SHM_DATA_BYTES (SHM_SLOT_BYTES - SHM_HDR_BYTES)
+
+#define SHM_MAX_REGIONS 8
+#define SHM_BOUNCE_BYTES (256u << 10)
 
 enum { KIND_EAGER = 1, KIND_RNDV = 2 };
 enum { CMA_UNKNOWN = 0, CMA_YES = 1, CMA_NO = 2 };
@@ -86,8 +94,26 @@ struct shm_addr {
 	char name[64];
 };
 
+/* What a rendezvous slot says about the sender's buffer, in its data. */
+struct shm_rndv {
+	uint64_t region_id; /* 0: not from mem_alloc */
+	uint64_t region_base, region_bytes;
+	int32_t region_fd;
+};
+
+/* A buffer of ours from mem_alloc, and a peer's as mapped here. */
+struct shm_region {
+	void *base;
+	size_t bytes;
+	int fd;
+	uint64_t id;
+};
+
 struct cb_tp_ep {
 	struct cb_tp_ctx *ctx;
+	struct shm_region maps[SHM_MAX_REGIONS]; /* base = ours, id = theirs */
+	uint64_t map_rbase[SHM_MAX_REGIONS];
+	int nmaps, no_map;
 	int peer;
 	pid_t pid;
 	int cma;               /* we may post rendezvous to the peer */
@@ -109,12 +135,16 @@ struct cb_tp_ctx {
 	struct shm_addr addr;
 	int *local_index; /* [world]: index among this host's ranks, or -1 */
 	struct cb_tp_ep **eps;
-	int neps, unlinked, allow_cma;
+	int neps, unlinked, allow_cma, allow_map;
 	size_t rndv_bytes;
+	struct shm_region regions[SHM_MAX_REGIONS];
+	int nregions;
+	uint64_t next_region_id;
+	uint8_t *bounce; /* CMA pieces on their way into a reduction */
 };
 
 /* Request private state. */
-enum { R_DONE, R_BUF, R_CAP, R_OFF, R_STARTED, R_RNDV, R_EP };
+enum { R_DONE, R_BUF, R_CAP, R_OFF, R_STARTED, R_RNDV, R_SRC, R_RED };
 
 static const char *shm_host(const struct cb_tp_ctx *ctx, int r)
 {
@@ -132,7 +162,10 @@ static cb_status_t shm_open_ctx(const struct cb_tp_host *h,
 	if (!ctx)
 		return h->fail(CB_ERR_NOMEM, "shm: out of memory");
 	ctx->host = h;
+	const char *map = h->option("shm-map");
 	ctx->allow_cma = !(cma && !strcmp(cma, "0"));
+	ctx->allow_map = !(map && !strcmp(map, "0"));
+	ctx->next_region_id = 1;
 	if (cma && strcmp(cma, "0") && strcmp(cma, "1")) {
 		st = h->fail(CB_ERR_USAGE, "shm: --shm-cma takes 0 or 1, not '%s'",
 			     cma);
@@ -153,7 +186,8 @@ static cb_status_t shm_open_ctx(const struct cb_tp_host *h,
 	}
 	ctx->local_index = calloc((size_t)h->world, sizeof(int));
 	ctx->eps = calloc((size_t)h->world, sizeof(*ctx->eps));
-	if (!ctx->local_index || !ctx->eps) {
+	ctx->bounce = aligned_alloc(4096, SHM_BOUNCE_BYTES);
+	if (!ctx->local_index || !ctx->eps || !ctx->bounce) {
 		st = h->fail(CB_ERR_NOMEM, "shm: out of memory");
 		goto fail;
 	}
@@ -215,6 +249,7 @@ fail:
 	}
 	free(ctx->local_index);
 	free(ctx->eps);
+	free(ctx->bounce);
 	free(ctx);
 	return st;
 }
@@ -227,11 +262,18 @@ static void shm_close(struct cb_tp_ctx *ctx)
 			continue;
 		if (ep->peer_seg)
 			munmap(ep->peer_seg, ep->peer_seg_bytes);
+		for (int i = 0; i < ep->nmaps; i++)
+			munmap(ep->maps[i].base, ep->maps[i].bytes);
 		free(ep);
+	}
+	for (int i = 0; i < ctx->nregions; i++) {
+		munmap(ctx->regions[i].base, ctx->regions[i].bytes);
+		close(ctx->regions[i].fd);
 	}
 	if (!ctx->unlinked)
 		shm_unlink(ctx->addr.name);
 	munmap(ctx->seg, ctx->seg_bytes);
+	free(ctx->bounce);
 	free(ctx->local_index);
 	free(ctx->eps);
 	free(ctx);
@@ -400,8 +442,73 @@ static cb_status_t shm_irecv(struct cb_tp_ep *ep, void *buf, size_t cap,
 	req->priv.u64[R_CAP] = cap;
 	req->priv.u64[R_OFF] = 0;
 	req->priv.u64[R_STARTED] = 0;
+	req->priv.ptr[R_RED] = NULL;
 	q_push(&ep->rq_head, &ep->rq_tail, req);
 	return CB_OK;
+}
+
+static cb_status_t shm_mem_alloc(struct cb_tp_ctx *ctx, size_t bytes,
+				 void **out)
+{
+	const struct cb_tp_host *h = ctx->host;
+	struct shm_region *r;
+	int fd, e;
+
+	if (ctx->nregions == SHM_MAX_REGIONS)
+		return h->fail(CB_ERR_NOMEM, "shm: more than %d shared buffers",
+			       SHM_MAX_REGIONS);
+	r = &ctx->regions[ctx->nregions];
+	bytes = bytes ? (bytes + 4095) / 4096 * 4096 : 4096;
+	fd = memfd_create("collbench-buffer", MFD_CLOEXEC);
+	if (fd < 0)
+		return h->fail(CB_ERR_SYS, "shm: memfd_create: %s",
+			       strerror(errno));
+	/* Reserve now: too large fails here with a line, not later with a
+	 * SIGBUS. */
+	if ((e = posix_fallocate(fd, 0, (off_t)bytes))) {
+		close(fd);
+		return h->fail(CB_ERR_NOMEM,
+			       "shm: cannot reserve a %zu-byte buffer: %s", bytes,
+			       strerror(e));
+	}
+	r->base = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_POPULATE, fd, 0);
+	if (r->base == MAP_FAILED) {
+		close(fd);
+		return h->fail(CB_ERR_NOMEM, "shm: cannot map a %zu-byte buffer: %s",
+			       bytes, strerror(errno));
+	}
+	r->bytes = bytes;
+	r->fd = fd;
+	r->id = ctx->next_region_id++;
+	ctx->nregions++;
+	*out = r->base;
+	return CB_OK;
+}
+
+static void shm_mem_free(struct cb_tp_ctx *ctx, void *buf, size_t bytes)
+{
+	(void)bytes;
+	for (int i = 0; i < ctx->nregions; i++) {
+		if (ctx->regions[i].base != buf)
+			continue;
+		munmap(buf, ctx->regions[i].bytes);
+		close(ctx->regions[i].fd);
+		ctx->regions[i] = ctx->regions[--ctx->nregions];
+		return;
+	}
+}
+
+static cb_status_t shm_irecv_reduce(struct cb_tp_ep *ep, void *dst,
+				    const void *src, size_t bytes,
+				    const struct cb_tp_reduce *red, uint64_t tag,
+				    struct cb_tp_req *req)
+{
+	cb_status_t st = shm_irecv(ep, dst, bytes, NULL, tag, req);
+
+	req->priv.ptr[R_SRC] = (void *)src;
+	req->priv.ptr[R_RED] = (void *)red;
+	return st;
 }
 
 static cb_status_t shm_test(struct cb_tp_ep *ep, struct cb_tp_req *req)
@@ -433,6 +540,23 @@ static inline void tx_publish(struct cb_tp_ep *ep, struct shm_slot *s)
 	atomic_store_explicit(&s->seq, ++ep->tx_seq, memory_order_release);
 }
 
+/* Fill @d with the mem_alloc region holding [buf, buf + bytes), if any. */
+static void shm_describe(const struct cb_tp_ctx *ctx, const void *buf,
+			 size_t bytes, struct shm_rndv *d)
+{
+	const char *p = buf;
+
+	d->region_id = 0;
+	for (int i = 0; i < ctx->nregions; i++) {
+		const struct shm_region *r = &ctx->regions[i];
+		if (p >= (char *)r->base && p + bytes <= (char *)r->base + r->bytes) {
+			*d = (struct shm_rndv){r->id, (uint64_t)(uintptr_t)r->base,
+					       r->bytes, r->fd};
+			return;
+		}
+	}
+}
+
 static int shm_send_progress(struct cb_tp_ep *ep)
 {
 	int moved = 0;
@@ -449,7 +573,9 @@ static int shm_send_progress(struct cb_tp_ep *ep)
 		if (ep->cma && req->bytes > ep->ctx->rndv_bytes) {
 			s->kind = KIND_RNDV;
 			s->addr = (uint64_t)(uintptr_t)req->priv.ptr[R_BUF];
-			s->frag_bytes = 0;
+			s->frag_bytes = sizeof(struct shm_rndv);
+			shm_describe(ep->ctx, req->priv.ptr[R_BUF], req->bytes,
+				     (struct shm_rndv *)s->data);
 			req->priv.u64[R_RNDV] = ++ep->tx_rndv;
 			tx_publish(ep, s);
 			q_pop(&ep->sq_head, &ep->sq_tail);
@@ -496,6 +622,82 @@ static cb_status_t shm_recv_fail(struct cb_tp_ep *ep, cb_status_t st,
 	return ep->err;
 }
 
+/*
+ * Where the peer's buffer @raddr can be read with plain loads here: its
+ * mem_alloc region, mapped once per region through /proc/PID/fd.  NULL when
+ * it is not such a buffer or mapping is not allowed.
+ */
+static const char *shm_peer_view(struct cb_tp_ep *ep, const struct shm_rndv *d,
+				 uint64_t raddr, size_t bytes)
+{
+	char path[64];
+	int i, fd;
+
+	if (!d->region_id || ep->no_map || !ep->ctx->allow_map ||
+	    raddr < d->region_base ||
+	    raddr + bytes > d->region_base + d->region_bytes)
+		return NULL;
+	for (i = 0; i < ep->nmaps; i++)
+		if (ep->maps[i].id == d->region_id)
+			return (char *)ep->maps[i].base +
+			       (raddr - ep->map_rbase[i]);
+	if (ep->nmaps == SHM_MAX_REGIONS) {
+		/* The peer freed some: forget them all and start again. */
+		for (i = 0; i < ep->nmaps; i++)
+			munmap(ep->maps[i].base, ep->maps[i].bytes);
+		ep->nmaps = 0;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)ep->pid,
+		 d->region_fd);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	void *p = fd < 0 ? MAP_FAILED
+			 : mmap(NULL, d->region_bytes, PROT_READ, MAP_SHARED,
+				fd, 0);
+	if (fd >= 0)
+		close(fd);
+	if (p == MAP_FAILED) {
+		ep->ctx->host->log(2,
+				   "cannot map rank %d's buffers (%s): reading "
+				   "them with CMA instead",
+				   ep->peer, strerror(errno));
+		ep->no_map = 1;
+		return NULL;
+	}
+	i = ep->nmaps++;
+	ep->maps[i] = (struct shm_region){p, d->region_bytes, -1, d->region_id};
+	ep->map_rbase[i] = d->region_base;
+	return (char *)p + (raddr - d->region_base);
+}
+
+/* Copy (or copy and reduce) a rendezvous message with process_vm_readv. */
+static cb_status_t shm_cma(struct cb_tp_ep *ep, struct cb_tp_req *req,
+			   uint64_t raddr, size_t bytes)
+{
+	const struct cb_tp_reduce *red = req->priv.ptr[R_RED];
+	char *dst = req->priv.ptr[R_BUF];
+	const char *src = req->priv.ptr[R_SRC];
+	size_t piece = red ? SHM_BOUNCE_BYTES / red->elem_bytes * red->elem_bytes
+			   : bytes;
+
+	for (size_t done = 0; done < bytes;) {
+		size_t n = bytes - done < piece ? bytes - done : piece;
+		struct iovec l = {red ? (void *)ep->ctx->bounce : dst + done, n};
+		struct iovec r = {(void *)(uintptr_t)(raddr + done), n};
+		ssize_t got = process_vm_readv(ep->pid, &l, 1, &r, 1, 0);
+		if (got <= 0)
+			return shm_recv_fail(ep, CB_ERR_PEER, "copying from",
+					     (unsigned long long)errno, 0);
+		if (red) {
+			/* Whole elements only; a short read is re-read. */
+			got -= got % (ssize_t)red->elem_bytes;
+			red->fn(red->dtype, red->op, dst + done, src + done,
+				ep->ctx->bounce, (size_t)got / red->elem_bytes);
+		}
+		done += (size_t)got;
+	}
+	return CB_OK;
+}
+
 static int shm_recv_progress(struct cb_tp_ep *ep, cb_status_t *st)
 {
 	int moved = 0;
@@ -524,27 +726,19 @@ static int shm_recv_progress(struct cb_tp_ep *ep, cb_status_t *st)
 			req->bytes = s->bytes;
 		}
 		char *dst = req->priv.ptr[R_BUF];
+		const struct cb_tp_reduce *red = req->priv.ptr[R_RED];
 		if (s->kind == KIND_RNDV) {
-			struct iovec l = {dst, s->bytes};
-			struct iovec r = {(void *)(uintptr_t)s->addr, s->bytes};
-			size_t done = 0;
-			while (done < s->bytes) {
-				ssize_t n = process_vm_readv(ep->pid, &l, 1, &r,
-							     1, 0);
-				if (n <= 0) {
-					*st = shm_recv_fail(ep, CB_ERR_PEER,
-							    "copying from",
-							    (unsigned long long)
-								    errno,
-							    0);
-					return moved;
-				}
-				done += (size_t)n;
-				l.iov_base = dst + done;
-				l.iov_len -= (size_t)n;
-				r.iov_base = (char *)r.iov_base + n;
-				r.iov_len -= (size_t)n;
-			}
+			struct shm_rndv d;
+			memcpy(&d, s->data, sizeof(d));
+			const char *peer = shm_peer_view(ep, &d, s->addr, s->bytes);
+			if (peer && red)
+				red->fn(red->dtype, red->op, dst,
+					req->priv.ptr[R_SRC], peer,
+					s->bytes / red->elem_bytes);
+			else if (peer)
+				memcpy(dst, peer, s->bytes);
+			else if ((*st = shm_cma(ep, req, s->addr, s->bytes)))
+				return moved;
 			req->priv.u64[R_OFF] = s->bytes;
 			ep->rx_seq++;
 			atomic_store_explicit(&ep->rx->consumed, ep->rx_seq,
@@ -552,7 +746,13 @@ static int shm_recv_progress(struct cb_tp_ep *ep, cb_status_t *st)
 			atomic_fetch_add_explicit(&ep->rx->rndv_done, 1,
 						  memory_order_release);
 		} else {
-			memcpy(dst + s->addr, s->data, s->frag_bytes);
+			if (red)
+				red->fn(red->dtype, red->op, dst + s->addr,
+					(const char *)req->priv.ptr[R_SRC] +
+						s->addr,
+					s->data, s->frag_bytes / red->elem_bytes);
+			else
+				memcpy(dst + s->addr, s->data, s->frag_bytes);
 			req->priv.u64[R_OFF] += s->frag_bytes;
 			ep->rx_seq++;
 			atomic_store_explicit(&ep->rx->consumed, ep->rx_seq,
@@ -611,4 +811,7 @@ const struct cb_tp_ops cb_tp_shm = {
 	.put = NULL,
 	.notify_poll = NULL,
 	.peer_map = NULL,
+	.mem_alloc = shm_mem_alloc,
+	.mem_free = shm_mem_free,
+	.irecv_reduce = shm_irecv_reduce,
 };

@@ -41,6 +41,7 @@
 #include <stdint.h>
 
 #include <collbench/status.h>
+#include <collbench/types.h>
 
 #define CB_TP_ABI 1u
 #define CB_TP_SYMBOL "cb_tp_ops_v1"
@@ -109,6 +110,15 @@ struct cb_tp_req {
 		uint64_t u64[8];
 		void *ptr[8];
 	} priv;
+};
+
+/* What irecv_reduce() combines with: dst = src OP message, element-wise. */
+struct cb_tp_reduce {
+	void (*fn)(enum cb_dtype dt, enum cb_op op, void *dst, const void *a,
+		   const void *b, size_t count);
+	enum cb_dtype dtype;
+	enum cb_op op;
+	size_t elem_bytes;
 };
 
 struct cb_tp_ops {
@@ -207,6 +217,27 @@ struct cb_tp_ops {
 	 */
 	cb_status_t (*peer_map)(struct cb_tp_ep *ep, uint64_t raddr,
 				size_t bytes, void **local);
+
+	/*
+	 * Optional: allocate host memory that local peers can reach directly
+	 * (shm: a memfd mapping they map too), so receives of data sent from
+	 * it are plain loads instead of a copy through the kernel.  Outside
+	 * timed regions.  Memory from elsewhere still works, just slower.
+	 */
+	cb_status_t (*mem_alloc)(struct cb_tp_ctx *ctx, size_t bytes, void **buf);
+	void (*mem_free)(struct cb_tp_ctx *ctx, void *buf, size_t bytes);
+
+	/*
+	 * Optional: receive the next message and reduce it on arrival:
+	 * dst[i] = src[i] OP message[i] (@dst may be @src).  A transport that
+	 * can read the sender's memory fuses the copy into the reduction and
+	 * saves a pass over memory; without this member the core receives into
+	 * a staging buffer and reduces from there.  @bytes is exact.
+	 */
+	cb_status_t (*irecv_reduce)(struct cb_tp_ep *ep, void *dst,
+				    const void *src, size_t bytes,
+				    const struct cb_tp_reduce *red, uint64_t tag,
+				    struct cb_tp_req *req);
 };
 
 /* Calls to optional members go through these, never straight through the
