@@ -410,6 +410,8 @@ static inline void q_pop(struct cb_tp_req **head, struct cb_tp_req **tail)
 		*tail = NULL;
 }
 
+static int shm_send_progress(struct cb_tp_ep *ep);
+
 static cb_status_t shm_isend(struct cb_tp_ep *ep, const void *buf, size_t bytes,
 			     struct cb_tp_mr *mr, uint64_t tag,
 			     struct cb_tp_req *req)
@@ -425,6 +427,10 @@ static cb_status_t shm_isend(struct cb_tp_ep *ep, const void *buf, size_t bytes,
 	req->priv.u64[R_STARTED] = 0;
 	req->priv.u64[R_RNDV] = 0;
 	q_push(&ep->sq_head, &ep->sq_tail, req);
+	/* Nothing queued before it: publish now, not at the next progress
+	 * call; the peer may already be polling for it. */
+	if (ep->sq_head == req)
+		shm_send_progress(ep);
 	return CB_OK;
 }
 
