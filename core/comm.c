@@ -391,6 +391,17 @@ cb_status_t cb_comm_progress(struct cb_comm *c)
 				return st;
 		}
 	}
+	if (any == CB_OK) {
+		c->idle = 0;
+	} else if (++c->idle >= 64) {
+		/* Nothing for a while: let transports that poll with system
+		 * calls sleep until their sockets move (a bounded wait, so the
+		 * deadline and abort checks still run). */
+		c->idle = 0;
+		for (int i = 0; i < c->ntp; i++)
+			if (CB_TP_HAS(c->tp[i].ops, idle_wait))
+				c->tp[i].ops->idle_wait(c->tp[i].ctx, 1000);
+	}
 	if (any == CB_AGAIN && c->oversubscribed)
 		sched_yield();
 	return any;

@@ -98,7 +98,7 @@ struct cb_comm {
 	struct cb_ep *eps; /* [world] */
 	char transport[32]; /* what connects the peers: "shm", "tcp", "shm+tcp" */
 	uint64_t next_check_ns;
-	uint32_t calls;
+	uint32_t calls, idle;
 	char local_ip[64];
 	struct cb_tp_host host_api;
 };

@@ -27,6 +27,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -616,9 +617,14 @@ static int tcp_recv_stream(struct cb_tp_ep *ep, int si, cb_status_t *st)
 					have);
 				ep->b_start = 0;
 				ep->b_end = have;
+				/* Small receives read ahead (header and payload
+				 * in one call, then a copy); large ones read the
+				 * header alone so the payload lands in place. */
+				size_t want = req->priv.u64[R_CAP] > TCP_BOUNCE
+						      ? sizeof(struct tcp_hdr) - have
+						      : TCP_BOUNCE - have;
 				ssize_t n = tcp_read(ep, s->fd,
-						     ep->bounce + have,
-						     TCP_BOUNCE - have, st);
+						     ep->bounce + have, want, st);
 				if (n <= 0)
 					return moved;
 				ep->b_end += (size_t)n;
@@ -681,6 +687,30 @@ static cb_status_t tcp_progress(struct cb_tp_ctx *ctx)
 	return moved ? CB_OK : CB_AGAIN;
 }
 
+static void tcp_idle_wait(struct cb_tp_ctx *ctx, int timeout_us)
+{
+	struct pollfd pfd[64];
+	int n = 0;
+
+	for (int i = 0; i < ctx->nactive && n < 64; i++) {
+		struct cb_tp_ep *ep = ctx->eps[ctx->active[i]];
+		for (int s = 0; s < ctx->nstreams && n < 64; s++) {
+			short ev = 0;
+			if (ep->s[s].fd < 0)
+				continue;
+			if (!fifo_empty(&ep->s[s].sq))
+				ev |= POLLOUT;
+			if (!fifo_empty(&ep->s[s].rq))
+				ev |= POLLIN;
+			if (ev)
+				pfd[n++] = (struct pollfd){ep->s[s].fd, ev, 0};
+		}
+	}
+	/* Millisecond resolution: round up, so 0 never means spin. */
+	if (n)
+		poll(pfd, (nfds_t)n, (timeout_us + 999) / 1000);
+}
+
 const struct cb_tp_ops cb_tp_tcp = {
 	.abi = CB_TP_ABI,
 	.size = sizeof(struct cb_tp_ops),
@@ -704,4 +734,5 @@ const struct cb_tp_ops cb_tp_tcp = {
 	.put = NULL, /* two-sided only */
 	.notify_poll = NULL,
 	.peer_map = NULL,
+	.idle_wait = tcp_idle_wait,
 };

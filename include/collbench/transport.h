@@ -238,6 +238,15 @@ struct cb_tp_ops {
 				    const void *src, size_t bytes,
 				    const struct cb_tp_reduce *red, uint64_t tag,
 				    struct cb_tp_req *req);
+
+	/*
+	 * Optional: progress() has found nothing to do many times in a row;
+	 * sleep until something may have arrived or @timeout_us passed.  For
+	 * transports whose polling costs a system call (tcp), so that waiting
+	 * ranks leave the CPU to the kernel that moves their data.  NULL:
+	 * the core keeps polling.
+	 */
+	void (*idle_wait)(struct cb_tp_ctx *ctx, int timeout_us);
 };
 
 /* Calls to optional members go through these, never straight through the
