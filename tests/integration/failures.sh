@@ -57,10 +57,11 @@ expect_fail 1 "did not answer within 2 s" \
 expect_fail 1 "cannot resolve" \
 	env COLLBENCH_RANK=1 COLLBENCH_WORLD=2 "$CB" --rendezvous no-such-host.invalid:5000 --timeout 2
 # Rank 0 cannot serve: the port is taken.
-port=$(free_port)
-python3 -c "import socket,time; s=socket.socket(); s.bind(('127.0.0.1',$port)); s.listen(); time.sleep(5)" &
+python3 -c "import socket,time; s=socket.socket(); s.bind(('127.0.0.1',0)); s.listen()
+print(s.getsockname()[1], flush=True); time.sleep(5)" >"$TMP/held" &
 holder=$!
-sleep 0.5
+for _ in $(seq 50); do [ -s "$TMP/held" ] && break; sleep 0.1; done
+port=$(cat "$TMP/held")
 expect_fail 1 "Address already in use" \
 	env COLLBENCH_RANK=0 COLLBENCH_WORLD=2 "$CB" --rendezvous 127.0.0.1:"$port" --timeout 2
 kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
