@@ -174,7 +174,7 @@ void cb_opts_usage(void)
 	       "      --chunk-bytes N   pipelining chunk (default 512K)\n"
 	       "Ranks and transports:\n"
 	       "      --np N            fork N local ranks (default 2); "
-	       "ignored under a launcher\n"
+	       "must match a launcher's world size\n"
 	       "      --transport T     auto (shm on a host, tcp between), "
 	       "tcp, shm\n"
 	       "      --rendezvous H:P  where ranks meet under a launcher "

@@ -5,6 +5,10 @@ same session, interleaved rounds, medians, ratios.
   benchmarks/anchors.py [--rounds 5] [--np 2] [--transports shm,tcp]
                         [--min 8] [--max 64M] [--gloo]
 
+--gloo adds PyTorch's Gloo allreduce over loopback TCP (the anchor
+../shared/anchors/gloo_allreduce.py; Debian's python3-torch) to the tcp
+table, at the powers of 4 from 1 MiB, in the same rounds.
+
 For each round it runs, back to back, `collbench --transport T` and the
 anchor `../shared/anchors/run-mpi.sh NP sm|tcp` (Open MPI's own collectives,
 timed like nccl-tests), with the same iteration counts per size as the
@@ -59,6 +63,20 @@ def openmpi(np_, tr, lo, hi):
             for row in csv.DictReader(io.StringIO(r.stdout))}
 
 
+def gloo(np_, hi):
+    r = subprocess.run(["/usr/bin/python3", os.path.join(ANCHORS, "gloo_allreduce.py"),
+                        "--world-sizes", str(np_), "--min-bytes", str(1 << 20),
+                        "--max-bytes", str(hi), "--step", "4", "--no-header"],
+                       capture_output=True, text=True, timeout=900)
+    out = {}
+    for line in r.stdout.splitlines():
+        f = line.split(",")
+        if len(f) >= 6 and f[0] == "gloo":
+            b, t = int(f[4]), float(f[5])
+            out[b] = (t, b / (t * 1e3) * 2 * (np_ - 1) / np_)
+    return out
+
+
 def human(n):
     for unit, k in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
         if n >= k and n % k == 0:
@@ -74,14 +92,17 @@ def main():
     ap.add_argument("--min", default="8")
     ap.add_argument("--max", default="64M")
     ap.add_argument("--collbench", default=os.path.join(ROOT, "build", "collbench"))
+    ap.add_argument("--gloo", action="store_true")
     args = ap.parse_args()
     lo, hi = parse_size(args.min), parse_size(args.max)
     for tr in args.transports.split(","):
-        cbr, mpr = [], []
+        cbr, mpr, glr = [], [], []
         for i in range(args.rounds):
             print(f"# {tr} round {i + 1}/{args.rounds}", file=sys.stderr, flush=True)
             cbr.append(collbench(args.collbench, args.np, tr, lo, hi))
             mpr.append(openmpi(args.np, tr, lo, hi))
+            if args.gloo and tr == "tcp":
+                glr.append(gloo(args.np, hi))
         print(f"\n## allreduce float32 sum, np={args.np}, collbench --transport {tr} vs Open MPI "
               f"{'sm' if tr == 'shm' else 'tcp'}; medians of {args.rounds} interleaved rounds")
         print(f"{'bytes':>8} {'cb time_us':>11} {'ompi time_us':>12} {'cb busbw':>9} {'ompi busbw':>10} "
@@ -91,8 +112,13 @@ def main():
             mt = statistics.median(r[b][0] for r in mpr if b in r)
             cw = statistics.median(r[b][1] for r in cbr if b in r)
             mw = statistics.median(r[b][1] for r in mpr if b in r)
-            print(f"{human(b):>8} {ct:>11.2f} {mt:>12.2f} {cw:>9.3f} {mw:>10.3f} "
-                  f"{(cw / mw if mw else float('nan')):>9.2f}x")
+            line = (f"{human(b):>8} {ct:>11.2f} {mt:>12.2f} {cw:>9.3f} {mw:>10.3f} "
+                    f"{(cw / mw if mw else float('nan')):>9.2f}x")
+            gw = [r[b][1] for r in glr if b in r]
+            if gw:
+                g = statistics.median(gw)
+                line += f"   gloo busbw {g:.3f}, cb/gloo {cw / g:.2f}x"
+            print(line)
         sys.stdout.flush()
 
 
