@@ -53,13 +53,13 @@ static int rank_main(void *arg, int rank, int listen_fd, const char *port)
 	uint64_t wrong = 0;
 	cb_status_t st;
 	struct cb_comm_cfg cfg = {
-		.rank = rank,
-		.world = j->o->np,
-		.host = j->host,
-		.port = port,
-		.listen_fd = listen_fd,
-		.timeout_s = j->o->timeout_s,
-		.transport = j->o->transport,
+	    .rank = rank,
+	    .world = j->o->np,
+	    .host = j->host,
+	    .port = port,
+	    .listen_fd = listen_fd,
+	    .timeout_s = j->o->timeout_s,
+	    .transport = j->o->transport,
 	};
 
 	cb_log_set_rank(rank);
@@ -67,7 +67,8 @@ static int rank_main(void *arg, int rank, int listen_fd, const char *port)
 	if (st) {
 		if (!cb_fail_quiet())
 			cb_log(CB_LOG_ERROR, "%s",
-			       cb_fail_msg() ? cb_fail_msg() : cb_status_str(st));
+			       cb_fail_msg() ? cb_fail_msg()
+			                     : cb_status_str(st));
 		return exit_code(st);
 	}
 	if (rank == 0)
@@ -78,7 +79,8 @@ static int rank_main(void *arg, int rank, int listen_fd, const char *port)
 		cb_log(CB_LOG_ERROR, "%s",
 		       cb_fail_msg() ? cb_fail_msg() : cb_status_str(st));
 	if (!st && rank == 0 && wrong)
-		cb_log(CB_LOG_ERROR, "%llu wrong values", (unsigned long long)wrong);
+		cb_log(CB_LOG_ERROR, "%llu wrong values",
+		       (unsigned long long)wrong);
 	/* Everyone finished: line up once more so no rank tears down what a
 	 * slower one still reads. */
 	if (!st)
@@ -96,8 +98,9 @@ static void info(void)
 		struct cb_tp_entry e;
 		cb_tp_find(cb_tp_names[i], &e);
 		printf("  %-6s %-13s %s\n", e.name,
-		       !e.ops ? "not built" : e.available ? "available"
-							  : "not usable",
+		       !e.ops        ? "not built"
+		       : e.available ? "available"
+		                     : "not usable",
 		       e.ops && e.available ? e.ops->description : e.why);
 	}
 	printf("\nalgorithms:\n");
@@ -106,8 +109,8 @@ static void info(void)
 		for (int k = 0; k < CB_COLL_COUNT; k++)
 			if (cb_algos[i]->colls & (1u << k))
 				snprintf(colls + strlen(colls),
-					 sizeof(colls) - strlen(colls), "%s%s",
-					 colls[0] ? "," : "", cb_coll_name(k));
+				         sizeof(colls) - strlen(colls), "%s%s",
+				         colls[0] ? "," : "", cb_coll_name(k));
 		printf("  %-6s %-13s %s\n", cb_algos[i]->name, colls,
 		       cb_algos[i]->description);
 	}
@@ -123,7 +126,7 @@ static void info(void)
 static int usage_error(void)
 {
 	fprintf(stderr, "collbench: %s (see collbench --help)\n",
-		cb_fail_msg() ? cb_fail_msg() : "usage error");
+	        cb_fail_msg() ? cb_fail_msg() : "usage error");
 	return 2;
 }
 
@@ -158,10 +161,11 @@ int main(int argc, char **argv)
 		struct cb_tp_entry e;
 		cb_tp_find(o.transport, &e);
 		if (!e.ops || !e.available) {
-			fprintf(stderr,
-				"collbench: transport %s is not available here: "
-				"%s\n",
-				o.transport, e.why);
+			fprintf(
+			    stderr,
+			    "collbench: transport %s is not available here: "
+			    "%s\n",
+			    o.transport, e.why);
 			return 77;
 		}
 	}
@@ -177,23 +181,25 @@ int main(int argc, char **argv)
 
 	/* Under a launcher: one rank per process. */
 	if (o.np_set && o.np != env.world) {
-		cb_fail(CB_ERR_USAGE,
-			"--np %d disagrees with the launcher's world size %d (%s)",
-			o.np, env.world, env.source);
+		cb_fail(
+		    CB_ERR_USAGE,
+		    "--np %d disagrees with the launcher's world size %d (%s)",
+		    o.np, env.world, env.source);
 		return usage_error();
 	}
 	o.np = env.world;
 	if (env.world == 1 && !env.rdv_source) {
 		struct sockaddr_in sa = {.sin_family = AF_INET,
-					 .sin_addr.s_addr =
-						 htonl(INADDR_LOOPBACK)};
+		                         .sin_addr.s_addr =
+		                             htonl(INADDR_LOOPBACK)};
 		socklen_t sl = sizeof(sa);
 		char port[16];
 		int fd;
 		if (cb_sock_listen((struct sockaddr *)&sa, sl, &fd) ||
 		    getsockname(fd, (struct sockaddr *)&sa, &sl)) {
-			fprintf(stderr, "collbench: cannot listen on loopback: %s\n",
-				strerror(errno));
+			fprintf(stderr,
+			        "collbench: cannot listen on loopback: %s\n",
+			        strerror(errno));
 			return 1;
 		}
 		snprintf(port, sizeof(port), "%u", ntohs(sa.sin_port));
@@ -201,10 +207,10 @@ int main(int argc, char **argv)
 	}
 	if (!env.rdv_source) {
 		cb_fail(CB_ERR_USAGE,
-			"rank %d of %d (from %s) needs a rendezvous: "
-			"--rendezvous HOST:PORT, COLLBENCH_ROOT or "
-			"MASTER_ADDR/MASTER_PORT (rank 0 serves it)",
-			env.rank, env.world, env.source);
+		        "rank %d of %d (from %s) needs a rendezvous: "
+		        "--rendezvous HOST:PORT, COLLBENCH_ROOT or "
+		        "MASTER_ADDR/MASTER_PORT (rank 0 serves it)",
+		        env.rank, env.world, env.source);
 		return usage_error();
 	}
 	j.host = env.host;

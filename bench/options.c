@@ -59,19 +59,19 @@ cb_status_t cb_parse_size(const char *s, const char *what, size_t *bytes)
 	if (*end)
 		goto bad;
 	if (v > (1ull << 40) / mult)
-		return cb_fail(CB_ERR_USAGE, "%s '%s' is too large (at most 1T)",
-			       what, s);
+		return cb_fail(CB_ERR_USAGE,
+		               "%s '%s' is too large (at most 1T)", what, s);
 	*bytes = (size_t)(v * mult);
 	return CB_OK;
 bad:
 	return cb_fail(CB_ERR_USAGE,
-		       "%s '%s' is not a size (a number with an optional K, M, "
-		       "G or T suffix)",
-		       what, s);
+	               "%s '%s' is not a size (a number with an optional K, M, "
+	               "G or T suffix)",
+	               what, s);
 }
 
 static cb_status_t parse_int(const char *s, const char *what, long lo, long hi,
-			     int *out)
+                             int *out)
 {
 	char *end;
 	long v;
@@ -79,15 +79,16 @@ static cb_status_t parse_int(const char *s, const char *what, long lo, long hi,
 	errno = 0;
 	v = strtol(s, &end, 10);
 	if (errno || end == s || *end || v < lo || v > hi)
-		return cb_fail(CB_ERR_USAGE, "%s '%s' is not a whole number in "
-					     "%ld..%ld",
-			       what, s, lo, hi);
+		return cb_fail(CB_ERR_USAGE,
+		               "%s '%s' is not a whole number in "
+		               "%ld..%ld",
+		               what, s, lo, hi);
 	*out = (int)v;
 	return CB_OK;
 }
 
 static cb_status_t parse_double(const char *s, const char *what, double lo,
-				double hi, double *out)
+                                double hi, double *out)
 {
 	char *end;
 	double v;
@@ -95,15 +96,16 @@ static cb_status_t parse_double(const char *s, const char *what, double lo,
 	errno = 0;
 	v = strtod(s, &end);
 	if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi)
-		return cb_fail(CB_ERR_USAGE, "%s '%s' is not a number in %g..%g",
-			       what, s, lo, hi);
+		return cb_fail(CB_ERR_USAGE,
+		               "%s '%s' is not a number in %g..%g", what, s, lo,
+		               hi);
 	*out = v;
 	return CB_OK;
 }
 
 static cb_status_t parse_list(const char *s, const char *what, int all,
-			      int (*parse)(const char *), int *out, int *n,
-			      const char *names)
+                              int (*parse)(const char *), int *out, int *n,
+                              const char *names)
 {
 	char buf[256];
 
@@ -119,8 +121,8 @@ static cb_status_t parse_list(const char *s, const char *what, int all,
 		int v = parse(t);
 		if (v < 0)
 			return cb_fail(CB_ERR_USAGE,
-				       "unknown %s '%s' (one of: %s, all)", what,
-				       t, names);
+			               "unknown %s '%s' (one of: %s, all)",
+			               what, t, names);
 		if (*n < all)
 			out[(*n)++] = v;
 	}
@@ -136,16 +138,17 @@ static cb_status_t add_output(struct cb_opts *o, const char *path)
 
 	if (dot && !strcasecmp(dot, ".csv"))
 		f = CB_FMT_CSV;
-	else if (dot && (!strcasecmp(dot, ".txt") || !strcasecmp(dot, ".table")))
+	else if (dot &&
+	         (!strcasecmp(dot, ".txt") || !strcasecmp(dot, ".table")))
 		f = CB_FMT_TABLE;
 	else
 		return cb_fail(CB_ERR_USAGE,
-			       "-O %s: the format comes from the extension: "
-			       ".csv or .txt",
-			       path);
+		               "-O %s: the format comes from the extension: "
+		               ".csv or .txt",
+		               path);
 	if (o->noutputs == CB_MAX_OUTPUTS)
 		return cb_fail(CB_ERR_USAGE, "at most %d -O files",
-			       CB_MAX_OUTPUTS - 1);
+		               CB_MAX_OUTPUTS - 1);
 	o->outputs[o->noutputs++] = (struct cb_output){path, f};
 	return CB_OK;
 }
@@ -209,30 +212,30 @@ enum {
 };
 
 static const struct option longopts[] = {
-	{"minbytes", required_argument, NULL, 'b'},
-	{"maxbytes", required_argument, NULL, 'e'},
-	{"stepfactor", required_argument, NULL, 'f'},
-	{"stepbytes", required_argument, NULL, 'i'},
-	{"warmup_iters", required_argument, NULL, 'w'},
-	{"iters", required_argument, NULL, 'n'},
-	{"check", required_argument, NULL, 'c'},
-	{"datatype", required_argument, NULL, 'd'},
-	{"op", required_argument, NULL, 'o'},
-	{"output", required_argument, NULL, 'O'},
-	{"verbose", no_argument, NULL, 'v'},
-	{"help", no_argument, NULL, 'h'},
-	{"coll", required_argument, NULL, OPT_COLL},
-	{"algo", required_argument, NULL, OPT_ALGO},
-	{"np", required_argument, NULL, OPT_NP},
-	{"transport", required_argument, NULL, OPT_TRANSPORT},
-	{"rendezvous", required_argument, NULL, OPT_RENDEZVOUS},
-	{"tcp-if", required_argument, NULL, OPT_TCP_IF},
-	{"tcp-streams", required_argument, NULL, OPT_TCP_STREAMS},
-	{"timeout", required_argument, NULL, OPT_TIMEOUT},
-	{"format", required_argument, NULL, OPT_FORMAT},
-	{"chunk-bytes", required_argument, NULL, OPT_CHUNK},
-	{"version", no_argument, NULL, OPT_VERSION},
-	{NULL, 0, NULL, 0},
+    {"minbytes", required_argument, NULL, 'b'},
+    {"maxbytes", required_argument, NULL, 'e'},
+    {"stepfactor", required_argument, NULL, 'f'},
+    {"stepbytes", required_argument, NULL, 'i'},
+    {"warmup_iters", required_argument, NULL, 'w'},
+    {"iters", required_argument, NULL, 'n'},
+    {"check", required_argument, NULL, 'c'},
+    {"datatype", required_argument, NULL, 'd'},
+    {"op", required_argument, NULL, 'o'},
+    {"output", required_argument, NULL, 'O'},
+    {"verbose", no_argument, NULL, 'v'},
+    {"help", no_argument, NULL, 'h'},
+    {"coll", required_argument, NULL, OPT_COLL},
+    {"algo", required_argument, NULL, OPT_ALGO},
+    {"np", required_argument, NULL, OPT_NP},
+    {"transport", required_argument, NULL, OPT_TRANSPORT},
+    {"rendezvous", required_argument, NULL, OPT_RENDEZVOUS},
+    {"tcp-if", required_argument, NULL, OPT_TCP_IF},
+    {"tcp-streams", required_argument, NULL, OPT_TCP_STREAMS},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"chunk-bytes", required_argument, NULL, OPT_CHUNK},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {NULL, 0, NULL, 0},
 };
 
 static const char *dtype_names(void)
@@ -248,9 +251,9 @@ static cb_status_t check_transport(const char *t)
 		if (!strcmp(cb_tp_names[i], t))
 			return CB_OK;
 	return cb_fail(CB_ERR_USAGE,
-		       "unknown transport '%s' (one of: auto, tcp, shm, verbs, "
-		       "gpu)",
-		       t);
+	               "unknown transport '%s' (one of: auto, tcp, shm, verbs, "
+	               "gpu)",
+	               t);
 }
 
 static cb_status_t check_algo(const char *a, enum cb_coll coll)
@@ -262,13 +265,14 @@ static cb_status_t check_algo(const char *a, enum cb_coll coll)
 		return CB_OK;
 	for (int i = 0; cb_algos[i]; i++)
 		snprintf(names + strlen(names), sizeof(names) - strlen(names),
-			 ", %s", cb_algos[i]->name);
+		         ", %s", cb_algos[i]->name);
 	if (!(al = cb_algo_find(a)))
-		return cb_fail(CB_ERR_USAGE, "unknown algorithm '%s' (one of: %s)",
-			       a, names);
+		return cb_fail(CB_ERR_USAGE,
+		               "unknown algorithm '%s' (one of: %s)", a, names);
 	if (!(al->colls & (1u << coll)))
-		return cb_fail(CB_ERR_USAGE, "algorithm %s does not implement %s",
-			       a, cb_coll_name(coll));
+		return cb_fail(CB_ERR_USAGE,
+		               "algorithm %s does not implement %s", a,
+		               cb_coll_name(coll));
 	return CB_OK;
 }
 
@@ -279,20 +283,20 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 	const char *dl = "float32", *ol = "sum";
 
 	*o = (struct cb_opts){
-		.cmd = CB_CMD_RUN,
-		.min_bytes = 8,
-		.max_bytes = 64u << 20,
-		.factor = 2.0,
-		.warmup = 5,
-		.iters = 20,
-		.check = 1,
-		.coll = CB_COLL_ALLREDUCE,
-		.transport = "auto",
-		.algo = "auto",
-		.np = 2,
-		.timeout_s = 30.0,
-		.noutputs = 1,
-		.outputs = {{NULL, CB_FMT_TABLE}},
+	    .cmd = CB_CMD_RUN,
+	    .min_bytes = 8,
+	    .max_bytes = 64u << 20,
+	    .factor = 2.0,
+	    .warmup = 5,
+	    .iters = 20,
+	    .check = 1,
+	    .coll = CB_COLL_ALLREDUCE,
+	    .transport = "auto",
+	    .algo = "auto",
+	    .np = 2,
+	    .timeout_s = 30.0,
+	    .noutputs = 1,
+	    .outputs = {{NULL, CB_FMT_TABLE}},
 	};
 	/* A command, if any, comes first. */
 	if (argc > 1 && !strcmp(argv[1], "info"))
@@ -303,8 +307,8 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 	}
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:b:e:f:i:w:n:c:d:o:O:vh", longopts,
-				NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:b:e:f:i:w:n:c:d:o:O:vh",
+	                        longopts, NULL)) != -1) {
 		switch (c) {
 		case 'b':
 			st = cb_parse_size(optarg, "-b", &o->min_bytes);
@@ -315,13 +319,15 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 			eset = 1;
 			break;
 		case 'f':
-			st = parse_double(optarg, "-f", 1.0001, 1024, &o->factor);
+			st = parse_double(optarg, "-f", 1.0001, 1024,
+			                  &o->factor);
 			o->step_bytes = 0;
 			break;
 		case 'i':
 			st = cb_parse_size(optarg, "-i", &o->step_bytes);
 			if (!st && o->step_bytes == 0)
-				st = cb_fail(CB_ERR_USAGE, "-i must be above 0");
+				st =
+				    cb_fail(CB_ERR_USAGE, "-i must be above 0");
 			break;
 		case 'w':
 			st = parse_int(optarg, "-w", 0, 1000000, &o->warmup);
@@ -354,9 +360,9 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 			int v = cb_coll_parse(optarg);
 			if (v < 0)
 				st = cb_fail(CB_ERR_USAGE,
-					     "unknown collective '%s' (this "
-					     "build has: allreduce)",
-					     optarg);
+				             "unknown collective '%s' (this "
+				             "build has: allreduce)",
+				             optarg);
 			o->coll = (enum cb_coll)v;
 			break;
 		}
@@ -365,7 +371,7 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 			break;
 		case OPT_NP:
 			st = parse_int(optarg, "--np", 1, CB_MAX_LOCAL_RANKS,
-				       &o->np);
+			               &o->np);
 			o->np_set = 1;
 			break;
 		case OPT_TRANSPORT:
@@ -376,7 +382,7 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 			char h[256], p[16];
 			o->rendezvous = optarg;
 			st = cb_boot_parse_hostport(optarg, h, sizeof(h), p,
-						    sizeof(p));
+			                            sizeof(p));
 			break;
 		}
 		case OPT_TCP_IF:
@@ -390,7 +396,7 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 		}
 		case OPT_TIMEOUT:
 			st = parse_double(optarg, "--timeout", 0.1, 86400,
-					  &o->timeout_s);
+			                  &o->timeout_s);
 			break;
 		case OPT_FORMAT:
 			if (!strcmp(optarg, "table"))
@@ -398,25 +404,27 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 			else if (!strcmp(optarg, "csv"))
 				o->outputs[0].format = CB_FMT_CSV;
 			else
-				st = cb_fail(CB_ERR_USAGE,
-					     "unknown format '%s' (table or csv)",
-					     optarg);
+				st = cb_fail(
+				    CB_ERR_USAGE,
+				    "unknown format '%s' (table or csv)",
+				    optarg);
 			fmt_set = 1;
 			break;
 		case OPT_CHUNK:
 			st = cb_parse_size(optarg, "--chunk-bytes",
-					   &o->chunk_bytes);
+			                   &o->chunk_bytes);
 			if (!st && o->chunk_bytes < 8)
-				st = cb_fail(CB_ERR_USAGE,
-					     "--chunk-bytes must be at least 8");
+				st =
+				    cb_fail(CB_ERR_USAGE,
+				            "--chunk-bytes must be at least 8");
 			break;
 		case ':':
 			st = cb_fail(CB_ERR_USAGE, "option %s needs a value",
-				     argv[optind - 1]);
+			             argv[optind - 1]);
 			break;
 		default:
 			st = cb_fail(CB_ERR_USAGE, "unknown option '%s'",
-				     argv[optind - 1]);
+			             argv[optind - 1]);
 			break;
 		}
 		if (st)
@@ -424,21 +432,22 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 	}
 	(void)fmt_set;
 	if (optind < argc)
-		return cb_fail(CB_ERR_USAGE,
-			       "unexpected argument '%s' (commands run and info "
-			       "come first)",
-			       argv[optind]);
+		return cb_fail(
+		    CB_ERR_USAGE,
+		    "unexpected argument '%s' (commands run and info "
+		    "come first)",
+		    argv[optind]);
 	if (bset && !eset && o->min_bytes > o->max_bytes)
 		o->max_bytes = o->min_bytes;
 	if (o->max_bytes < o->min_bytes)
 		return cb_fail(CB_ERR_USAGE,
-			       "-e (%zu bytes) is below -b (%zu bytes)",
-			       o->max_bytes, o->min_bytes);
+		               "-e (%zu bytes) is below -b (%zu bytes)",
+		               o->max_bytes, o->min_bytes);
 	if ((st = parse_list(dl, "datatype", CB_DT_COUNT, cb_dtype_parse,
-			     (int *)o->dtypes, &o->ndtypes, dtype_names())))
+	                     (int *)o->dtypes, &o->ndtypes, dtype_names())))
 		return st;
 	if ((st = parse_list(ol, "op", CB_OP_COUNT, cb_op_parse, (int *)o->ops,
-			     &o->nops, "sum, prod, min, max")))
+	                     &o->nops, "sum, prod, min, max")))
 		return st;
 	return check_algo(o->algo, o->coll);
 }

@@ -13,9 +13,9 @@
 
 #include "coll/coll.h"
 
-#define CB_VERSION "0.1.0"
+#define CB_VERSION         "0.1.0"
 #define CB_MAX_LOCAL_RANKS 256
-#define CB_MAX_OUTPUTS 8
+#define CB_MAX_OUTPUTS     8
 
 enum cb_format { CB_FMT_TABLE, CB_FMT_CSV };
 

@@ -37,10 +37,11 @@ double cb_busbw(double algbw_gbps, double factor);
 /* GB/s (1e9 B/s) for @bytes in @time_us; 0 when time is 0. */
 double cb_algbw_gbps(size_t bytes, double time_us);
 
-void cb_report_header(FILE *f, enum cb_format fmt, const struct cb_run_info *ri);
+void cb_report_header(FILE *f, enum cb_format fmt,
+                      const struct cb_run_info *ri);
 /* One size: its out-of-place and in-place rows. */
 void cb_report_size(FILE *f, enum cb_format fmt, const struct cb_row rows[2]);
 void cb_report_footer(FILE *f, enum cb_format fmt, uint64_t wrong,
-		      double avg_busbw_gbps);
+                      double avg_busbw_gbps);
 
 #endif

@@ -64,13 +64,13 @@ static void progress_line(struct sweep *sw, size_t bytes)
 	if (cb_now_ns() - sw->t_start < 2000000000ull)
 		return;
 	fprintf(stderr, "\rcollbench: %d/%d points done, now %zu bytes   ",
-		sw->done_sizes, sw->nsizes, bytes);
+	        sw->done_sizes, sw->nsizes, bytes);
 	fflush(stderr);
 }
 
 static cb_status_t run_point(struct sweep *sw, struct cb_plan *plan,
-			     struct cb_coll_args *a, int inplace,
-			     struct rank_result *me)
+                             struct cb_coll_args *a, int inplace,
+                             struct rank_result *me)
 {
 	const struct cb_opts *o = sw->o;
 	cb_status_t st;
@@ -79,12 +79,12 @@ static cb_status_t run_point(struct sweep *sw, struct cb_plan *plan,
 	a->sendbuf = inplace ? sw->recvbuf : sw->sendbuf;
 	me->wrong[inplace] = 0;
 	if (o->check) {
-		cb_fill(a->dtype, a->op, sw->c->rank, (void *)a->sendbuf, a->count);
+		cb_fill(a->dtype, a->op, sw->c->rank, (void *)a->sendbuf,
+		        a->count);
 		if ((st = sw->algo->run(plan, a)))
 			return st;
-		me->wrong[inplace] = cb_check_allreduce(a->dtype, a->op,
-							 sw->c->world,
-							 a->recvbuf, a->count);
+		me->wrong[inplace] = cb_check_allreduce(
+		    a->dtype, a->op, sw->c->world, a->recvbuf, a->count);
 	}
 	for (int i = 0; i < o->warmup; i++)
 		if ((st = sw->algo->run(plan, a)))
@@ -113,19 +113,19 @@ static void emit(struct sweep *sw, const struct cb_coll_args *a, size_t bytes)
 		}
 		t /= c->world;
 		rows[ip] = (struct cb_row){
-			.coll = cb_coll_name(a->coll),
-			.algo = sw->algo->name,
-			.transport = c->transport,
-			.dtype = a->dtype,
-			.op = a->op,
-			.ranks = c->world,
-			.hosts = c->nhosts,
-			.bytes = bytes,
-			.count = a->count,
-			.inplace = ip,
-			.time_us = t,
-			.algbw_gbps = cb_algbw_gbps(bytes, t),
-			.wrong = wrong,
+		    .coll = cb_coll_name(a->coll),
+		    .algo = sw->algo->name,
+		    .transport = c->transport,
+		    .dtype = a->dtype,
+		    .op = a->op,
+		    .ranks = c->world,
+		    .hosts = c->nhosts,
+		    .bytes = bytes,
+		    .count = a->count,
+		    .inplace = ip,
+		    .time_us = t,
+		    .algbw_gbps = cb_algbw_gbps(bytes, t),
+		    .wrong = wrong,
 		};
 		rows[ip].busbw_gbps = cb_busbw(rows[ip].algbw_gbps, factor);
 		sw->busbw_sum += rows[ip].busbw_gbps;
@@ -136,7 +136,8 @@ static void emit(struct sweep *sw, const struct cb_coll_args *a, size_t bytes)
 		fputs("\r\033[K", stderr);
 	for (int i = 0; i < sw->o->noutputs; i++)
 		if (sw->out[i])
-			cb_report_size(sw->out[i], sw->o->outputs[i].format, rows);
+			cb_report_size(sw->out[i], sw->o->outputs[i].format,
+			               rows);
 }
 
 static cb_status_t open_outputs(struct sweep *sw)
@@ -147,19 +148,19 @@ static cb_status_t open_outputs(struct sweep *sw)
 
 	for (int h = 0; h < c->nhosts; h++)
 		snprintf(hosts + strlen(hosts), sizeof(hosts) - strlen(hosts),
-			 "%s%s", h ? ", " : "", c->hosts[h]);
+		         "%s%s", h ? ", " : "", c->hosts[h]);
 	struct cb_run_info ri = {
-		.coll = cb_coll_name(o->coll),
-		.algo = sw->algo->name,
-		.transport = c->transport,
-		.ranks = c->world,
-		.hosts = c->nhosts,
-		.host_names = hosts,
-		.iters = o->iters,
-		.warmup = o->warmup,
-		.check = o->check,
-		.busbw_factor = cb_coll_busbw_factor(o->coll, c->world),
-		.busbw_formula = "2(n-1)/n",
+	    .coll = cb_coll_name(o->coll),
+	    .algo = sw->algo->name,
+	    .transport = c->transport,
+	    .ranks = c->world,
+	    .hosts = c->nhosts,
+	    .host_names = hosts,
+	    .iters = o->iters,
+	    .warmup = o->warmup,
+	    .check = o->check,
+	    .busbw_factor = cb_coll_busbw_factor(o->coll, c->world),
+	    .busbw_formula = "2(n-1)/n",
 	};
 	for (int i = 0; i < o->noutputs; i++) {
 		const char *path = o->outputs[i].path;
@@ -172,7 +173,7 @@ static cb_status_t open_outputs(struct sweep *sw)
 }
 
 static cb_status_t sweep_dtype(struct sweep *sw, struct cb_plan_cfg *pc,
-			       enum cb_dtype dt)
+                               enum cb_dtype dt)
 {
 	const struct cb_opts *o = sw->o;
 	struct cb_plan *plan = NULL;
@@ -187,9 +188,9 @@ static cb_status_t sweep_dtype(struct sweep *sw, struct cb_plan_cfg *pc,
 		for (size_t b = o->min_bytes; b <= o->max_bytes && !st;
 		     b = next_size(o, b)) {
 			struct cb_coll_args a = {.coll = o->coll,
-						 .dtype = dt,
-						 .op = o->ops[k],
-						 .count = b / es};
+			                         .dtype = dt,
+			                         .op = o->ops[k],
+			                         .count = b / es};
 			struct rank_result me;
 			progress_line(sw, b);
 			if ((st = run_point(sw, plan, &a, 0, &me)) ||
@@ -197,8 +198,8 @@ static cb_status_t sweep_dtype(struct sweep *sw, struct cb_plan_cfg *pc,
 				break;
 			/* The gather through the store is also the point
 			 * where ranks line up before the next size. */
-			if ((st = cb_boot_allgather(sw->c->boot, &me, sizeof(me),
-						    sw->all)))
+			if ((st = cb_boot_allgather(sw->c->boot, &me,
+			                            sizeof(me), sw->all)))
 				break;
 			sw->done_sizes++;
 			if (sw->c->rank == 0)
@@ -209,7 +210,8 @@ static cb_status_t sweep_dtype(struct sweep *sw, struct cb_plan_cfg *pc,
 	return st;
 }
 
-cb_status_t cb_sweep(struct cb_comm *c, const struct cb_opts *o, uint64_t *wrong)
+cb_status_t cb_sweep(struct cb_comm *c, const struct cb_opts *o,
+                     uint64_t *wrong)
 {
 	struct sweep sw = {.c = c, .o = o};
 	int *members = calloc((size_t)c->world, sizeof(int));
@@ -219,18 +221,22 @@ cb_status_t cb_sweep(struct cb_comm *c, const struct cb_opts *o, uint64_t *wrong
 	sw.all = calloc((size_t)c->world, sizeof(*sw.all));
 	/* Two buffers per local rank must fit in what the host has free:
 	 * asking for more gets a line here instead of the OOM killer. */
-	double avail = (double)sysconf(_SC_AVPHYS_PAGES) * sysconf(_SC_PAGESIZE);
+	double avail =
+	    (double)sysconf(_SC_AVPHYS_PAGES) * sysconf(_SC_PAGESIZE);
 	double need = 2.0 * (double)(o->max_bytes + 64) * c->local_size;
 	if (!members || !sw.all || need > 0.9 * avail) {
 		st = cb_fail(CB_ERR_NOMEM,
-			     "cannot allocate two %zu-byte buffers for each of "
-			     "%d local ranks: %.1f GB needed, %.1f GB free (-e "
-			     "too large for this host)",
-			     o->max_bytes, c->local_size, need / 1e9, avail / 1e9);
+		             "cannot allocate two %zu-byte buffers for each of "
+		             "%d local ranks: %.1f GB needed, %.1f GB free (-e "
+		             "too large for this host)",
+		             o->max_bytes, c->local_size, need / 1e9,
+		             avail / 1e9);
 		goto out;
 	}
-	if ((st = cb_comm_mem_alloc(c, o->max_bytes + 64, (void **)&sw.sendbuf)) ||
-	    (st = cb_comm_mem_alloc(c, o->max_bytes + 64, (void **)&sw.recvbuf)))
+	if ((st = cb_comm_mem_alloc(c, o->max_bytes + 64,
+	                            (void **)&sw.sendbuf)) ||
+	    (st =
+	         cb_comm_mem_alloc(c, o->max_bytes + 64, (void **)&sw.recvbuf)))
 		goto out;
 	/* Touch every page now, not in the first timed iteration. */
 	memset(sw.sendbuf, 0, o->max_bytes);
@@ -238,8 +244,8 @@ cb_status_t cb_sweep(struct cb_comm *c, const struct cb_opts *o, uint64_t *wrong
 	for (int r = 0; r < c->world; r++)
 		members[r] = r;
 	struct cb_plan_cfg pc = {
-		.group = {.members = members, .n = c->world, .me = c->rank},
-		.chunk_bytes = o->chunk_bytes,
+	    .group = {.members = members, .n = c->world, .me = c->rank},
+	    .chunk_bytes = o->chunk_bytes,
 	};
 	sw.nsizes = count_sizes(o) * o->ndtypes * o->nops;
 	sw.t_start = cb_now_ns();
@@ -249,9 +255,9 @@ cb_status_t cb_sweep(struct cb_comm *c, const struct cb_opts *o, uint64_t *wrong
 		st = sweep_dtype(&sw, &pc, o->dtypes[d]);
 	if (!st && c->rank == 0)
 		for (int i = 0; i < o->noutputs; i++)
-			cb_report_footer(sw.out[i], o->outputs[i].format, sw.wrong,
-					 sw.busbw_n ? sw.busbw_sum / sw.busbw_n
-						    : 0.0);
+			cb_report_footer(
+			    sw.out[i], o->outputs[i].format, sw.wrong,
+			    sw.busbw_n ? sw.busbw_sum / sw.busbw_n : 0.0);
 	*wrong = sw.wrong;
 out:
 	for (int i = 0; i < o->noutputs; i++)

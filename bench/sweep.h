@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* bench/sweep.h - one rank's part of a run: sizes x dtypes x ops x placement. */
+/* bench/sweep.h - one rank's part of a run: sizes x dtypes x ops x placement.
+ */
 #ifndef CB_BENCH_SWEEP_H
 #define CB_BENCH_SWEEP_H
 
@@ -10,6 +11,7 @@
 
 /* Runs the sweep; rank 0 writes the outputs.  *@wrong gets the job's total
  * of wrong values (on rank 0). */
-cb_status_t cb_sweep(struct cb_comm *c, const struct cb_opts *o, uint64_t *wrong);
+cb_status_t cb_sweep(struct cb_comm *c, const struct cb_opts *o,
+                     uint64_t *wrong);
 
 #endif

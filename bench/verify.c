@@ -13,7 +13,8 @@ int64_t cb_input_value(enum cb_op op, int rank, size_t i)
 			return -1;
 		return (i + (size_t)rank) % 5 == 0 ? 2 : 1;
 	default:
-		return (int64_t)((7 * (i % 101) + 13 * (size_t)rank) % 101) - 50;
+		return (int64_t)((7 * (i % 101) + 13 * (size_t)rank) % 101) -
+		       50;
 	}
 }
 
@@ -64,7 +65,7 @@ void cb_fill(enum cb_dtype dt, enum cb_op op, int rank, void *buf, size_t count)
 }
 
 uint64_t cb_check_allreduce(enum cb_dtype dt, enum cb_op op, int n,
-			    const void *buf, size_t count)
+                            const void *buf, size_t count)
 {
 	size_t es = cb_dtype_bytes(dt);
 	uint64_t wrong = 0;

@@ -18,11 +18,11 @@
 #include <collbench/types.h>
 
 void cb_fill(enum cb_dtype dt, enum cb_op op, int rank, void *buf,
-	     size_t count);
+             size_t count);
 /* Number of elements of @buf that differ from the allreduce of @nranks
  * ranks' inputs. */
 uint64_t cb_check_allreduce(enum cb_dtype dt, enum cb_op op, int nranks,
-			    const void *buf, size_t count);
+                            const void *buf, size_t count);
 /* The input value itself (exposed for the unit tests). */
 int64_t cb_input_value(enum cb_op op, int rank, size_t i);
 

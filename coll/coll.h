@@ -25,7 +25,7 @@ enum cb_coll {
 #define CB_COLL_ENUM(id, name) CB_COLL_##id,
 	CB_COLL_MAP(CB_COLL_ENUM)
 #undef CB_COLL_ENUM
-	CB_COLL_COUNT
+	    CB_COLL_COUNT
 };
 
 const char *cb_coll_name(enum cb_coll coll);
@@ -72,10 +72,12 @@ struct cb_algo {
 	/* Predicted time (us) of one call of @bytes on @n ranks, for a link of
 	 * latency @alpha_us and bandwidth @beta_gbps. */
 	double (*model_us)(enum cb_coll coll, size_t bytes, int n,
-			   double alpha_us, double beta_gbps);
-	cb_status_t (*plan_build)(struct cb_comm *c, const struct cb_plan_cfg *cfg,
-				  struct cb_plan **plan);
-	cb_status_t (*run)(struct cb_plan *plan, const struct cb_coll_args *args);
+	                   double alpha_us, double beta_gbps);
+	cb_status_t (*plan_build)(struct cb_comm *c,
+	                          const struct cb_plan_cfg *cfg,
+	                          struct cb_plan **plan);
+	cb_status_t (*run)(struct cb_plan *plan,
+	                   const struct cb_coll_args *args);
 	void (*plan_free)(struct cb_plan *plan);
 	const struct cb_coll_stats *(*stats)(const struct cb_plan *plan);
 };

@@ -5,22 +5,22 @@
 
 /* One kernel per (type, op), generated; each a single loop the compiler
  * vectorizes at -O2 -ftree-vectorize / -O3. */
-#define OP_SUM(x, y) ((x) + (y))
+#define OP_SUM(x, y)  ((x) + (y))
 #define OP_PROD(x, y) ((x) * (y))
-#define OP_MIN(x, y) ((y) < (x) ? (y) : (x))
-#define OP_MAX(x, y) ((y) > (x) ? (y) : (x))
+#define OP_MIN(x, y)  ((y) < (x) ? (y) : (x))
+#define OP_MAX(x, y)  ((y) > (x) ? (y) : (x))
 
-#define KERNEL(name, T, OP)                                                   \
-	static void name(T *dst, const T *a, const T *b, size_t n)            \
-	{                                                                     \
-		for (size_t i = 0; i < n; i++)                                \
-			dst[i] = OP(a[i], b[i]);                              \
+#define KERNEL(name, T, OP)                                                    \
+	static void name(T *dst, const T *a, const T *b, size_t n)             \
+	{                                                                      \
+		for (size_t i = 0; i < n; i++)                                 \
+			dst[i] = OP(a[i], b[i]);                               \
 	}
 
-#define KERNELS(tname, T)                                                     \
-	KERNEL(sum_##tname, T, OP_SUM)                                        \
-	KERNEL(prod_##tname, T, OP_PROD)                                      \
-	KERNEL(min_##tname, T, OP_MIN)                                        \
+#define KERNELS(tname, T)                                                      \
+	KERNEL(sum_##tname, T, OP_SUM)                                         \
+	KERNEL(prod_##tname, T, OP_PROD)                                       \
+	KERNEL(min_##tname, T, OP_MIN)                                         \
 	KERNEL(max_##tname, T, OP_MAX)
 
 KERNELS(f32, float)
@@ -37,24 +37,24 @@ KERNEL(min_i64, int64_t, OP_MIN)
 KERNEL(max_i64, int64_t, OP_MAX)
 
 void cb_reduce(enum cb_dtype dt, enum cb_op op, void *dst, const void *a,
-	       const void *b, size_t n)
+               const void *b, size_t n)
 {
-#define DISPATCH(tname, T, UT)                                                \
-	switch (op) {                                                         \
-	case CB_OP_SUM:                                                       \
-		sum_##tname((UT *)dst, (const UT *)a, (const UT *)b, n);      \
-		return;                                                       \
-	case CB_OP_PROD:                                                      \
-		prod_##tname((UT *)dst, (const UT *)a, (const UT *)b, n);     \
-		return;                                                       \
-	case CB_OP_MIN:                                                       \
-		min_##tname((T *)dst, (const T *)a, (const T *)b, n);         \
-		return;                                                       \
-	case CB_OP_MAX:                                                       \
-		max_##tname((T *)dst, (const T *)a, (const T *)b, n);         \
-		return;                                                       \
-	default:                                                              \
-		return;                                                       \
+#define DISPATCH(tname, T, UT)                                                 \
+	switch (op) {                                                          \
+	case CB_OP_SUM:                                                        \
+		sum_##tname((UT *)dst, (const UT *)a, (const UT *)b, n);       \
+		return;                                                        \
+	case CB_OP_PROD:                                                       \
+		prod_##tname((UT *)dst, (const UT *)a, (const UT *)b, n);      \
+		return;                                                        \
+	case CB_OP_MIN:                                                        \
+		min_##tname((T *)dst, (const T *)a, (const T *)b, n);          \
+		return;                                                        \
+	case CB_OP_MAX:                                                        \
+		max_##tname((T *)dst, (const T *)a, (const T *)b, n);          \
+		return;                                                        \
+	default:                                                               \
+		return;                                                        \
 	}
 	switch (dt) {
 	case CB_DT_FLOAT32:

@@ -15,6 +15,6 @@
 #include <collbench/types.h>
 
 void cb_reduce(enum cb_dtype dt, enum cb_op op, void *dst, const void *a,
-	       const void *b, size_t count);
+               const void *b, size_t count);
 
 #endif

@@ -33,7 +33,7 @@
 #include "coll/reduce.h"
 #include "core/log.h"
 
-#define RING_WINDOW 8
+#define RING_WINDOW        8
 #define RING_CHUNK_DEFAULT (512u << 10)
 
 struct cb_plan {
@@ -72,7 +72,8 @@ static inline size_t seg_start(size_t count, int p, int i)
 {
 	size_t rem = count % (size_t)p;
 
-	return (size_t)i * (count / (size_t)p) + ((size_t)i < rem ? (size_t)i : rem);
+	return (size_t)i * (count / (size_t)p) +
+	       ((size_t)i < rem ? (size_t)i : rem);
 }
 
 static inline int mod(int x, int p)
@@ -83,7 +84,8 @@ static inline int mod(int x, int p)
 /* Segment received at step s (reduce-scatter, then allgather). */
 static inline int recv_seg(const struct ring_call *c, int s)
 {
-	return s < c->p - 1 ? mod(c->r - s - 1, c->p) : mod(c->r - (s - (c->p - 1)), c->p);
+	return s < c->p - 1 ? mod(c->r - s - 1, c->p)
+	                    : mod(c->r - (s - (c->p - 1)), c->p);
 }
 
 /* Segment sent at step s: the one received at step s-1 (own at step 0). */
@@ -101,7 +103,7 @@ static inline size_t nchunks(const struct ring_call *c, int seg)
 
 /* Elements [*off, *off + *len) of chunk j of segment seg. */
 static inline void chunk_range(const struct ring_call *c, int seg, size_t j,
-			       size_t *off, size_t *len)
+                               size_t *off, size_t *len)
 {
 	size_t start = seg_start(c->a->count, c->p, seg);
 	size_t slen = seg_len(c->a->count, c->p, seg);
@@ -116,7 +118,8 @@ static void advance(const struct ring_call *c, struct cursor *k, int sending)
 {
 	k->j++;
 	while (k->s < c->steps &&
-	       k->j >= nchunks(c, sending ? send_seg(c, k->s) : recv_seg(c, k->s))) {
+	       k->j >= nchunks(c, sending ? send_seg(c, k->s)
+	                                  : recv_seg(c, k->s))) {
 		k->s++;
 		k->j = 0;
 	}
@@ -140,7 +143,8 @@ static inline uint64_t tag_of(const struct cb_plan *pl, const struct cursor *k)
 }
 
 static cb_status_t ring_stalled(const struct ring_call *c,
-				const struct cursor *rc, const struct cursor *sc)
+                                const struct cursor *rc,
+                                const struct cursor *sc)
 {
 	const struct cb_plan *pl = c->pl;
 	int p = c->p;
@@ -148,20 +152,22 @@ static cb_status_t ring_stalled(const struct ring_call *c,
 	const struct cursor *k = waiting_recv ? rc : sc;
 	int peer = waiting_recv ? pl->left : pl->right;
 
-	return cb_fail(CB_ERR_TIMEOUT,
-		       "timed out after %g s without progress: rank %d waits for "
-		       "rank %d (host %s) to %s ring allreduce %s step %d chunk "
-		       "%zu",
-		       pl->comm->timeout_s, pl->comm->rank, peer,
-		       cb_comm_host_name(pl->comm, peer),
-		       waiting_recv ? "send it" : "take its data in",
-		       k->s < p - 1 ? "reduce-scatter" : "allgather",
-		       k->s < p - 1 ? k->s : k->s - (p - 1), k->j);
+	return cb_fail(
+	    CB_ERR_TIMEOUT,
+	    "timed out after %g s without progress: rank %d waits for "
+	    "rank %d (host %s) to %s ring allreduce %s step %d chunk "
+	    "%zu",
+	    pl->comm->timeout_s, pl->comm->rank, peer,
+	    cb_comm_host_name(pl->comm, peer),
+	    waiting_recv ? "send it" : "take its data in",
+	    k->s < p - 1 ? "reduce-scatter" : "allgather",
+	    k->s < p - 1 ? k->s : k->s - (p - 1), k->j);
 }
 
 static cb_status_t ring_run(struct cb_plan *pl, const struct cb_coll_args *a)
 {
-	struct ring_call c = {.pl = pl, .a = a, .p = pl->group.n, .r = pl->group.me};
+	struct ring_call c = {
+	    .pl = pl, .a = a, .p = pl->group.n, .r = pl->group.me};
 	struct cb_comm *comm = pl->comm;
 	struct cursor rp, rc, sp, sc;
 	uint64_t rposted = 0, rdone = 0, sposted = 0, sdone = 0;
@@ -200,11 +206,11 @@ static cb_status_t ring_run(struct cb_plan *pl, const struct cb_coll_args *a)
 				pl->red.op = a->op;
 				pl->red.elem_bytes = c.esize;
 				st = cb_comm_irecv_reduce(
-					comm, pl->left,
-					(char *)a->recvbuf + off * c.esize,
-					(const char *)a->sendbuf + off * c.esize,
-					len * c.esize, &pl->red, tag_of(pl, &rp),
-					&pl->rreq[rposted % RING_WINDOW]);
+				    comm, pl->left,
+				    (char *)a->recvbuf + off * c.esize,
+				    (const char *)a->sendbuf + off * c.esize,
+				    len * c.esize, &pl->red, tag_of(pl, &rp),
+				    &pl->rreq[rposted % RING_WINDOW]);
 				if (st == CB_AGAIN)
 					break;
 				if (st)
@@ -213,15 +219,14 @@ static cb_status_t ring_run(struct cb_plan *pl, const struct cb_coll_args *a)
 				advance(&c, &rp, 0);
 				continue;
 			}
-			void *dst = rp.s < c.p - 1
-					    ? (void *)(pl->tmp +
-						       (rposted % RING_WINDOW) *
-							       pl->chunk_bytes)
-					    : (void *)((char *)a->recvbuf +
-						       off * c.esize);
+			void *dst =
+			    rp.s < c.p - 1
+			        ? (void *)(pl->tmp + (rposted % RING_WINDOW) *
+			                                 pl->chunk_bytes)
+			        : (void *)((char *)a->recvbuf + off * c.esize);
 			st = cb_comm_irecv(comm, pl->left, dst, len * c.esize,
-					   tag_of(pl, &rp),
-					   &pl->rreq[rposted % RING_WINDOW]);
+			                   tag_of(pl, &rp),
+			                   &pl->rreq[rposted % RING_WINDOW]);
 			if (st == CB_AGAIN)
 				break;
 			if (st)
@@ -231,14 +236,15 @@ static cb_status_t ring_run(struct cb_plan *pl, const struct cb_coll_args *a)
 		}
 		/* Send every chunk whose data is final, up to the window. */
 		while (sp.s < c.steps && sposted - sdone < RING_WINDOW &&
-		       (sp.s == 0 || before(&(struct cursor){sp.s - 1, sp.j}, &rc))) {
+		       (sp.s == 0 ||
+		        before(&(struct cursor){sp.s - 1, sp.j}, &rc))) {
 			int seg = send_seg(&c, sp.s);
 			size_t off, len;
 			chunk_range(&c, seg, sp.j, &off, &len);
 			const char *src = sp.s == 0 ? a->sendbuf : a->recvbuf;
 			st = cb_comm_isend(comm, pl->right, src + off * c.esize,
-					   len * c.esize, tag_of(pl, &sp),
-					   &pl->sreq[sposted % RING_WINDOW]);
+			                   len * c.esize, tag_of(pl, &sp),
+			                   &pl->sreq[sposted % RING_WINDOW]);
 			if (st == CB_AGAIN)
 				break;
 			if (st)
@@ -263,11 +269,12 @@ static cb_status_t ring_run(struct cb_plan *pl, const struct cb_coll_args *a)
 				size_t off, len;
 				chunk_range(&c, seg, rc.j, &off, &len);
 				cb_reduce(a->dtype, a->op,
-					  (char *)a->recvbuf + off * c.esize,
-					  (const char *)a->sendbuf + off * c.esize,
-					  pl->tmp + (rdone % RING_WINDOW) *
-							    pl->chunk_bytes,
-					  len);
+				          (char *)a->recvbuf + off * c.esize,
+				          (const char *)a->sendbuf +
+				              off * c.esize,
+				          pl->tmp + (rdone % RING_WINDOW) *
+				                        pl->chunk_bytes,
+				          len);
 			}
 			pl->stats.msgs_recv++;
 			pl->stats.bytes_recv += q->tp.bytes;
@@ -301,8 +308,8 @@ static cb_status_t ring_run(struct cb_plan *pl, const struct cb_coll_args *a)
 }
 
 static cb_status_t ring_plan_build(struct cb_comm *comm,
-				   const struct cb_plan_cfg *cfg,
-				   struct cb_plan **out)
+                                   const struct cb_plan_cfg *cfg,
+                                   struct cb_plan **out)
 {
 	struct cb_plan *pl = calloc(1, sizeof(*pl));
 	const struct cb_group *g = &cfg->group;
@@ -316,14 +323,15 @@ static cb_status_t ring_plan_build(struct cb_comm *comm,
 	pl->max_count = cfg->max_count;
 	pl->fused = cb_comm_can_recv_reduce(comm, pl->left);
 	pl->red.fn = cb_reduce;
-	pl->chunk_bytes = cfg->chunk_bytes ? cfg->chunk_bytes : RING_CHUNK_DEFAULT;
+	pl->chunk_bytes =
+	    cfg->chunk_bytes ? cfg->chunk_bytes : RING_CHUNK_DEFAULT;
 	/* Whole elements per chunk. */
 	size_t es = cb_dtype_bytes(cfg->dtype);
 	pl->chunk_bytes = pl->chunk_bytes / es * es;
 	if (pl->chunk_bytes < es)
 		pl->chunk_bytes = es;
 	if (posix_memalign((void **)&pl->tmp, 4096,
-			   RING_WINDOW * pl->chunk_bytes)) {
+	                   RING_WINDOW * pl->chunk_bytes)) {
 		free(pl);
 		return cb_fail(CB_ERR_NOMEM, "out of memory");
 	}
@@ -346,7 +354,7 @@ static const struct cb_coll_stats *ring_stats(const struct cb_plan *pl)
 }
 
 static double ring_model_us(enum cb_coll coll, size_t bytes, int p,
-			    double alpha_us, double beta_gbps)
+                            double alpha_us, double beta_gbps)
 {
 	(void)coll;
 	if (p < 2)
@@ -357,14 +365,14 @@ static double ring_model_us(enum cb_coll coll, size_t bytes, int p,
 }
 
 const struct cb_algo cb_algo_ring = {
-	.name = "ring",
-	.description = "reduce-scatter + allgather around a ring, pipelined in "
-		       "chunks; bandwidth-optimal",
-	.colls = 1u << CB_COLL_ALLREDUCE,
-	.refuse = NULL, /* any rank count */
-	.model_us = ring_model_us,
-	.plan_build = ring_plan_build,
-	.run = ring_run,
-	.plan_free = ring_plan_free,
-	.stats = ring_stats,
+    .name = "ring",
+    .description = "reduce-scatter + allgather around a ring, pipelined in "
+                   "chunks; bandwidth-optimal",
+    .colls = 1u << CB_COLL_ALLREDUCE,
+    .refuse = NULL, /* any rank count */
+    .model_us = ring_model_us,
+    .plan_build = ring_plan_build,
+    .run = ring_run,
+    .plan_free = ring_plan_free,
+    .stats = ring_stats,
 };

@@ -31,7 +31,7 @@
 #include "core/log.h"
 #include "core/sock.h"
 
-#define BOOT_MAGIC 0x43424b56u /* "CBKV" */
+#define BOOT_MAGIC   0x43424b56u /* "CBKV" */
 #define BOOT_KEY_MAX 256u
 #define BOOT_VAL_MAX (64u << 20)
 
@@ -118,7 +118,7 @@ static struct kv *kv_find(struct server *srv, const char *key)
 }
 
 static int kv_put(struct server *srv, const char *key, const void *val,
-		  uint32_t bytes)
+                  uint32_t bytes)
 {
 	struct kv *e = kv_find(srv, key);
 	void *copy = malloc(bytes ? bytes : 1);
@@ -145,11 +145,11 @@ static int kv_put(struct server *srv, const char *key, const void *val,
 }
 
 static int srv_send(struct server *srv, struct client *c, uint32_t type,
-		    const void *key, uint32_t key_bytes, const void *val,
-		    uint32_t val_bytes)
+                    const void *key, uint32_t key_bytes, const void *val,
+                    uint32_t val_bytes)
 {
 	struct boot_hdr h = {htonl(BOOT_MAGIC), htonl(type), htonl(key_bytes),
-			     htonl(val_bytes)};
+	                     htonl(val_bytes)};
 	uint64_t dl = cb_now_ns() + (uint64_t)(srv->timeout_s * 1e9);
 	int err;
 
@@ -171,8 +171,8 @@ static void srv_abort_all(struct server *srv, int origin, const char *why)
 	srv->aborted = 1;
 	for (int i = 0; i < srv->nclients; i++)
 		if (srv->clients[i].rank >= 0 && srv->clients[i].rank != origin)
-			srv_send(srv, &srv->clients[i], MSG_ABORT, &o, sizeof(o),
-				 why, (uint32_t)strlen(why));
+			srv_send(srv, &srv->clients[i], MSG_ABORT, &o,
+			         sizeof(o), why, (uint32_t)strlen(why));
 }
 
 static void srv_drop(struct server *srv, struct client *c)
@@ -247,7 +247,7 @@ static void srv_answer_waiters(struct server *srv)
 }
 
 static void srv_hello(struct server *srv, struct client *c, const void *val,
-		      uint32_t bytes)
+                      uint32_t bytes)
 {
 	struct boot_hello h;
 	char line[256];
@@ -262,20 +262,23 @@ static void srv_hello(struct server *srv, struct client *c, const void *val,
 	h.world = (int32_t)ntohl((uint32_t)h.world);
 	line[0] = '\0';
 	if (h.world != srv->world)
-		snprintf(line, sizeof(line),
-			 "rank %d on %s says the job has %d ranks, rank 0 says %d "
-			 "(launcher and --np disagree?)",
-			 h.rank, h.host, h.world, srv->world);
+		snprintf(
+		    line, sizeof(line),
+		    "rank %d on %s says the job has %d ranks, rank 0 says %d "
+		    "(launcher and --np disagree?)",
+		    h.rank, h.host, h.world, srv->world);
 	else if (h.rank < 0 || h.rank >= srv->world)
 		snprintf(line, sizeof(line), "rank %d on %s is outside 0..%d",
-			 h.rank, h.host, srv->world - 1);
+		         h.rank, h.host, srv->world - 1);
 	for (int i = 0; !line[0] && i < srv->nclients; i++)
 		if (srv->clients[i].rank == h.rank)
-			snprintf(line, sizeof(line),
-				 "two processes claim rank %d (hosts %s and %s)",
-				 h.rank, srv->clients[i].host, h.host);
+			snprintf(
+			    line, sizeof(line),
+			    "two processes claim rank %d (hosts %s and %s)",
+			    h.rank, srv->clients[i].host, h.host);
 	if (line[0]) {
-		srv_send(srv, c, MSG_ERROR, NULL, 0, line, (uint32_t)strlen(line));
+		srv_send(srv, c, MSG_ERROR, NULL, 0, line,
+		         (uint32_t)strlen(line));
 		srv_drop(srv, c);
 		return;
 	}
@@ -286,7 +289,7 @@ static void srv_hello(struct server *srv, struct client *c, const void *val,
 }
 
 static void srv_message(struct server *srv, int ci, const struct boot_hdr *h,
-			const char *key, const uint8_t *val)
+                        const char *key, const uint8_t *val)
 {
 	struct client *c = &srv->clients[ci];
 
@@ -325,7 +328,7 @@ static void srv_message(struct server *srv, int ci, const struct boot_hdr *h,
 	case MSG_ABORT: {
 		char line[600];
 		snprintf(line, sizeof(line), "%.*s", (int)h->val_bytes,
-			 (const char *)val);
+		         (const char *)val);
 		srv_abort_all(srv, c->rank, line);
 		return;
 	}
@@ -339,9 +342,9 @@ static void srv_message(struct server *srv, int ci, const struct boot_hdr *h,
 	/* An unknown type from a rank: same as garbage. */
 	char line[256];
 	snprintf(line, sizeof(line),
-		 "rank %d (%s) sent the rendezvous a message that does not "
-		 "parse (type %u)",
-		 c->rank, c->host, h->type);
+	         "rank %d (%s) sent the rendezvous a message that does not "
+	         "parse (type %u)",
+	         c->rank, c->host, h->type);
 	srv_abort_all(srv, -1, line);
 	srv_drop(srv, c);
 }
@@ -363,17 +366,18 @@ static int srv_parse(struct server *srv, int ci)
 			char line[256];
 			if (c->rank >= 0) {
 				snprintf(line, sizeof(line),
-					 "rank %d (%s) sent the rendezvous a "
-					 "message that does not parse (magic "
-					 "0x%08x)",
-					 c->rank, c->host, h.magic);
+				         "rank %d (%s) sent the rendezvous a "
+				         "message that does not parse (magic "
+				         "0x%08x)",
+				         c->rank, c->host, h.magic);
 				srv_abort_all(srv, -1, line);
 			} else {
-				cb_log(CB_LOG_WARN,
-				       "rendezvous: dropped a connection from %s "
-				       "that is not a collbench rank (its first "
-				       "message does not parse)",
-				       c->addr);
+				cb_log(
+				    CB_LOG_WARN,
+				    "rendezvous: dropped a connection from %s "
+				    "that is not a collbench rank (its first "
+				    "message does not parse)",
+				    c->addr);
 			}
 			srv_drop(srv, c);
 			return -1;
@@ -407,7 +411,7 @@ static void srv_read(struct server *srv, int ci)
 			c->in_cap = cap;
 		}
 		ssize_t n = recv(c->fd, c->in + c->in_bytes,
-				 c->in_cap - c->in_bytes, MSG_DONTWAIT);
+		                 c->in_cap - c->in_bytes, MSG_DONTWAIT);
 		if (n > 0) {
 			c->in_bytes += (size_t)n;
 			if (srv_parse(srv, ci) < 0)
@@ -420,9 +424,9 @@ static void srv_read(struct server *srv, int ci)
 		if (c->rank >= 0 && !c->bye) {
 			char line[256];
 			snprintf(line, sizeof(line),
-				 "rank %d (host %s) left the job without "
-				 "finishing: it exited or was killed",
-				 c->rank, c->host);
+			         "rank %d (host %s) left the job without "
+			         "finishing: it exited or was killed",
+			         c->rank, c->host);
 			srv_abort_all(srv, -1, line);
 		}
 		srv_drop(srv, c);
@@ -435,7 +439,7 @@ static void srv_accept(struct server *srv)
 	struct sockaddr_storage sa;
 	socklen_t sl = sizeof(sa);
 	int fd = accept4(srv->listen_fd, (struct sockaddr *)&sa, &sl,
-			 SOCK_CLOEXEC | SOCK_NONBLOCK);
+	                 SOCK_CLOEXEC | SOCK_NONBLOCK);
 
 	if (fd < 0)
 		return;
@@ -469,8 +473,9 @@ static void *srv_main(void *arg)
 	for (;;) {
 		if (atomic_load(&srv->stop)) {
 			if (!stop_deadline)
-				stop_deadline = cb_now_ns() +
-						(uint64_t)(srv->timeout_s * 1e9);
+				stop_deadline =
+				    cb_now_ns() +
+				    (uint64_t)(srv->timeout_s * 1e9);
 			if (srv->byes >= srv->world || srv->aborted ||
 			    cb_now_ns() > stop_deadline)
 				break;
@@ -482,10 +487,11 @@ static void *srv_main(void *arg)
 				break;
 			pfd = p;
 		}
-		pfd[0] = (struct pollfd){.fd = srv->listen_fd, .events = POLLIN};
+		pfd[0] =
+		    (struct pollfd){.fd = srv->listen_fd, .events = POLLIN};
 		for (int i = 0; i < srv->nclients; i++)
 			pfd[i + 1] = (struct pollfd){.fd = srv->clients[i].fd,
-						     .events = POLLIN};
+			                             .events = POLLIN};
 		int n = srv->nclients;
 		if (poll(pfd, n + 1, 50) <= 0)
 			continue;
@@ -522,7 +528,7 @@ struct cb_boot {
 	int rank, world;
 	uint64_t job_id;
 	double timeout_s;
-	uint32_t seq; /* allgather / barrier round, the same on every rank */
+	uint32_t seq;    /* allgather / barrier round, the same on every rank */
 	char where[300]; /* "the rendezvous at host:port" */
 	char local_ip[64];
 	int aborted, abort_origin; /* an ABORT arrived, from whom */
@@ -537,11 +543,11 @@ static uint64_t boot_deadline(const struct cb_boot *b)
 }
 
 static cb_status_t boot_send(struct cb_boot *b, uint32_t type, const char *key,
-			     const void *val, uint32_t val_bytes)
+                             const void *val, uint32_t val_bytes)
 {
 	uint32_t kb = key ? (uint32_t)strlen(key) : 0;
 	struct boot_hdr h = {htonl(BOOT_MAGIC), htonl(type), htonl(kb),
-			     htonl(val_bytes)};
+	                     htonl(val_bytes)};
 	uint64_t dl = boot_deadline(b);
 	cb_status_t st;
 	int err = 0;
@@ -553,30 +559,30 @@ static cb_status_t boot_send(struct cb_boot *b, uint32_t type, const char *key,
 		st = cb_sock_send_all(b->fd, val, val_bytes, dl, &err);
 	if (st == CB_ERR_TIMEOUT)
 		return cb_fail(st, "timed out after %g s sending to %s",
-			       b->timeout_s, b->where);
+		               b->timeout_s, b->where);
 	if (st)
 		return cb_fail(CB_ERR_PEER, "lost %s (rank 0): %s", b->where,
-			       err ? strerror(err) : "connection closed");
+		               err ? strerror(err) : "connection closed");
 	return CB_OK;
 }
 
 static cb_status_t boot_lost(struct cb_boot *b, cb_status_t st, int err,
-			     const char *waiting_for)
+                             const char *waiting_for)
 {
 	if (st == CB_ERR_TIMEOUT)
 		return cb_fail(st,
-			       "timed out after %g s waiting for %s from %s",
-			       b->timeout_s, waiting_for, b->where);
-	return cb_fail(CB_ERR_PEER, "lost %s (served by rank 0) waiting for %s: %s",
-		       b->where, waiting_for,
-		       err ? strerror(err) : "connection closed");
+		               "timed out after %g s waiting for %s from %s",
+		               b->timeout_s, waiting_for, b->where);
+	return cb_fail(
+	    CB_ERR_PEER, "lost %s (served by rank 0) waiting for %s: %s",
+	    b->where, waiting_for, err ? strerror(err) : "connection closed");
 }
 
 /* Read one message.  An ABORT is turned into CB_ERR_ABORTED here, so callers
  * only ever see the reply they wait for.  *@val is malloc'ed. */
 static cb_status_t boot_recv(struct cb_boot *b, uint64_t deadline,
-			     const char *waiting_for, uint32_t *type,
-			     uint8_t **val, uint32_t *val_bytes)
+                             const char *waiting_for, uint32_t *type,
+                             uint8_t **val, uint32_t *val_bytes)
 {
 	struct boot_hdr h;
 	int err = 0;
@@ -591,15 +597,16 @@ static cb_status_t boot_recv(struct cb_boot *b, uint64_t deadline,
 	if (h.magic != BOOT_MAGIC || h.key_bytes > BOOT_KEY_MAX ||
 	    h.val_bytes > BOOT_VAL_MAX || h.type < MSG_HELLO ||
 	    h.type > MSG_BYE)
-		return cb_fail(CB_ERR_PROTO,
-			       "%s sent a message that does not parse (magic "
-			       "0x%08x, type %u): is it a collbench rendezvous?",
-			       b->where, h.magic, h.type);
+		return cb_fail(
+		    CB_ERR_PROTO,
+		    "%s sent a message that does not parse (magic "
+		    "0x%08x, type %u): is it a collbench rendezvous?",
+		    b->where, h.magic, h.type);
 	uint8_t *buf = malloc(h.key_bytes + h.val_bytes + 1);
 	if (!buf)
 		return cb_fail(CB_ERR_NOMEM, "out of memory");
 	st = cb_sock_recv_all(b->fd, buf, h.key_bytes + h.val_bytes, deadline,
-			      &err);
+	                      &err);
 	if (st) {
 		free(buf);
 		return boot_lost(b, st, err, waiting_for);
@@ -614,9 +621,9 @@ static cb_status_t boot_recv(struct cb_boot *b, uint64_t deadline,
 		b->aborted = 1;
 		b->abort_origin = origin;
 		snprintf(b->abort_line, sizeof(b->abort_line), "%s",
-			 (char *)buf + h.key_bytes);
+		         (char *)buf + h.key_bytes);
 		cb_fail(h.type == MSG_ABORT ? CB_ERR_ABORTED : CB_ERR_INVALID,
-			"%s", (char *)buf + h.key_bytes);
+		        "%s", (char *)buf + h.key_bytes);
 		free(buf);
 		return h.type == MSG_ABORT ? CB_ERR_ABORTED : CB_ERR_INVALID;
 	}
@@ -628,26 +635,26 @@ static cb_status_t boot_recv(struct cb_boot *b, uint64_t deadline,
 }
 
 static cb_status_t boot_expect(struct cb_boot *b, uint32_t want,
-			       const char *waiting_for, uint8_t **val,
-			       uint32_t *val_bytes)
+                               const char *waiting_for, uint8_t **val,
+                               uint32_t *val_bytes)
 {
 	uint32_t type;
-	cb_status_t st = boot_recv(b, boot_deadline(b), waiting_for, &type, val,
-				   val_bytes);
+	cb_status_t st =
+	    boot_recv(b, boot_deadline(b), waiting_for, &type, val, val_bytes);
 
 	if (st)
 		return st;
 	if (type != want) {
 		free(*val);
 		return cb_fail(CB_ERR_PROTO,
-			       "%s answered with message type %u, expected %u",
-			       b->where, type, want);
+		               "%s answered with message type %u, expected %u",
+		               b->where, type, want);
 	}
 	return CB_OK;
 }
 
 cb_status_t cb_boot_parse_hostport(const char *s, char *host, size_t host_bytes,
-				   char *port, size_t port_bytes)
+                                   char *port, size_t port_bytes)
 {
 	const char *colon, *h = s;
 	size_t hl;
@@ -676,12 +683,11 @@ cb_status_t cb_boot_parse_hostport(const char *s, char *host, size_t host_bytes,
 	return CB_OK;
 bad:
 	return cb_fail(CB_ERR_USAGE,
-		       "rendezvous '%s' is not HOST:PORT (port 1-65535)", s);
+	               "rendezvous '%s' is not HOST:PORT (port 1-65535)", s);
 }
 
-static cb_status_t boot_serve(const struct cb_boot_cfg *cfg,
-			      struct cb_boot *b, struct sockaddr_storage *sa,
-			      socklen_t *sl)
+static cb_status_t boot_serve(const struct cb_boot_cfg *cfg, struct cb_boot *b,
+                              struct sockaddr_storage *sa, socklen_t *sl)
 {
 	struct server *srv = calloc(1, sizeof(*srv));
 
@@ -698,11 +704,11 @@ static cb_status_t boot_serve(const struct cb_boot_cfg *cfg,
 		int e = errno;
 		free(srv);
 		return cb_fail(CB_ERR_SYS,
-			       "cannot serve the rendezvous on %s:%s: %s%s",
-			       cfg->host, cfg->port, strerror(e),
-			       e == EADDRNOTAVAIL ? " (rank 0 must run on "
-						    "the rendezvous host)"
-						  : "");
+		               "cannot serve the rendezvous on %s:%s: %s%s",
+		               cfg->host, cfg->port, strerror(e),
+		               e == EADDRNOTAVAIL ? " (rank 0 must run on "
+		                                    "the rendezvous host)"
+		                                  : "");
 	}
 	/* Connect our own client to where the listener really is. */
 	*sl = sizeof(*sa);
@@ -710,12 +716,13 @@ static cb_status_t boot_serve(const struct cb_boot_cfg *cfg,
 	if (sa->ss_family == AF_INET &&
 	    ((struct sockaddr_in *)sa)->sin_addr.s_addr == htonl(INADDR_ANY))
 		((struct sockaddr_in *)sa)->sin_addr.s_addr =
-			htonl(INADDR_LOOPBACK);
+		    htonl(INADDR_LOOPBACK);
 	cb_sock_set_nonblock(srv->listen_fd, 1);
 	if (pthread_create(&srv->thread, NULL, srv_main, srv)) {
 		close(srv->listen_fd);
 		free(srv);
-		return cb_fail(CB_ERR_SYS, "cannot start the rendezvous thread");
+		return cb_fail(CB_ERR_SYS,
+		               "cannot start the rendezvous thread");
 	}
 	b->srv = srv;
 	return CB_OK;
@@ -736,7 +743,7 @@ cb_status_t cb_boot_open(const struct cb_boot_cfg *cfg, struct cb_boot **out)
 	b->world = cfg->world;
 	b->timeout_s = cfg->timeout_s;
 	snprintf(b->where, sizeof(b->where), "the rendezvous at %s:%s",
-		 cfg->host, cfg->port);
+	         cfg->host, cfg->port);
 	if (cfg->listen_fd < 0 || cfg->rank != 0) {
 		st = cb_sock_resolve(cfg->host, cfg->port, &sa, &sl);
 		if (st)
@@ -746,17 +753,17 @@ cb_status_t cb_boot_open(const struct cb_boot_cfg *cfg, struct cb_boot **out)
 		goto fail;
 
 	st = cb_sock_connect((struct sockaddr *)&sa, sl, boot_deadline(b),
-			     &b->fd, &err);
+	                     &b->fd, &err);
 	if (st == CB_ERR_TIMEOUT) {
 		st = cb_fail(CB_ERR_TIMEOUT,
-			     "%s did not answer within %g s (%s; is rank 0 "
-			     "running there?)",
-			     b->where, b->timeout_s,
-			     err ? strerror(err) : "no answer");
+		             "%s did not answer within %g s (%s; is rank 0 "
+		             "running there?)",
+		             b->where, b->timeout_s,
+		             err ? strerror(err) : "no answer");
 		goto fail;
 	} else if (st) {
-		st = cb_fail(st, "cannot reach %s: %s", b->where,
-			     strerror(err));
+		st =
+		    cb_fail(st, "cannot reach %s: %s", b->where, strerror(err));
 		goto fail;
 	}
 	struct sockaddr_storage me;
@@ -766,21 +773,22 @@ cb_status_t cb_boot_open(const struct cb_boot_cfg *cfg, struct cb_boot **out)
 	cb_sock_ntop((struct sockaddr *)&me, ipport, sizeof(ipport));
 	*strrchr(ipport, ':') = '\0';
 	snprintf(b->local_ip, sizeof(b->local_ip), "%.63s",
-		 ipport[0] == '[' ? ipport + 1 : ipport);
+	         ipport[0] == '[' ? ipport + 1 : ipport);
 	if (b->local_ip[strlen(b->local_ip) - 1] == ']')
 		b->local_ip[strlen(b->local_ip) - 1] = '\0';
 
 	struct boot_hello h = {.rank = (int32_t)htonl((uint32_t)cfg->rank),
-			       .world = (int32_t)htonl((uint32_t)cfg->world),
-			       .pid = (int32_t)htonl((uint32_t)getpid())};
+	                       .world = (int32_t)htonl((uint32_t)cfg->world),
+	                       .pid = (int32_t)htonl((uint32_t)getpid())};
 	snprintf(h.host, sizeof(h.host), "%s", cfg->hostname);
 	if ((st = boot_send(b, MSG_HELLO, NULL, &h, sizeof(h))))
 		goto fail;
 	uint8_t *val;
 	uint32_t vb;
-	if ((st = boot_expect(b, MSG_WELCOME, "the rendezvous to admit this "
-					      "rank",
-			      &val, &vb)))
+	if ((st = boot_expect(b, MSG_WELCOME,
+	                      "the rendezvous to admit this "
+	                      "rank",
+	                      &val, &vb)))
 		goto fail;
 	if (vb == sizeof(b->job_id))
 		memcpy(&b->job_id, val, sizeof(b->job_id));
@@ -809,15 +817,16 @@ int cb_boot_local_addr(const struct cb_boot *b, char *ip, size_t ip_bytes)
 }
 
 cb_status_t cb_boot_set(struct cb_boot *b, const char *key, const void *val,
-			size_t bytes)
+                        size_t bytes)
 {
 	if (strlen(key) > BOOT_KEY_MAX || bytes > BOOT_VAL_MAX)
-		return cb_fail(CB_ERR_INVALID, "bootstrap key or value too big");
+		return cb_fail(CB_ERR_INVALID,
+		               "bootstrap key or value too big");
 	return boot_send(b, MSG_SET, key, val, (uint32_t)bytes);
 }
 
 cb_status_t cb_boot_get(struct cb_boot *b, const char *key, void *val,
-			size_t cap, size_t *bytes)
+                        size_t cap, size_t *bytes)
 {
 	char what[BOOT_KEY_MAX + 32];
 	uint8_t *v;
@@ -830,9 +839,10 @@ cb_status_t cb_boot_get(struct cb_boot *b, const char *key, void *val,
 		return st;
 	if (vb > cap) {
 		free(v);
-		return cb_fail(CB_ERR_TRUNCATE, "bootstrap value of '%s' has %u "
-						"bytes, expected at most %zu",
-			       key, vb, cap);
+		return cb_fail(CB_ERR_TRUNCATE,
+		               "bootstrap value of '%s' has %u "
+		               "bytes, expected at most %zu",
+		               key, vb, cap);
 	}
 	memcpy(val, v, vb);
 	*bytes = vb;
@@ -841,7 +851,7 @@ cb_status_t cb_boot_get(struct cb_boot *b, const char *key, void *val,
 }
 
 static cb_status_t boot_gather(struct cb_boot *b, const char *what,
-			       const void *mine, size_t bytes, void *all)
+                               const void *mine, size_t bytes, void *all)
 {
 	char key[64], prefix[48];
 	uint32_t n = htonl((uint32_t)b->world);
@@ -858,9 +868,9 @@ static cb_status_t boot_gather(struct cb_boot *b, const char *what,
 	if (vb != (uint32_t)b->world * (4 + bytes)) {
 		free(v);
 		return cb_fail(CB_ERR_PROTO,
-			       "ranks disagree on the size of a bootstrap "
-			       "allgather (%u bytes for %d ranks of %zu)",
-			       vb, b->world, bytes);
+		               "ranks disagree on the size of a bootstrap "
+		               "allgather (%u bytes for %d ranks of %zu)",
+		               vb, b->world, bytes);
 	}
 	for (int r = 0; r < b->world; r++)
 		memcpy((char *)all + (size_t)r * bytes,
@@ -870,10 +880,10 @@ static cb_status_t boot_gather(struct cb_boot *b, const char *what,
 }
 
 cb_status_t cb_boot_allgather(struct cb_boot *b, const void *mine, size_t bytes,
-			      void *all)
+                              void *all)
 {
-	return boot_gather(b, "every rank's contribution to an allgather",
-			   mine, bytes, all);
+	return boot_gather(b, "every rank's contribution to an allgather", mine,
+	                   bytes, all);
 }
 
 cb_status_t cb_boot_barrier(struct cb_boot *b)
@@ -905,14 +915,14 @@ cb_status_t cb_boot_check(struct cb_boot *b, int grace_ms, int *origin)
 		return CB_OK;
 	/* Between collectives the store sends only ABORT; anything else that
 	 * arrives (or EOF) is a failure too. */
-	st = boot_recv(b, cb_now_ns() + 1000000000ull, "the job to finish", &type,
-		       &val, &vb);
+	st = boot_recv(b, cb_now_ns() + 1000000000ull, "the job to finish",
+	               &type, &val, &vb);
 	if (origin)
 		*origin = b->abort_origin;
 	if (st == CB_OK) {
 		free(val);
 		return cb_fail(CB_ERR_PROTO, "%s sent an unexpected message",
-			       b->where);
+		               b->where);
 	}
 	if (st == CB_ERR_PEER)
 		b->abort_origin = 0;
@@ -934,7 +944,7 @@ void cb_boot_abort(struct cb_boot *b, const char *why)
 	/* Best effort, and not through boot_send: its failure must not
 	 * replace the line that explains the original failure. */
 	h = (struct boot_hdr){htonl(BOOT_MAGIC), htonl(MSG_ABORT), htonl(4),
-			      htonl(len)};
+	                      htonl(len)};
 	if (!cb_sock_send_all(b->fd, &h, sizeof(h), dl, &err) &&
 	    !cb_sock_send_all(b->fd, &me, 4, dl, &err))
 		cb_sock_send_all(b->fd, why, len, dl, &err);
@@ -947,11 +957,11 @@ void cb_boot_close(struct cb_boot *b)
 		return;
 	if (b->fd >= 0) {
 		if (!b->aborted && !b->sent_abort) {
-			struct boot_hdr h = {htonl(BOOT_MAGIC), htonl(MSG_BYE), 0,
-					     0};
+			struct boot_hdr h = {htonl(BOOT_MAGIC), htonl(MSG_BYE),
+			                     0, 0};
 			int err;
 			cb_sock_send_all(b->fd, &h, sizeof(h),
-					 cb_now_ns() + 1000000000ull, &err);
+			                 cb_now_ns() + 1000000000ull, &err);
 		}
 		if (b->srv) {
 			/* Keep serving until everyone said goodbye. */

@@ -22,10 +22,10 @@ struct cb_boot;
 
 struct cb_boot_cfg {
 	int rank, world;
-	const char *host; /* rendezvous host (name or address) */
-	const char *port; /* rendezvous port */
-	int listen_fd;    /* rank 0: an already bound listener, or -1 */
-	double timeout_s; /* deadline of every blocking step */
+	const char *host;     /* rendezvous host (name or address) */
+	const char *port;     /* rendezvous port */
+	int listen_fd;        /* rank 0: an already bound listener, or -1 */
+	double timeout_s;     /* deadline of every blocking step */
 	const char *hostname; /* this rank's host, for messages */
 };
 
@@ -40,16 +40,16 @@ void cb_boot_abort(struct cb_boot *boot, const char *why);
 
 uint64_t cb_boot_job_id(const struct cb_boot *boot);
 
-cb_status_t cb_boot_set(struct cb_boot *boot, const char *key,
-			const void *val, size_t bytes);
+cb_status_t cb_boot_set(struct cb_boot *boot, const char *key, const void *val,
+                        size_t bytes);
 /* Waits (to the deadline) until @key is set; CB_ERR_TRUNCATE when the value
  * is larger than @cap. */
 cb_status_t cb_boot_get(struct cb_boot *boot, const char *key, void *val,
-			size_t cap, size_t *bytes);
+                        size_t cap, size_t *bytes);
 /* Every rank contributes @bytes at @mine; @all receives world * @bytes, in
  * rank order.  Every rank must call it with the same @bytes. */
 cb_status_t cb_boot_allgather(struct cb_boot *boot, const void *mine,
-			      size_t bytes, void *all);
+                              size_t bytes, void *all);
 cb_status_t cb_boot_barrier(struct cb_boot *boot);
 
 /*
@@ -70,6 +70,6 @@ int cb_boot_local_addr(const struct cb_boot *boot, char *ip, size_t ip_bytes);
 
 /* Split "HOST:PORT" (or "[v6]:PORT"); CB_ERR_USAGE with a recorded line. */
 cb_status_t cb_boot_parse_hostport(const char *s, char *host, size_t host_bytes,
-				   char *port, size_t port_bytes);
+                                   char *port, size_t port_bytes);
 
 #endif

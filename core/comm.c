@@ -30,7 +30,7 @@ const char *const cb_tp_names[] = {"tcp", "shm", "verbs", "gpu", NULL};
 static const struct cb_tp_ops *const builtin[] = {&cb_tp_tcp, &cb_tp_shm};
 
 static const struct cb_tp_ops *tp_load_module(const char *name, char *why,
-					      size_t why_bytes)
+                                              size_t why_bytes)
 {
 	char dirs[PATH_MAX * 3], path[PATH_MAX + 64], exe[PATH_MAX];
 	const char *env = getenv("COLLBENCH_PLUGIN_PATH");
@@ -41,7 +41,7 @@ static const struct cb_tp_ops *tp_load_module(const char *name, char *why,
 		*strrchr(exe, '/') = '\0';
 	/* The build tree keeps modules in transports/ next to bench/. */
 	snprintf(dirs, sizeof(dirs), "%s%s%s/../transports:%s", env ? env : "",
-		 env ? ":" : "", exe, CB_PLUGIN_DIR);
+	         env ? ":" : "", exe, CB_PLUGIN_DIR);
 	for (char *save, *d = strtok_r(dirs, ":", &save); d;
 	     d = strtok_r(NULL, ":", &save)) {
 		snprintf(path, sizeof(path), "%s/libcollbench-%s.so", d, name);
@@ -49,25 +49,26 @@ static const struct cb_tp_ops *tp_load_module(const char *name, char *why,
 			continue;
 		void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 		if (!h) {
-			snprintf(why, why_bytes, "cannot load %.90s: %.90s", path,
-				 dlerror());
+			snprintf(why, why_bytes, "cannot load %.90s: %.90s",
+			         path, dlerror());
 			return NULL;
 		}
 		const struct cb_tp_ops *ops = dlsym(h, CB_TP_SYMBOL);
 		if (!ops || ops->abi != CB_TP_ABI ||
 		    ops->size < offsetof(struct cb_tp_ops, put)) {
-			snprintf(why, why_bytes,
-				 "%.150s is not a collbench transport of ABI %u", path,
-				 CB_TP_ABI);
+			snprintf(
+			    why, why_bytes,
+			    "%.150s is not a collbench transport of ABI %u",
+			    path, CB_TP_ABI);
 			dlclose(h);
 			return NULL;
 		}
 		return ops; /* stays loaded for the life of the process */
 	}
 	snprintf(why, why_bytes,
-		 "not built: no module libcollbench-%s.so in "
-		 "COLLBENCH_PLUGIN_PATH, the build tree or %.80s",
-		 name, CB_PLUGIN_DIR);
+	         "not built: no module libcollbench-%s.so in "
+	         "COLLBENCH_PLUGIN_PATH, the build tree or %.80s",
+	         name, CB_PLUGIN_DIR);
 	return NULL;
 }
 
@@ -127,7 +128,7 @@ const char *cb_comm_host_name(const struct cb_comm *c, int r)
 }
 
 static cb_status_t comm_hosts(struct cb_comm *c, const char *name,
-			      const char *key)
+                              const char *key)
 {
 	struct host_info me = {.pid = getpid()}, *all;
 	cb_status_t st;
@@ -191,18 +192,18 @@ static cb_status_t comm_open_tp(struct cb_comm *c, const char *name)
 	cb_tp_find(name, &e);
 	if (!e.ops)
 		return cb_fail(CB_ERR_UNAVAILABLE,
-			       "transport %s is not available: %s", name, e.why);
+		               "transport %s is not available: %s", name,
+		               e.why);
 	if (!e.available)
 		return cb_fail(CB_ERR_UNAVAILABLE,
-			       "transport %s is not usable here: %s", name,
-			       e.why);
-	if ((e.ops->caps & CB_TP_CAP_SAME_HOST) && c->nhosts > 1 &&
-	    c->ntp == 0)
+		               "transport %s is not usable here: %s", name,
+		               e.why);
+	if ((e.ops->caps & CB_TP_CAP_SAME_HOST) && c->nhosts > 1 && c->ntp == 0)
 		return cb_fail(CB_ERR_UNAVAILABLE,
-			       "transport %s connects ranks of one host, and "
-			       "this job spans %d hosts (use --transport=auto "
-			       "or tcp)",
-			       name, c->nhosts);
+		               "transport %s connects ranks of one host, and "
+		               "this job spans %d hosts (use --transport=auto "
+		               "or tcp)",
+		               name, c->nhosts);
 	snprintf(tp_log_prefix, sizeof(tp_log_prefix), "%s", name);
 	st = e.ops->open(&c->host_api, &c->tp[c->ntp].ctx);
 	if (st)
@@ -223,7 +224,8 @@ static cb_status_t comm_connect(struct cb_comm *c)
 
 	for (int i = 0; i < c->ntp; i++) {
 		size_t n = CB_TP_ADDR_MAX;
-		if ((st = c->tp[i].ops->address(c->tp[i].ctx, mine.blob[i], &n)))
+		if ((st =
+		         c->tp[i].ops->address(c->tp[i].ctx, mine.blob[i], &n)))
 			return st;
 		mine.bytes[i] = (uint32_t)n;
 	}
@@ -242,7 +244,7 @@ static cb_status_t comm_connect(struct cb_comm *c)
 			continue;
 		c->eps[p].ops = c->tp[t].ops;
 		st = c->tp[t].ops->ep_connect(c->tp[t].ctx, p, all[p].blob[t],
-					      all[p].bytes[t], &c->eps[p].ep);
+		                              all[p].bytes[t], &c->eps[p].ep);
 		if (st)
 			goto out;
 	}
@@ -260,11 +262,12 @@ static cb_status_t comm_connect(struct cb_comm *c)
 		if (st != CB_AGAIN)
 			goto out;
 		if (cb_now_ns() > deadline) {
-			st = cb_fail(CB_ERR_TIMEOUT,
-				     "timed out after %g s connecting to rank %d "
-				     "(host %s) over %s",
-				     c->timeout_s, p, cb_comm_host_name(c, p),
-				     c->eps[p].ops->name);
+			st = cb_fail(
+			    CB_ERR_TIMEOUT,
+			    "timed out after %g s connecting to rank %d "
+			    "(host %s) over %s",
+			    c->timeout_s, p, cb_comm_host_name(c, p),
+			    c->eps[p].ops->name);
 			goto out;
 		}
 		if ((st = cb_boot_check(c->boot, 0, NULL)))
@@ -294,12 +297,12 @@ cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg, struct cb_comm **out)
 	cb_host_identity(name, sizeof(name), key, sizeof(key));
 
 	struct cb_boot_cfg bc = {.rank = cfg->rank,
-				 .world = cfg->world,
-				 .host = cfg->host,
-				 .port = cfg->port,
-				 .listen_fd = cfg->listen_fd,
-				 .timeout_s = cfg->timeout_s,
-				 .hostname = name};
+	                         .world = cfg->world,
+	                         .host = cfg->host,
+	                         .port = cfg->port,
+	                         .listen_fd = cfg->listen_fd,
+	                         .timeout_s = cfg->timeout_s,
+	                         .hostname = name};
 	if ((st = cb_boot_open(&bc, &c->boot))) {
 		free(c);
 		return st;
@@ -309,19 +312,19 @@ cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg, struct cb_comm **out)
 	cb_boot_local_addr(c->boot, c->local_ip, sizeof(c->local_ip));
 
 	c->host_api = (struct cb_tp_host){
-		.size = sizeof(struct cb_tp_host),
-		.rank = c->rank,
-		.world = c->world,
-		.host_of_rank = c->host_of_rank,
-		.hosts = (const char *const *)c->hosts,
-		.job_id = cb_boot_job_id(c->boot),
-		.local_ranks = c->local_size,
-		.oversubscribed = c->oversubscribed,
-		.local_ip = c->local_ip,
-		.timeout_s = c->timeout_s,
-		.option = cb_opt_get,
-		.log = host_log,
-		.fail = host_fail,
+	    .size = sizeof(struct cb_tp_host),
+	    .rank = c->rank,
+	    .world = c->world,
+	    .host_of_rank = c->host_of_rank,
+	    .hosts = (const char *const *)c->hosts,
+	    .job_id = cb_boot_job_id(c->boot),
+	    .local_ranks = c->local_size,
+	    .oversubscribed = c->oversubscribed,
+	    .local_ip = c->local_ip,
+	    .timeout_s = c->timeout_s,
+	    .option = cb_opt_get,
+	    .log = host_log,
+	    .fail = host_fail,
 	};
 
 	if (!strcmp(cfg->transport, "auto")) {
@@ -336,8 +339,8 @@ cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg, struct cb_comm **out)
 	}
 	for (int i = 0; i < c->ntp; i++)
 		snprintf(c->transport + strlen(c->transport),
-			 sizeof(c->transport) - strlen(c->transport), "%s%s",
-			 i ? "+" : "", c->tp[i].ops->name);
+		         sizeof(c->transport) - strlen(c->transport), "%s%s",
+		         i ? "+" : "", c->tp[i].ops->name);
 	if ((st = comm_connect(c)))
 		goto fail;
 	*out = c;
@@ -417,7 +420,8 @@ int cb_comm_fail(struct cb_comm *c, cb_status_t st)
 		 * of a job's failure, so exactly one rank's line is printed
 		 * even when several ranks fail at once (the same bad option
 		 * everywhere, or the echo of a peer that died). */
-		cb_boot_abort(c->boot, cb_fail_msg() ? cb_fail_msg() : "failed");
+		cb_boot_abort(c->boot,
+		              cb_fail_msg() ? cb_fail_msg() : "failed");
 		if (cb_boot_check(c->boot, 300, &origin) != CB_ERR_ABORTED ||
 		    origin == c->rank)
 			return 1;
@@ -440,9 +444,11 @@ cb_status_t cb_comm_mem_alloc(struct cb_comm *c, size_t bytes, void **buf)
 {
 	for (int i = 0; i < c->ntp; i++)
 		if (CB_TP_HAS(c->tp[i].ops, mem_alloc))
-			return c->tp[i].ops->mem_alloc(c->tp[i].ctx, bytes, buf);
+			return c->tp[i].ops->mem_alloc(c->tp[i].ctx, bytes,
+			                               buf);
 	if (posix_memalign(buf, 4096, bytes ? bytes : 1))
-		return cb_fail(CB_ERR_NOMEM, "cannot allocate %zu bytes", bytes);
+		return cb_fail(CB_ERR_NOMEM, "cannot allocate %zu bytes",
+		               bytes);
 	return CB_OK;
 }
 

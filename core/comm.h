@@ -38,7 +38,7 @@ extern const char *const cb_tp_names[];
 /* ---- where ranks come from ---- */
 
 struct cb_launch_env {
-	int found;          /* a launcher set rank and world */
+	int found; /* a launcher set rank and world */
 	int rank, world;
 	const char *source; /* "OMPI_COMM_WORLD_RANK/SIZE", ... */
 	char host[256], port[16];
@@ -52,7 +52,7 @@ cb_status_t cb_env_detect(const char *cli_rendezvous, struct cb_launch_env *e);
 /* This host's identity: hostname, and a key that also tells apart network
  * namespaces (test hosts) and machines with one name (boot id). */
 void cb_host_identity(char *name, size_t name_bytes, char *key,
-		      size_t key_bytes);
+                      size_t key_bytes);
 
 /*
  * Fork @np local ranks that meet on a loopback rendezvous.  Each child calls
@@ -62,9 +62,9 @@ void cb_host_identity(char *name, size_t name_bytes, char *key,
  * still running @grace_s after the first failure are killed.
  */
 int cb_launch_local(int np, double grace_s,
-		    int (*rank_main)(void *arg, int rank, int listen_fd,
-				     const char *port),
-		    void *arg);
+                    int (*rank_main)(void *arg, int rank, int listen_fd,
+                                     const char *port),
+                    void *arg);
 
 /* ---- the communicator ---- */
 
@@ -83,9 +83,9 @@ struct cb_req {
 
 struct cb_comm {
 	int rank, world;
-	int nhosts, host;    /* number of hosts, this rank's host index */
-	int *host_of_rank;   /* [world] */
-	char **hosts;        /* [nhosts] names */
+	int nhosts, host;  /* number of hosts, this rank's host index */
+	int *host_of_rank; /* [world] */
+	char **hosts;      /* [nhosts] names */
 	int local_rank, local_size;
 	int oversubscribed;
 	struct cb_boot *boot;
@@ -95,8 +95,9 @@ struct cb_comm {
 		struct cb_tp_ctx *ctx;
 	} tp[CB_MAX_TP];
 	int ntp;
-	struct cb_ep *eps; /* [world] */
-	char transport[32]; /* what connects the peers: "shm", "tcp", "shm+tcp" */
+	struct cb_ep *eps;  /* [world] */
+	char transport[32]; /* what connects the peers: "shm", "tcp", "shm+tcp"
+	                     */
 	uint64_t next_check_ns;
 	uint32_t calls, idle;
 	char local_ip[64];
@@ -111,7 +112,8 @@ struct cb_comm_cfg {
 	const char *transport; /* "auto", "tcp", "shm", ... */
 };
 
-cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg, struct cb_comm **comm);
+cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg,
+                           struct cb_comm **comm);
 void cb_comm_destroy(struct cb_comm *comm);
 
 /* Name of rank @r's host, for messages. */
@@ -119,8 +121,8 @@ const char *cb_comm_host_name(const struct cb_comm *c, int r);
 
 /* Post on the endpoint of @peer; the request remembers its endpoint. */
 static inline cb_status_t cb_comm_isend(struct cb_comm *c, int peer,
-					const void *buf, size_t bytes,
-					uint64_t tag, struct cb_req *req)
+                                        const void *buf, size_t bytes,
+                                        uint64_t tag, struct cb_req *req)
 {
 	const struct cb_ep *ep = &c->eps[peer];
 
@@ -129,8 +131,8 @@ static inline cb_status_t cb_comm_isend(struct cb_comm *c, int peer,
 }
 
 static inline cb_status_t cb_comm_irecv(struct cb_comm *c, int peer, void *buf,
-					size_t cap, uint64_t tag,
-					struct cb_req *req)
+                                        size_t cap, uint64_t tag,
+                                        struct cb_req *req)
 {
 	const struct cb_ep *ep = &c->eps[peer];
 
@@ -141,17 +143,18 @@ static inline cb_status_t cb_comm_irecv(struct cb_comm *c, int peer, void *buf,
 /* Receive and reduce (dst = src OP message), fused in the transport when it
  * can; NULL-safe: CB_ERR_UNSUPPORTED when the transport has no such op. */
 static inline cb_status_t cb_comm_irecv_reduce(struct cb_comm *c, int peer,
-					       void *dst, const void *src,
-					       size_t bytes,
-					       const struct cb_tp_reduce *red,
-					       uint64_t tag, struct cb_req *req)
+                                               void *dst, const void *src,
+                                               size_t bytes,
+                                               const struct cb_tp_reduce *red,
+                                               uint64_t tag, struct cb_req *req)
 {
 	const struct cb_ep *ep = &c->eps[peer];
 
 	if (!CB_TP_HAS(ep->ops, irecv_reduce))
 		return CB_ERR_UNSUPPORTED;
 	req->ep = ep;
-	return ep->ops->irecv_reduce(ep->ep, dst, src, bytes, red, tag, &req->tp);
+	return ep->ops->irecv_reduce(ep->ep, dst, src, bytes, red, tag,
+	                             &req->tp);
 }
 
 static inline int cb_comm_can_recv_reduce(const struct cb_comm *c, int peer)

@@ -57,11 +57,11 @@ const char *cb_opt_get(const char *key)
 static const struct {
 	const char *rank, *world, *source;
 } launchers[] = {
-	{"COLLBENCH_RANK", "COLLBENCH_WORLD", "COLLBENCH_RANK/WORLD"},
-	{"RANK", "WORLD_SIZE", "RANK/WORLD_SIZE (torchrun)"},
-	{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "Open MPI"},
-	{"PMI_RANK", "PMI_SIZE", "PMI (MPICH/Hydra)"},
-	{"SLURM_PROCID", "SLURM_NTASKS", "Slurm"},
+    {"COLLBENCH_RANK", "COLLBENCH_WORLD", "COLLBENCH_RANK/WORLD"},
+    {"RANK", "WORLD_SIZE", "RANK/WORLD_SIZE (torchrun)"},
+    {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "Open MPI"},
+    {"PMI_RANK", "PMI_SIZE", "PMI (MPICH/Hydra)"},
+    {"SLURM_PROCID", "SLURM_NTASKS", "Slurm"},
 };
 
 static int parse_int(const char *s, long lo, long hi, int *out)
@@ -88,45 +88,47 @@ cb_status_t cb_env_detect(const char *cli_rdv, struct cb_launch_env *e)
 			continue;
 		if (parse_int(w, 1, 1 << 20, &e->world))
 			return cb_fail(CB_ERR_USAGE,
-				       "%s='%s' is not a world size (1..%d)",
-				       launchers[i].world, w, 1 << 20);
+			               "%s='%s' is not a world size (1..%d)",
+			               launchers[i].world, w, 1 << 20);
 		if (parse_int(r, 0, e->world - 1, &e->rank))
 			return cb_fail(CB_ERR_USAGE,
-				       "%s='%s' is not a rank in 0..%d",
-				       launchers[i].rank, r, e->world - 1);
+			               "%s='%s' is not a rank in 0..%d",
+			               launchers[i].rank, r, e->world - 1);
 		e->found = 1;
 		e->source = launchers[i].source;
 		break;
 	}
 
 	const char *root = getenv("COLLBENCH_ROOT");
-	const char *maddr = getenv("MASTER_ADDR"), *mport = getenv("MASTER_PORT");
+	const char *maddr = getenv("MASTER_ADDR"),
+	           *mport = getenv("MASTER_PORT");
 	char tmp[300];
 
 	if (cli_rdv) {
 		e->rdv_source = "--rendezvous";
 		return cb_boot_parse_hostport(cli_rdv, e->host, sizeof(e->host),
-					      e->port, sizeof(e->port));
+		                              e->port, sizeof(e->port));
 	}
 	if (root && *root) {
 		e->rdv_source = "COLLBENCH_ROOT";
 		if (cb_boot_parse_hostport(root, e->host, sizeof(e->host),
-					   e->port, sizeof(e->port)) &&
+		                           e->port, sizeof(e->port)) &&
 		    (cb_fail_clear(), 1))
 			return cb_fail(CB_ERR_USAGE,
-				       "COLLBENCH_ROOT='%s' is not HOST:PORT", root);
+			               "COLLBENCH_ROOT='%s' is not HOST:PORT",
+			               root);
 		return CB_OK;
 	}
 	if (maddr && *maddr && mport && *mport) {
 		e->rdv_source = "MASTER_ADDR/MASTER_PORT";
 		snprintf(tmp, sizeof(tmp), "%s:%s", maddr, mport);
 		if (cb_boot_parse_hostport(tmp, e->host, sizeof(e->host),
-					   e->port, sizeof(e->port)) &&
+		                           e->port, sizeof(e->port)) &&
 		    (cb_fail_clear(), 1))
 			return cb_fail(CB_ERR_USAGE,
-				       "MASTER_ADDR/MASTER_PORT ('%s') is not "
-				       "HOST:PORT",
-				       tmp);
+			               "MASTER_ADDR/MASTER_PORT ('%s') is not "
+			               "HOST:PORT",
+			               tmp);
 	}
 	return CB_OK;
 }
@@ -144,7 +146,7 @@ static void read_line(const char *path, char *out, size_t bytes)
 }
 
 void cb_host_identity(char *name, size_t name_bytes, char *key,
-		      size_t key_bytes)
+                      size_t key_bytes)
 {
 	char boot[64], netns[64] = "";
 	ssize_t n;

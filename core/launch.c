@@ -26,12 +26,12 @@
 #include "core/sock.h"
 
 int cb_launch_local(int np, double grace_s,
-		    int (*rank_main)(void *arg, int rank, int listen_fd,
-				     const char *port),
-		    void *arg)
+                    int (*rank_main)(void *arg, int rank, int listen_fd,
+                                     const char *port),
+                    void *arg)
 {
 	struct sockaddr_in sa = {.sin_family = AF_INET,
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	socklen_t sl = sizeof(sa);
 	pid_t *pids = calloc((size_t)np, sizeof(*pids));
 	int listen_fd, running = 0, code = 0, failed = 0, we_killed = 0;
@@ -119,11 +119,12 @@ int cb_launch_local(int np, double grace_s,
 		int rc;
 		if (WIFSIGNALED(status)) {
 			if (!we_killed)
-				cb_log(CB_LOG_ERROR,
-				       "rank %d (pid %d) was killed by signal %d "
-				       "(%s)",
-				       r, (int)pid, WTERMSIG(status),
-				       strsignal(WTERMSIG(status)));
+				cb_log(
+				    CB_LOG_ERROR,
+				    "rank %d (pid %d) was killed by signal %d "
+				    "(%s)",
+				    r, (int)pid, WTERMSIG(status),
+				    strsignal(WTERMSIG(status)));
 			rc = 1;
 		} else {
 			rc = WEXITSTATUS(status);
@@ -132,7 +133,8 @@ int cb_launch_local(int np, double grace_s,
 			if (!failed) {
 				code = rc;
 				failed = 1;
-				kill_at = cb_now_ns() + (uint64_t)(grace_s * 1e9);
+				kill_at =
+				    cb_now_ns() + (uint64_t)(grace_s * 1e9);
 			} else if (code != rc) {
 				code = 1;
 			}

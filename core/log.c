@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-
 int cb_log_level = CB_LOG_WARN;
 static char log_prefix[48] = "collbench";
 static char fail_line[512];
@@ -14,8 +13,8 @@ static int fail_set, fail_quiet;
 const char *cb_status_str(cb_status_t st)
 {
 	switch (st) {
-#define CB_STATUS_CASE(name, value, text)                                     \
-	case CB_##name:                                                       \
+#define CB_STATUS_CASE(name, value, text)                                      \
+	case CB_##name:                                                        \
 		return text;
 		CB_STATUS_MAP(CB_STATUS_CASE)
 #undef CB_STATUS_CASE
@@ -40,7 +39,7 @@ void cb_log(int level, const char *fmt, ...)
 	va_end(ap);
 	/* One write per line so lines of several ranks do not interleave. */
 	fprintf(stderr, "%s: %s%s\n", log_prefix,
-		level == CB_LOG_WARN ? "warning: " : "", line);
+	        level == CB_LOG_WARN ? "warning: " : "", line);
 }
 
 cb_status_t cb_fail(cb_status_t st, const char *fmt, ...)
@@ -66,7 +65,6 @@ void cb_fail_clear(void)
 	fail_set = 0;
 	fail_line[0] = '\0';
 }
-
 
 void cb_fail_set_quiet(int quiet)
 {

@@ -15,14 +15,14 @@
 #include "core/log.h"
 
 cb_status_t cb_sock_resolve(const char *host, const char *port,
-			    struct sockaddr_storage *sa, socklen_t *len)
+                            struct sockaddr_storage *sa, socklen_t *len)
 {
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res;
 	int rc = getaddrinfo(host, port, &hints, &res);
 
 	if (rc)
 		return cb_fail(CB_ERR_INVALID, "cannot resolve %s:%s: %s", host,
-			       port, gai_strerror(rc));
+		               port, gai_strerror(rc));
 	memcpy(sa, res->ai_addr, res->ai_addrlen);
 	*len = res->ai_addrlen;
 	freeaddrinfo(res);
@@ -95,13 +95,13 @@ static int wait_fd(int fd, short events, uint64_t deadline_ns)
 }
 
 cb_status_t cb_sock_connect(const struct sockaddr *sa, socklen_t len,
-			    uint64_t deadline_ns, int *out, int *err)
+                            uint64_t deadline_ns, int *out, int *err)
 {
 	int one = 1;
 
 	for (;;) {
-		int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC |
-							 SOCK_NONBLOCK, 0);
+		int fd = socket(sa->sa_family,
+		                SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 		int rc, soerr = 0;
 		socklen_t sl = sizeof(soerr);
 
@@ -113,7 +113,8 @@ cb_status_t cb_sock_connect(const struct sockaddr *sa, socklen_t len,
 		if (rc < 0 && errno == EINPROGRESS) {
 			rc = wait_fd(fd, POLLOUT, deadline_ns);
 			if (rc > 0) {
-				getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl);
+				getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr,
+				           &sl);
 				rc = soerr ? -1 : 0;
 				errno = soerr;
 			} else {
@@ -124,13 +125,14 @@ cb_status_t cb_sock_connect(const struct sockaddr *sa, socklen_t len,
 		if (rc == 0) {
 			cb_sock_set_nonblock(fd, 0);
 			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,
-				   sizeof(one));
+			           sizeof(one));
 			*out = fd;
 			return CB_OK;
 		}
 		*err = errno;
 		close(fd);
-		/* Refused or unreachable: the listener may still be starting. */
+		/* Refused or unreachable: the listener may still be starting.
+		 */
 		if (cb_now_ns() + 100000000ull >= deadline_ns)
 			return CB_ERR_TIMEOUT;
 		if (*err != ECONNREFUSED && *err != ECONNRESET &&
@@ -142,7 +144,7 @@ cb_status_t cb_sock_connect(const struct sockaddr *sa, socklen_t len,
 }
 
 cb_status_t cb_sock_send_all(int fd, const void *buf, size_t bytes,
-			     uint64_t deadline_ns, int *err)
+                             uint64_t deadline_ns, int *err)
 {
 	const char *p = buf;
 
@@ -165,13 +167,13 @@ cb_status_t cb_sock_send_all(int fd, const void *buf, size_t bytes,
 		}
 		*err = errno;
 		return (errno == EPIPE || errno == ECONNRESET) ? CB_ERR_PEER
-							      : CB_ERR_SYS;
+		                                               : CB_ERR_SYS;
 	}
 	return CB_OK;
 }
 
 cb_status_t cb_sock_recv_all(int fd, void *buf, size_t bytes,
-			     uint64_t deadline_ns, int *err)
+                             uint64_t deadline_ns, int *err)
 {
 	char *p = buf;
 

@@ -47,13 +47,13 @@
 
 #include <collbench/transport.h>
 
-#define SHM_MAGIC 0x434253484d303031ull /* "CBSHM001" */
-#define SHM_SLOTS 16u
+#define SHM_MAGIC      0x434253484d303031ull /* "CBSHM001" */
+#define SHM_SLOTS      16u
 #define SHM_SLOT_BYTES 4096u
-#define SHM_HDR_BYTES 40u
+#define SHM_HDR_BYTES  40u
 #define SHM_DATA_BYTES (SHM_SLOT_BYTES - SHM_HDR_BYTES)
 
-#define SHM_MAX_REGIONS 8
+#define SHM_MAX_REGIONS  8
 #define SHM_BOUNCE_BYTES (256u << 10)
 
 enum { KIND_EAGER = 1, KIND_RNDV = 2 };
@@ -116,11 +116,11 @@ struct cb_tp_ep {
 	int nmaps, no_map;
 	int peer;
 	pid_t pid;
-	int cma;               /* we may post rendezvous to the peer */
+	int cma; /* we may post rendezvous to the peer */
 	struct shm_seg *peer_seg;
 	size_t peer_seg_bytes;
-	struct shm_chan *tx;   /* in the peer's segment */
-	struct shm_chan *rx;   /* in ours */
+	struct shm_chan *tx; /* in the peer's segment */
+	struct shm_chan *rx; /* in ours */
 	uint64_t tx_seq, tx_consumed, tx_rndv;
 	uint64_t rx_seq;
 	struct cb_tp_req *sq_head, *sq_tail; /* sends not fully posted */
@@ -152,10 +152,11 @@ static const char *shm_host(const struct cb_tp_ctx *ctx, int r)
 }
 
 static cb_status_t shm_open_ctx(const struct cb_tp_host *h,
-				struct cb_tp_ctx **out)
+                                struct cb_tp_ctx **out)
 {
 	struct cb_tp_ctx *ctx = calloc(1, sizeof(*ctx));
-	const char *cma = h->option("shm-cma"), *rb = h->option("shm-rndv-bytes");
+	const char *cma = h->option("shm-cma"),
+	           *rb = h->option("shm-rndv-bytes");
 	cb_status_t st;
 	int fd = -1, n = 0;
 
@@ -167,8 +168,8 @@ static cb_status_t shm_open_ctx(const struct cb_tp_host *h,
 	ctx->allow_map = !(map && !strcmp(map, "0"));
 	ctx->next_region_id = 1;
 	if (cma && strcmp(cma, "0") && strcmp(cma, "1")) {
-		st = h->fail(CB_ERR_USAGE, "shm: --shm-cma takes 0 or 1, not '%s'",
-			     cma);
+		st = h->fail(CB_ERR_USAGE,
+		             "shm: --shm-cma takes 0 or 1, not '%s'", cma);
 		goto fail;
 	}
 	ctx->rndv_bytes = 16u << 10;
@@ -177,9 +178,9 @@ static cb_status_t shm_open_ctx(const struct cb_tp_host *h,
 		long long v = strtoll(rb, &end, 10);
 		if (*end || v < 0) {
 			st = h->fail(CB_ERR_USAGE,
-				     "shm: rendezvous size '%s' is not a byte "
-				     "count",
-				     rb);
+			             "shm: rendezvous size '%s' is not a byte "
+			             "count",
+			             rb);
 			goto fail;
 		}
 		ctx->rndv_bytes = (size_t)v;
@@ -193,15 +194,18 @@ static cb_status_t shm_open_ctx(const struct cb_tp_host *h,
 	}
 	for (int r = 0; r < h->world; r++)
 		ctx->local_index[r] =
-			h->host_of_rank[r] == h->host_of_rank[h->rank] ? n++ : -1;
+		    h->host_of_rank[r] == h->host_of_rank[h->rank] ? n++ : -1;
 
-	ctx->seg_bytes = sizeof(struct shm_seg) + (size_t)n * sizeof(struct shm_chan);
+	ctx->seg_bytes =
+	    sizeof(struct shm_seg) + (size_t)n * sizeof(struct shm_chan);
 	snprintf(ctx->addr.name, sizeof(ctx->addr.name),
-		 "/collbench-%016llx-%d", (unsigned long long)h->job_id, h->rank);
-	fd = shm_open(ctx->addr.name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	         "/collbench-%016llx-%d", (unsigned long long)h->job_id,
+	         h->rank);
+	fd = shm_open(ctx->addr.name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
+	              0600);
 	if (fd < 0) {
 		st = h->fail(CB_ERR_SYS, "shm: cannot create %s: %s",
-			     ctx->addr.name, strerror(errno));
+		             ctx->addr.name, strerror(errno));
 		goto fail;
 	}
 	/* Reserve the pages now: a full /dev/shm fails here, not with a
@@ -209,16 +213,16 @@ static cb_status_t shm_open_ctx(const struct cb_tp_host *h,
 	int e = posix_fallocate(fd, 0, (off_t)ctx->seg_bytes);
 	if (e) {
 		st = h->fail(CB_ERR_SYS,
-			     "shm: cannot reserve %zu bytes in /dev/shm: %s",
-			     ctx->seg_bytes, strerror(e));
+		             "shm: cannot reserve %zu bytes in /dev/shm: %s",
+		             ctx->seg_bytes, strerror(e));
 		goto fail;
 	}
 	ctx->seg = mmap(NULL, ctx->seg_bytes, PROT_READ | PROT_WRITE,
-			MAP_SHARED | MAP_POPULATE, fd, 0);
+	                MAP_SHARED | MAP_POPULATE, fd, 0);
 	if (ctx->seg == MAP_FAILED) {
 		ctx->seg = NULL;
 		st = h->fail(CB_ERR_SYS, "shm: cannot map %s: %s",
-			     ctx->addr.name, strerror(errno));
+		             ctx->addr.name, strerror(errno));
 		goto fail;
 	}
 	close(fd);
@@ -289,8 +293,8 @@ static cb_status_t shm_address(struct cb_tp_ctx *ctx, void *blob, size_t *bytes)
 }
 
 static cb_status_t shm_ep_connect(struct cb_tp_ctx *ctx, int peer,
-				  const void *blob, size_t bytes,
-				  struct cb_tp_ep **out)
+                                  const void *blob, size_t bytes,
+                                  struct cb_tp_ep **out)
 {
 	const struct cb_tp_host *h = ctx->host;
 	struct shm_addr a;
@@ -298,13 +302,15 @@ static cb_status_t shm_ep_connect(struct cb_tp_ctx *ctx, int peer,
 	int fd;
 
 	if (ctx->local_index[peer] < 0)
-		return h->fail(CB_ERR_UNSUPPORTED,
-			       "shm: rank %d is on host %s, not on this host %s",
-			       peer, shm_host(ctx, peer), shm_host(ctx, h->rank));
+		return h->fail(
+		    CB_ERR_UNSUPPORTED,
+		    "shm: rank %d is on host %s, not on this host %s", peer,
+		    shm_host(ctx, peer), shm_host(ctx, h->rank));
 	memcpy(&a, blob, bytes < sizeof(a) ? bytes : sizeof(a));
 	if (bytes != sizeof(a) || a.magic != SHM_MAGIC || a.rank != peer)
 		return h->fail(CB_ERR_PROTO,
-			       "shm: the address of rank %d does not parse", peer);
+		               "shm: the address of rank %d does not parse",
+		               peer);
 	a.name[sizeof(a.name) - 1] = '\0';
 	if (!(ep = calloc(1, sizeof(*ep))))
 		return h->fail(CB_ERR_NOMEM, "shm: out of memory");
@@ -315,13 +321,13 @@ static cb_status_t shm_ep_connect(struct cb_tp_ctx *ctx, int peer,
 	if (fd < 0) {
 		free(ep);
 		return h->fail(CB_ERR_SYS,
-			       "shm: cannot open rank %d's segment %s: %s "
-			       "(is /dev/shm shared between the ranks?)",
-			       peer, a.name, strerror(errno));
+		               "shm: cannot open rank %d's segment %s: %s "
+		               "(is /dev/shm shared between the ranks?)",
+		               peer, a.name, strerror(errno));
 	}
 	ep->peer_seg_bytes = a.seg_bytes;
-	ep->peer_seg = mmap(NULL, a.seg_bytes, PROT_READ | PROT_WRITE,
-			    MAP_SHARED, fd, 0);
+	ep->peer_seg =
+	    mmap(NULL, a.seg_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
 	if (ep->peer_seg == MAP_FAILED || ep->peer_seg->magic != SHM_MAGIC ||
 	    ep->peer_seg->job_id != h->job_id) {
@@ -329,8 +335,8 @@ static cb_status_t shm_ep_connect(struct cb_tp_ctx *ctx, int peer,
 			munmap(ep->peer_seg, a.seg_bytes);
 		free(ep);
 		return h->fail(CB_ERR_PROTO,
-			       "shm: rank %d's segment %s is not this job's",
-			       peer, a.name);
+		               "shm: rank %d's segment %s is not this job's",
+		               peer, a.name);
 	}
 	ep->tx = &ep->peer_seg->chan[ctx->local_index[h->rank]];
 	ep->rx = &ctx->seg->chan[ctx->local_index[peer]];
@@ -351,7 +357,8 @@ static cb_status_t shm_ep_connect(struct cb_tp_ctx *ctx, int peer,
 			       "%s; messages from it are copied through slots",
 			       peer, strerror(errno));
 	}
-	atomic_store_explicit(&ep->rx->cma, (uint32_t)cma, memory_order_release);
+	atomic_store_explicit(&ep->rx->cma, (uint32_t)cma,
+	                      memory_order_release);
 	atomic_store_explicit(&ep->tx->attached, 1, memory_order_release);
 	ctx->eps[peer] = ep;
 	*out = ep;
@@ -376,8 +383,8 @@ static cb_status_t shm_ep_test(struct cb_tp_ep *ep)
 		int all = 1;
 		for (int p = 0; p < ctx->host->world && all; p++)
 			if (p != ctx->host->rank && ctx->local_index[p] >= 0 &&
-			    !atomic_load(&ctx->seg->chan[ctx->local_index[p]]
-						   .attached))
+			    !atomic_load(
+			        &ctx->seg->chan[ctx->local_index[p]].attached))
 				all = 0;
 		if (all) {
 			shm_unlink(ctx->addr.name);
@@ -393,7 +400,7 @@ static void shm_ep_close(struct cb_tp_ep *ep)
 }
 
 static inline void q_push(struct cb_tp_req **head, struct cb_tp_req **tail,
-			  struct cb_tp_req *r)
+                          struct cb_tp_req *r)
 {
 	r->next = NULL;
 	if (*tail)
@@ -413,8 +420,8 @@ static inline void q_pop(struct cb_tp_req **head, struct cb_tp_req **tail)
 static int shm_send_progress(struct cb_tp_ep *ep);
 
 static cb_status_t shm_isend(struct cb_tp_ep *ep, const void *buf, size_t bytes,
-			     struct cb_tp_mr *mr, uint64_t tag,
-			     struct cb_tp_req *req)
+                             struct cb_tp_mr *mr, uint64_t tag,
+                             struct cb_tp_req *req)
 {
 	(void)mr;
 	if (ep->err)
@@ -435,8 +442,8 @@ static cb_status_t shm_isend(struct cb_tp_ep *ep, const void *buf, size_t bytes,
 }
 
 static cb_status_t shm_irecv(struct cb_tp_ep *ep, void *buf, size_t cap,
-			     struct cb_tp_mr *mr, uint64_t tag,
-			     struct cb_tp_req *req)
+                             struct cb_tp_mr *mr, uint64_t tag,
+                             struct cb_tp_req *req)
 {
 	(void)mr;
 	if (ep->err)
@@ -454,7 +461,7 @@ static cb_status_t shm_irecv(struct cb_tp_ep *ep, void *buf, size_t cap,
 }
 
 static cb_status_t shm_mem_alloc(struct cb_tp_ctx *ctx, size_t bytes,
-				 void **out)
+                                 void **out)
 {
 	const struct cb_tp_host *h = ctx->host;
 	struct shm_region *r;
@@ -462,27 +469,28 @@ static cb_status_t shm_mem_alloc(struct cb_tp_ctx *ctx, size_t bytes,
 
 	if (ctx->nregions == SHM_MAX_REGIONS)
 		return h->fail(CB_ERR_NOMEM, "shm: more than %d shared buffers",
-			       SHM_MAX_REGIONS);
+		               SHM_MAX_REGIONS);
 	r = &ctx->regions[ctx->nregions];
 	bytes = bytes ? (bytes + 4095) / 4096 * 4096 : 4096;
 	fd = memfd_create("collbench-buffer", MFD_CLOEXEC);
 	if (fd < 0)
 		return h->fail(CB_ERR_SYS, "shm: memfd_create: %s",
-			       strerror(errno));
+		               strerror(errno));
 	/* Reserve now: too large fails here with a line, not later with a
 	 * SIGBUS. */
 	if ((e = posix_fallocate(fd, 0, (off_t)bytes))) {
 		close(fd);
 		return h->fail(CB_ERR_NOMEM,
-			       "shm: cannot reserve a %zu-byte buffer: %s", bytes,
-			       strerror(e));
+		               "shm: cannot reserve a %zu-byte buffer: %s",
+		               bytes, strerror(e));
 	}
 	r->base = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-		       MAP_SHARED | MAP_POPULATE, fd, 0);
+	               MAP_SHARED | MAP_POPULATE, fd, 0);
 	if (r->base == MAP_FAILED) {
 		close(fd);
-		return h->fail(CB_ERR_NOMEM, "shm: cannot map a %zu-byte buffer: %s",
-			       bytes, strerror(errno));
+		return h->fail(CB_ERR_NOMEM,
+		               "shm: cannot map a %zu-byte buffer: %s", bytes,
+		               strerror(errno));
 	}
 	r->bytes = bytes;
 	r->fd = fd;
@@ -506,9 +514,9 @@ static void shm_mem_free(struct cb_tp_ctx *ctx, void *buf, size_t bytes)
 }
 
 static cb_status_t shm_irecv_reduce(struct cb_tp_ep *ep, void *dst,
-				    const void *src, size_t bytes,
-				    const struct cb_tp_reduce *red, uint64_t tag,
-				    struct cb_tp_req *req)
+                                    const void *src, size_t bytes,
+                                    const struct cb_tp_reduce *red,
+                                    uint64_t tag, struct cb_tp_req *req)
 {
 	cb_status_t st = shm_irecv(ep, dst, bytes, NULL, tag, req);
 
@@ -523,7 +531,7 @@ static cb_status_t shm_test(struct cb_tp_ep *ep, struct cb_tp_req *req)
 		return CB_OK;
 	if (req->priv.u64[R_RNDV] &&
 	    atomic_load_explicit(&ep->tx->rndv_done, memory_order_acquire) >=
-		    req->priv.u64[R_RNDV]) {
+	        req->priv.u64[R_RNDV]) {
 		req->priv.u64[R_DONE] = 1;
 		return CB_OK;
 	}
@@ -534,7 +542,7 @@ static inline struct shm_slot *tx_slot(struct cb_tp_ep *ep)
 {
 	if (ep->tx_seq - ep->tx_consumed >= SHM_SLOTS) {
 		ep->tx_consumed = atomic_load_explicit(&ep->tx->consumed,
-						       memory_order_acquire);
+		                                       memory_order_acquire);
 		if (ep->tx_seq - ep->tx_consumed >= SHM_SLOTS)
 			return NULL;
 	}
@@ -548,16 +556,18 @@ static inline void tx_publish(struct cb_tp_ep *ep, struct shm_slot *s)
 
 /* Fill @d with the mem_alloc region holding [buf, buf + bytes), if any. */
 static void shm_describe(const struct cb_tp_ctx *ctx, const void *buf,
-			 size_t bytes, struct shm_rndv *d)
+                         size_t bytes, struct shm_rndv *d)
 {
 	const char *p = buf;
 
 	d->region_id = 0;
 	for (int i = 0; i < ctx->nregions; i++) {
 		const struct shm_region *r = &ctx->regions[i];
-		if (p >= (char *)r->base && p + bytes <= (char *)r->base + r->bytes) {
-			*d = (struct shm_rndv){r->id, (uint64_t)(uintptr_t)r->base,
-					       r->bytes, r->fd};
+		if (p >= (char *)r->base &&
+		    p + bytes <= (char *)r->base + r->bytes) {
+			*d = (struct shm_rndv){r->id,
+			                       (uint64_t)(uintptr_t)r->base,
+			                       r->bytes, r->fd};
 			return;
 		}
 	}
@@ -581,7 +591,7 @@ static int shm_send_progress(struct cb_tp_ep *ep)
 			s->addr = (uint64_t)(uintptr_t)req->priv.ptr[R_BUF];
 			s->frag_bytes = sizeof(struct shm_rndv);
 			shm_describe(ep->ctx, req->priv.ptr[R_BUF], req->bytes,
-				     (struct shm_rndv *)s->data);
+			             (struct shm_rndv *)s->data);
 			req->priv.u64[R_RNDV] = ++ep->tx_rndv;
 			tx_publish(ep, s);
 			q_pop(&ep->sq_head, &ep->sq_tail);
@@ -607,24 +617,25 @@ static int shm_send_progress(struct cb_tp_ep *ep)
 }
 
 static cb_status_t shm_recv_fail(struct cb_tp_ep *ep, cb_status_t st,
-				 const char *what, unsigned long long a,
-				 unsigned long long b)
+                                 const char *what, unsigned long long a,
+                                 unsigned long long b)
 {
 	const struct cb_tp_host *h = ep->ctx->host;
 
 	if (st == CB_ERR_PROTO)
-		ep->err = h->fail(st,
-				  "shm: rank %d sent message tag 0x%llx where "
-				  "this rank expected 0x%llx (schedules disagree)",
-				  ep->peer, a, b);
+		ep->err =
+		    h->fail(st,
+		            "shm: rank %d sent message tag 0x%llx where "
+		            "this rank expected 0x%llx (schedules disagree)",
+		            ep->peer, a, b);
 	else if (st == CB_ERR_TRUNCATE)
 		ep->err = h->fail(st,
-				  "shm: rank %d sent %llu bytes to a %llu-byte "
-				  "receive",
-				  ep->peer, a, b);
+		                  "shm: rank %d sent %llu bytes to a %llu-byte "
+		                  "receive",
+		                  ep->peer, a, b);
 	else
 		ep->err = h->fail(st, "shm: %s rank %d failed: %s", what,
-				  ep->peer, strerror((int)a));
+		                  ep->peer, strerror((int)a));
 	return ep->err;
 }
 
@@ -634,7 +645,7 @@ static cb_status_t shm_recv_fail(struct cb_tp_ep *ep, cb_status_t st,
  * it is not such a buffer or mapping is not allowed.
  */
 static const char *shm_peer_view(struct cb_tp_ep *ep, const struct shm_rndv *d,
-				 uint64_t raddr, size_t bytes)
+                                 uint64_t raddr, size_t bytes)
 {
 	char path[64];
 	int i, fd;
@@ -654,18 +665,18 @@ static const char *shm_peer_view(struct cb_tp_ep *ep, const struct shm_rndv *d,
 		ep->nmaps = 0;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)ep->pid,
-		 d->region_fd);
+	         d->region_fd);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	void *p = fd < 0 ? MAP_FAILED
-			 : mmap(NULL, d->region_bytes, PROT_READ, MAP_SHARED,
-				fd, 0);
+	void *p =
+	    fd < 0 ? MAP_FAILED
+	           : mmap(NULL, d->region_bytes, PROT_READ, MAP_SHARED, fd, 0);
 	if (fd >= 0)
 		close(fd);
 	if (p == MAP_FAILED) {
 		ep->ctx->host->log(2,
-				   "cannot map rank %d's buffers (%s): reading "
-				   "them with CMA instead",
-				   ep->peer, strerror(errno));
+		                   "cannot map rank %d's buffers (%s): reading "
+		                   "them with CMA instead",
+		                   ep->peer, strerror(errno));
 		ep->no_map = 1;
 		return NULL;
 	}
@@ -677,27 +688,28 @@ static const char *shm_peer_view(struct cb_tp_ep *ep, const struct shm_rndv *d,
 
 /* Copy (or copy and reduce) a rendezvous message with process_vm_readv. */
 static cb_status_t shm_cma(struct cb_tp_ep *ep, struct cb_tp_req *req,
-			   uint64_t raddr, size_t bytes)
+                           uint64_t raddr, size_t bytes)
 {
 	const struct cb_tp_reduce *red = req->priv.ptr[R_RED];
 	char *dst = req->priv.ptr[R_BUF];
 	const char *src = req->priv.ptr[R_SRC];
-	size_t piece = red ? SHM_BOUNCE_BYTES / red->elem_bytes * red->elem_bytes
-			   : bytes;
+	size_t piece =
+	    red ? SHM_BOUNCE_BYTES / red->elem_bytes * red->elem_bytes : bytes;
 
 	for (size_t done = 0; done < bytes;) {
 		size_t n = bytes - done < piece ? bytes - done : piece;
-		struct iovec l = {red ? (void *)ep->ctx->bounce : dst + done, n};
+		struct iovec l = {red ? (void *)ep->ctx->bounce : dst + done,
+		                  n};
 		struct iovec r = {(void *)(uintptr_t)(raddr + done), n};
 		ssize_t got = process_vm_readv(ep->pid, &l, 1, &r, 1, 0);
 		if (got <= 0)
 			return shm_recv_fail(ep, CB_ERR_PEER, "copying from",
-					     (unsigned long long)errno, 0);
+			                     (unsigned long long)errno, 0);
 		if (red) {
 			/* Whole elements only; a short read is re-read. */
 			got -= got % (ssize_t)red->elem_bytes;
 			red->fn(red->dtype, red->op, dst + done, src + done,
-				ep->ctx->bounce, (size_t)got / red->elem_bytes);
+			        ep->ctx->bounce, (size_t)got / red->elem_bytes);
 		}
 		done += (size_t)got;
 	}
@@ -719,13 +731,13 @@ static int shm_recv_progress(struct cb_tp_ep *ep, cb_status_t *st)
 		if (!req->priv.u64[R_STARTED]) {
 			if (s->tag != req->tag) {
 				*st = shm_recv_fail(ep, CB_ERR_PROTO, NULL,
-						    s->tag, req->tag);
+				                    s->tag, req->tag);
 				return moved;
 			}
 			if (s->bytes > req->priv.u64[R_CAP]) {
 				*st = shm_recv_fail(ep, CB_ERR_TRUNCATE, NULL,
-						    s->bytes,
-						    req->priv.u64[R_CAP]);
+				                    s->bytes,
+				                    req->priv.u64[R_CAP]);
 				return moved;
 			}
 			req->priv.u64[R_STARTED] = 1;
@@ -736,11 +748,12 @@ static int shm_recv_progress(struct cb_tp_ep *ep, cb_status_t *st)
 		if (s->kind == KIND_RNDV) {
 			struct shm_rndv d;
 			memcpy(&d, s->data, sizeof(d));
-			const char *peer = shm_peer_view(ep, &d, s->addr, s->bytes);
+			const char *peer =
+			    shm_peer_view(ep, &d, s->addr, s->bytes);
 			if (peer && red)
 				red->fn(red->dtype, red->op, dst,
-					req->priv.ptr[R_SRC], peer,
-					s->bytes / red->elem_bytes);
+				        req->priv.ptr[R_SRC], peer,
+				        s->bytes / red->elem_bytes);
 			else if (peer)
 				memcpy(dst, peer, s->bytes);
 			else if ((*st = shm_cma(ep, req, s->addr, s->bytes)))
@@ -748,21 +761,22 @@ static int shm_recv_progress(struct cb_tp_ep *ep, cb_status_t *st)
 			req->priv.u64[R_OFF] = s->bytes;
 			ep->rx_seq++;
 			atomic_store_explicit(&ep->rx->consumed, ep->rx_seq,
-					      memory_order_release);
+			                      memory_order_release);
 			atomic_fetch_add_explicit(&ep->rx->rndv_done, 1,
-						  memory_order_release);
+			                          memory_order_release);
 		} else {
 			if (red)
 				red->fn(red->dtype, red->op, dst + s->addr,
-					(const char *)req->priv.ptr[R_SRC] +
-						s->addr,
-					s->data, s->frag_bytes / red->elem_bytes);
+				        (const char *)req->priv.ptr[R_SRC] +
+				            s->addr,
+				        s->data,
+				        s->frag_bytes / red->elem_bytes);
 			else
 				memcpy(dst + s->addr, s->data, s->frag_bytes);
 			req->priv.u64[R_OFF] += s->frag_bytes;
 			ep->rx_seq++;
 			atomic_store_explicit(&ep->rx->consumed, ep->rx_seq,
-					      memory_order_release);
+			                      memory_order_release);
 		}
 		if (req->priv.u64[R_OFF] == req->bytes) {
 			req->priv.u64[R_DONE] = 1;
@@ -795,29 +809,29 @@ static cb_status_t shm_progress(struct cb_tp_ctx *ctx)
 }
 
 const struct cb_tp_ops cb_tp_shm = {
-	.abi = CB_TP_ABI,
-	.size = sizeof(struct cb_tp_ops),
-	.name = "shm",
-	.description = "shared memory on one host: cache-line slots, "
-		       "single-copy (CMA) for large messages",
-	.caps = CB_TP_CAP_HOST_MEM | CB_TP_CAP_SAME_HOST,
-	.query = NULL, /* POSIX shared memory is always there */
-	.open = shm_open_ctx,
-	.close = shm_close,
-	.address = shm_address,
-	.ep_connect = shm_ep_connect,
-	.ep_test = shm_ep_test,
-	.ep_close = shm_ep_close,
-	.mem_reg = NULL,
-	.mem_dereg = NULL,
-	.isend = shm_isend,
-	.irecv = shm_irecv,
-	.test = shm_test,
-	.progress = shm_progress,
-	.put = NULL,
-	.notify_poll = NULL,
-	.peer_map = NULL,
-	.mem_alloc = shm_mem_alloc,
-	.mem_free = shm_mem_free,
-	.irecv_reduce = shm_irecv_reduce,
+    .abi = CB_TP_ABI,
+    .size = sizeof(struct cb_tp_ops),
+    .name = "shm",
+    .description = "shared memory on one host: cache-line slots, "
+                   "single-copy (CMA) for large messages",
+    .caps = CB_TP_CAP_HOST_MEM | CB_TP_CAP_SAME_HOST,
+    .query = NULL, /* POSIX shared memory is always there */
+    .open = shm_open_ctx,
+    .close = shm_close,
+    .address = shm_address,
+    .ep_connect = shm_ep_connect,
+    .ep_test = shm_ep_test,
+    .ep_close = shm_ep_close,
+    .mem_reg = NULL,
+    .mem_dereg = NULL,
+    .isend = shm_isend,
+    .irecv = shm_irecv,
+    .test = shm_test,
+    .progress = shm_progress,
+    .put = NULL,
+    .notify_poll = NULL,
+    .peer_map = NULL,
+    .mem_alloc = shm_mem_alloc,
+    .mem_free = shm_mem_free,
+    .irecv_reduce = shm_irecv_reduce,
 };

@@ -40,10 +40,10 @@
 #include "core/log.h"
 #include "core/sock.h"
 
-#define TCP_MAGIC 0x43425450u /* "CBTP" */
+#define TCP_MAGIC       0x43425450u /* "CBTP" */
 #define TCP_MAX_STREAMS 8
-#define TCP_QDEPTH 128 /* outstanding requests per stream and direction */
-#define TCP_BOUNCE (64u << 10)
+#define TCP_QDEPTH      128 /* outstanding requests per stream and direction */
+#define TCP_BOUNCE      (64u << 10)
 
 struct tcp_hdr {
 	uint32_t magic, pad;
@@ -121,7 +121,7 @@ static inline struct cb_tp_req *fifo_head(const struct tcp_fifo *f)
 static inline int tcp_pieces(const struct cb_tp_ctx *ctx, size_t bytes)
 {
 	return ctx->nstreams > 1 && bytes >= ctx->split_bytes ? ctx->nstreams
-							       : 1;
+	                                                      : 1;
 }
 
 static inline void tcp_piece(size_t bytes, int k, int i, size_t *a, size_t *b)
@@ -136,21 +136,21 @@ static const char *tcp_host(const struct cb_tp_ctx *ctx, int peer)
 }
 
 static cb_status_t tcp_ep_fail(struct cb_tp_ep *ep, cb_status_t st,
-			       const char *what, int err)
+                               const char *what, int err)
 {
 	const struct cb_tp_host *h = ep->ctx->host;
 
 	if (!ep->err)
 		ep->err = h->fail(st, "tcp: %s rank %d (host %s)%s%s", what,
-				  ep->peer, tcp_host(ep->ctx, ep->peer),
-				  err ? ": " : "", err ? strerror(err) : "");
+		                  ep->peer, tcp_host(ep->ctx, ep->peer),
+		                  err ? ": " : "", err ? strerror(err) : "");
 	return ep->err;
 }
 
 /* ---------------------------------------------------------- setup */
 
 static int tcp_find_if(const char *name, struct sockaddr_storage *sa,
-		       char *have, size_t have_bytes)
+                       char *have, size_t have_bytes)
 {
 	struct ifaddrs *ifa, *i;
 	int found = 0;
@@ -164,7 +164,7 @@ static int tcp_find_if(const char *name, struct sockaddr_storage *sa,
 		if (!strstr(have, i->ifa_name) &&
 		    strlen(have) + strlen(i->ifa_name) + 3 < have_bytes)
 			snprintf(have + strlen(have), have_bytes - strlen(have),
-				 "%s%s", have[0] ? ", " : "", i->ifa_name);
+			         "%s%s", have[0] ? ", " : "", i->ifa_name);
 		if (!found && !strcmp(i->ifa_name, name)) {
 			memcpy(sa, i->ifa_addr, sizeof(struct sockaddr_in));
 			found = 1;
@@ -175,7 +175,7 @@ static int tcp_find_if(const char *name, struct sockaddr_storage *sa,
 }
 
 static cb_status_t tcp_parse_opts(const struct cb_tp_host *h,
-				  struct cb_tp_ctx *ctx)
+                                  struct cb_tp_ctx *ctx)
 {
 	const char *s = h->option("tcp-streams");
 	const char *sp = h->option("tcp-split-bytes");
@@ -186,18 +186,19 @@ static cb_status_t tcp_parse_opts(const struct cb_tp_host *h,
 	if (s) {
 		long v = strtol(s, &end, 10);
 		if (*end || v < 1 || v > TCP_MAX_STREAMS)
-			return h->fail(CB_ERR_USAGE,
-				       "tcp: streams per peer '%s' is not 1..%d",
-				       s, TCP_MAX_STREAMS);
+			return h->fail(
+			    CB_ERR_USAGE,
+			    "tcp: streams per peer '%s' is not 1..%d", s,
+			    TCP_MAX_STREAMS);
 		ctx->nstreams = (int)v;
 	}
 	if (sp) {
 		long long v = strtoll(sp, &end, 10);
 		if (*end || v < 4096)
 			return h->fail(CB_ERR_USAGE,
-				       "tcp: split size '%s' is not a byte "
-				       "count of at least 4096",
-				       sp);
+			               "tcp: split size '%s' is not a byte "
+			               "count of at least 4096",
+			               sp);
 		ctx->split_bytes = (size_t)v;
 	}
 	return CB_OK;
@@ -226,28 +227,28 @@ static cb_status_t tcp_open(const struct cb_tp_host *h, struct cb_tp_ctx **out)
 	if (ifname) {
 		if (!tcp_find_if(ifname, &sa, have, sizeof(have))) {
 			st = h->fail(CB_ERR_USAGE,
-				     "tcp: interface '%s' does not exist or "
-				     "has no IPv4 address (interfaces: %s)",
-				     ifname, have);
+			             "tcp: interface '%s' does not exist or "
+			             "has no IPv4 address (interfaces: %s)",
+			             ifname, have);
 			goto fail;
 		}
 	} else {
 		socklen_t l;
 		if (cb_sock_resolve(h->local_ip && *h->local_ip ? h->local_ip
-								: "127.0.0.1",
-				    "0", &sa, &l)) {
+		                                                : "127.0.0.1",
+		                    "0", &sa, &l)) {
 			st = CB_ERR_SYS;
 			goto fail;
 		}
 	}
 	((struct sockaddr_in *)&sa)->sin_port = 0;
 	socklen_t len = sa.ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-						 : sizeof(struct sockaddr_in);
+	                                         : sizeof(struct sockaddr_in);
 	if (cb_sock_listen((struct sockaddr *)&sa, len, &ctx->listen_fd)) {
 		char a[80];
 		cb_sock_ntop((struct sockaddr *)&sa, a, sizeof(a));
 		st = h->fail(CB_ERR_SYS, "tcp: cannot listen on %s: %s", a,
-			     strerror(errno));
+		             strerror(errno));
 		goto fail;
 	}
 	cb_sock_set_nonblock(ctx->listen_fd, 1);
@@ -255,7 +256,7 @@ static cb_status_t tcp_open(const struct cb_tp_host *h, struct cb_tp_ctx **out)
 	ctx->addr.rank = h->rank;
 	ctx->addr.len = sizeof(ctx->addr.sa);
 	getsockname(ctx->listen_fd, (struct sockaddr *)&ctx->addr.sa,
-		    &ctx->addr.len);
+	            &ctx->addr.len);
 	*out = ctx;
 	return CB_OK;
 fail:
@@ -336,14 +337,14 @@ static cb_status_t tcp_accept(struct cb_tp_ctx *ctx)
 		char from[80];
 		int err = 0;
 		int fd = accept4(ctx->listen_fd, (struct sockaddr *)&sa, &sl,
-				 SOCK_CLOEXEC);
+		                 SOCK_CLOEXEC);
 
 		if (fd < 0)
 			return CB_OK;
 		cb_sock_ntop((struct sockaddr *)&sa, from, sizeof(from));
 		/* The dialer sends its hello right after connecting. */
 		if (cb_sock_recv_all(fd, &hello, sizeof(hello),
-				     cb_now_ns() + 5000000000ull, &err) ||
+		                     cb_now_ns() + 5000000000ull, &err) ||
 		    hello.magic != TCP_MAGIC || hello.job_id != h->job_id ||
 		    hello.rank <= h->rank || hello.rank >= h->world ||
 		    hello.stream < 0 || hello.stream >= TCP_MAX_STREAMS) {
@@ -357,11 +358,11 @@ static cb_status_t tcp_accept(struct cb_tp_ctx *ctx)
 		if (hello.streams != ctx->nstreams) {
 			close(fd);
 			return h->fail(CB_ERR_USAGE,
-				       "tcp: rank %d uses %d streams per peer "
-				       "and rank %d uses %d: set --tcp-streams "
-				       "the same on every rank",
-				       hello.rank, hello.streams, h->rank,
-				       ctx->nstreams);
+			               "tcp: rank %d uses %d streams per peer "
+			               "and rank %d uses %d: set --tcp-streams "
+			               "the same on every rank",
+			               hello.rank, hello.streams, h->rank,
+			               ctx->nstreams);
 		}
 		struct cb_tp_ep *ep = tcp_ep_get(ctx, hello.rank);
 		if (!ep) {
@@ -379,8 +380,8 @@ static cb_status_t tcp_accept(struct cb_tp_ctx *ctx)
 }
 
 static cb_status_t tcp_ep_connect(struct cb_tp_ctx *ctx, int peer,
-				  const void *blob, size_t bytes,
-				  struct cb_tp_ep **out)
+                                  const void *blob, size_t bytes,
+                                  struct cb_tp_ep **out)
 {
 	const struct cb_tp_host *h = ctx->host;
 	struct tcp_addr a;
@@ -390,35 +391,38 @@ static cb_status_t tcp_ep_connect(struct cb_tp_ctx *ctx, int peer,
 		return h->fail(CB_ERR_NOMEM, "tcp: out of memory");
 	if (bytes != sizeof(a))
 		return h->fail(CB_ERR_PROTO,
-			       "tcp: the address of rank %d does not parse", peer);
+		               "tcp: the address of rank %d does not parse",
+		               peer);
 	memcpy(&a, blob, sizeof(a));
 	if (a.magic != TCP_MAGIC || a.rank != peer)
 		return h->fail(CB_ERR_PROTO,
-			       "tcp: the address of rank %d does not parse", peer);
+		               "tcp: the address of rank %d does not parse",
+		               peer);
 	*out = ep;
 	if (peer > h->rank)
 		return CB_OK; /* the higher rank dials */
 	for (int s = 0; s < ctx->nstreams; s++) {
 		struct tcp_hello hello = {TCP_MAGIC, h->rank, s, ctx->nstreams,
-					  h->job_id};
+		                          h->job_id};
 		uint64_t dl = cb_now_ns() + (uint64_t)(h->timeout_s * 1e9);
 		int fd, err = 0;
 		char to[80];
 
 		cb_sock_ntop((struct sockaddr *)&a.sa, to, sizeof(to));
 		if (cb_sock_connect((struct sockaddr *)&a.sa, a.len, dl, &fd,
-				    &err))
-			return h->fail(CB_ERR_PEER,
-				       "tcp: cannot connect to rank %d (host %s) "
-				       "at %s: %s",
-				       peer, tcp_host(ctx, peer), to,
-				       strerror(err));
+		                    &err))
+			return h->fail(
+			    CB_ERR_PEER,
+			    "tcp: cannot connect to rank %d (host %s) "
+			    "at %s: %s",
+			    peer, tcp_host(ctx, peer), to, strerror(err));
 		if (cb_sock_send_all(fd, &hello, sizeof(hello), dl, &err)) {
 			close(fd);
-			return h->fail(CB_ERR_PEER,
-				       "tcp: rank %d (host %s) at %s closed the "
-				       "connection during the handshake",
-				       peer, tcp_host(ctx, peer), to);
+			return h->fail(
+			    CB_ERR_PEER,
+			    "tcp: rank %d (host %s) at %s closed the "
+			    "connection during the handshake",
+			    peer, tcp_host(ctx, peer), to);
 		}
 		tcp_tune(fd);
 		ep->s[s].fd = fd;
@@ -444,8 +448,8 @@ static void tcp_ep_close(struct cb_tp_ep *ep)
 /* ---------------------------------------------------------- data path */
 
 static cb_status_t tcp_isend(struct cb_tp_ep *ep, const void *buf, size_t bytes,
-			     struct cb_tp_mr *mr, uint64_t tag,
-			     struct cb_tp_req *req)
+                             struct cb_tp_mr *mr, uint64_t tag,
+                             struct cb_tp_req *req)
 {
 	int k = tcp_pieces(ep->ctx, bytes);
 
@@ -466,8 +470,8 @@ static cb_status_t tcp_isend(struct cb_tp_ep *ep, const void *buf, size_t bytes,
 }
 
 static cb_status_t tcp_irecv(struct cb_tp_ep *ep, void *buf, size_t cap,
-			     struct cb_tp_mr *mr, uint64_t tag,
-			     struct cb_tp_req *req)
+                             struct cb_tp_mr *mr, uint64_t tag,
+                             struct cb_tp_req *req)
 {
 	(void)mr;
 	if (ep->err)
@@ -510,24 +514,25 @@ static int tcp_send_stream(struct cb_tp_ep *ep, int si, cb_status_t *st)
 		tcp_piece(req->bytes, k, si, &a, &b);
 		if (s->s_off == 0 && si == 0)
 			s->s_hdr = (struct tcp_hdr){TCP_MAGIC, 0, req->tag,
-						    req->bytes};
+			                            req->bytes};
 		if (s->s_off < hdr)
 			iov[n++] = (struct iovec){(char *)&s->s_hdr + s->s_off,
-						  hdr - s->s_off};
+			                          hdr - s->s_off};
 		size_t done = s->s_off > hdr ? s->s_off - hdr : 0;
 		if (b - a > done)
-			iov[n++] = (struct iovec){
-				(char *)req->priv.ptr[R_BUF] + a + done,
-				b - a - done};
+			iov[n++] = (struct iovec){(char *)req->priv.ptr[R_BUF] +
+			                              a + done,
+			                          b - a - done};
 		if (n) {
 			struct msghdr m = {.msg_iov = iov, .msg_iovlen = n};
-			ssize_t w = sendmsg(s->fd, &m,
-					    MSG_NOSIGNAL | MSG_DONTWAIT);
+			ssize_t w =
+			    sendmsg(s->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
 			if (w < 0) {
 				if (errno == EAGAIN || errno == EINTR)
 					break;
 				*st = tcp_ep_fail(ep, CB_ERR_PEER,
-						  "lost the connection to", errno);
+				                  "lost the connection to",
+				                  errno);
 				return moved;
 			}
 			s->s_off += (size_t)w;
@@ -544,7 +549,7 @@ static int tcp_send_stream(struct cb_tp_ep *ep, int si, cb_status_t *st)
 
 /* Read into @dst up to @want bytes; 0 when nothing was there. */
 static ssize_t tcp_read(struct cb_tp_ep *ep, int fd, void *dst, size_t want,
-			cb_status_t *st)
+                        cb_status_t *st)
 {
 	ssize_t n = recv(fd, dst, want, MSG_DONTWAIT);
 
@@ -553,8 +558,9 @@ static ssize_t tcp_read(struct cb_tp_ep *ep, int fd, void *dst, size_t want,
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return 0;
 	*st = tcp_ep_fail(ep, CB_ERR_PEER,
-			  n == 0 ? "connection closed by" : "lost the connection to",
-			  n == 0 ? 0 : errno);
+	                  n == 0 ? "connection closed by"
+	                         : "lost the connection to",
+	                  n == 0 ? 0 : errno);
 	return -1;
 }
 
@@ -566,28 +572,30 @@ static cb_status_t tcp_header(struct cb_tp_ep *ep, struct cb_tp_req *req)
 	memcpy(&h, ep->bounce + ep->b_start, sizeof(h));
 	ep->b_start += sizeof(h);
 	if (h.magic != TCP_MAGIC) {
-		ep->err = host->fail(CB_ERR_PROTO,
-				     "tcp: rank %d (host %s) sent a message that "
-				     "does not parse (magic 0x%08x)",
-				     ep->peer, tcp_host(ep->ctx, ep->peer),
-				     h.magic);
+		ep->err =
+		    host->fail(CB_ERR_PROTO,
+		               "tcp: rank %d (host %s) sent a message that "
+		               "does not parse (magic 0x%08x)",
+		               ep->peer, tcp_host(ep->ctx, ep->peer), h.magic);
 		return ep->err;
 	}
 	if (h.tag != req->tag) {
-		ep->err = host->fail(CB_ERR_PROTO,
-				     "tcp: rank %d sent message tag 0x%llx where "
-				     "this rank expected 0x%llx (schedules "
-				     "disagree)",
-				     ep->peer, (unsigned long long)h.tag,
-				     (unsigned long long)req->tag);
+		ep->err =
+		    host->fail(CB_ERR_PROTO,
+		               "tcp: rank %d sent message tag 0x%llx where "
+		               "this rank expected 0x%llx (schedules "
+		               "disagree)",
+		               ep->peer, (unsigned long long)h.tag,
+		               (unsigned long long)req->tag);
 		return ep->err;
 	}
 	if (h.bytes > req->priv.u64[R_CAP]) {
-		ep->err = host->fail(CB_ERR_TRUNCATE,
-				     "tcp: rank %d sent %llu bytes to a %llu-byte "
-				     "receive",
-				     ep->peer, (unsigned long long)h.bytes,
-				     (unsigned long long)req->priv.u64[R_CAP]);
+		ep->err =
+		    host->fail(CB_ERR_TRUNCATE,
+		               "tcp: rank %d sent %llu bytes to a %llu-byte "
+		               "receive",
+		               ep->peer, (unsigned long long)h.bytes,
+		               (unsigned long long)req->priv.u64[R_CAP]);
 		return ep->err;
 	}
 	int k = tcp_pieces(ep->ctx, h.bytes);
@@ -596,8 +604,8 @@ static cb_status_t tcp_header(struct cb_tp_ep *ep, struct cb_tp_req *req)
 	req->priv.u64[R_HDR_DONE] = 1;
 	for (int i = 1; i < k; i++)
 		if (fifo_push(&ep->s[i].rq, req))
-			return ep->err = host->fail(CB_ERR_PROTO,
-						    "tcp: receive queue overflow");
+			return ep->err = host->fail(
+			           CB_ERR_PROTO, "tcp: receive queue overflow");
 	return CB_OK;
 }
 
@@ -614,17 +622,19 @@ static int tcp_recv_stream(struct cb_tp_ep *ep, int si, cb_status_t *st)
 			size_t have = ep->b_end - ep->b_start;
 			if (have < sizeof(struct tcp_hdr)) {
 				memmove(ep->bounce, ep->bounce + ep->b_start,
-					have);
+				        have);
 				ep->b_start = 0;
 				ep->b_end = have;
 				/* Small receives read ahead (header and payload
-				 * in one call, then a copy); large ones read the
-				 * header alone so the payload lands in place. */
-				size_t want = req->priv.u64[R_CAP] > TCP_BOUNCE
-						      ? sizeof(struct tcp_hdr) - have
-						      : TCP_BOUNCE - have;
-				ssize_t n = tcp_read(ep, s->fd,
-						     ep->bounce + have, want, st);
+				 * in one call, then a copy); large ones read
+				 * the header alone so the payload lands in
+				 * place. */
+				size_t want =
+				    req->priv.u64[R_CAP] > TCP_BOUNCE
+				        ? sizeof(struct tcp_hdr) - have
+				        : TCP_BOUNCE - have;
+				ssize_t n = tcp_read(
+				    ep, s->fd, ep->bounce + have, want, st);
 				if (n <= 0)
 					return moved;
 				ep->b_end += (size_t)n;
@@ -651,7 +661,7 @@ static int tcp_recv_stream(struct cb_tp_ep *ep, int si, cb_status_t *st)
 		}
 		while (s->r_off < b - a) {
 			ssize_t n = tcp_read(ep, s->fd, dst + s->r_off,
-					     b - a - s->r_off, st);
+			                     b - a - s->r_off, st);
 			if (n <= 0)
 				return moved;
 			s->r_off += (size_t)n;
@@ -712,27 +722,27 @@ static void tcp_idle_wait(struct cb_tp_ctx *ctx, int timeout_us)
 }
 
 const struct cb_tp_ops cb_tp_tcp = {
-	.abi = CB_TP_ABI,
-	.size = sizeof(struct cb_tp_ops),
-	.name = "tcp",
-	.description = "TCP sockets; several streams per peer for large "
-		       "messages",
-	.caps = CB_TP_CAP_HOST_MEM,
-	.query = NULL, /* sockets exist everywhere */
-	.open = tcp_open,
-	.close = tcp_close,
-	.address = tcp_address,
-	.ep_connect = tcp_ep_connect,
-	.ep_test = tcp_ep_test,
-	.ep_close = tcp_ep_close,
-	.mem_reg = NULL, /* no registration needed */
-	.mem_dereg = NULL,
-	.isend = tcp_isend,
-	.irecv = tcp_irecv,
-	.test = tcp_test,
-	.progress = tcp_progress,
-	.put = NULL, /* two-sided only */
-	.notify_poll = NULL,
-	.peer_map = NULL,
-	.idle_wait = tcp_idle_wait,
+    .abi = CB_TP_ABI,
+    .size = sizeof(struct cb_tp_ops),
+    .name = "tcp",
+    .description = "TCP sockets; several streams per peer for large "
+                   "messages",
+    .caps = CB_TP_CAP_HOST_MEM,
+    .query = NULL, /* sockets exist everywhere */
+    .open = tcp_open,
+    .close = tcp_close,
+    .address = tcp_address,
+    .ep_connect = tcp_ep_connect,
+    .ep_test = tcp_ep_test,
+    .ep_close = tcp_ep_close,
+    .mem_reg = NULL, /* no registration needed */
+    .mem_dereg = NULL,
+    .isend = tcp_isend,
+    .irecv = tcp_irecv,
+    .test = tcp_test,
+    .progress = tcp_progress,
+    .put = NULL, /* two-sided only */
+    .notify_poll = NULL,
+    .peer_map = NULL,
+    .idle_wait = tcp_idle_wait,
 };

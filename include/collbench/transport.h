@@ -43,18 +43,19 @@
 #include <collbench/status.h>
 #include <collbench/types.h>
 
-#define CB_TP_ABI 1u
-#define CB_TP_SYMBOL "cb_tp_ops_v1"
+#define CB_TP_ABI      1u
+#define CB_TP_SYMBOL   "cb_tp_ops_v1"
 #define CB_TP_ADDR_MAX 256 /* bytes in an address blob */
 
 /* Capability bits (struct cb_tp_ops.caps). */
 enum cb_tp_cap {
-	CB_TP_CAP_HOST_MEM = 1u << 0,   /* host buffers */
-	CB_TP_CAP_GPU_MEM = 1u << 1,    /* device buffers (gpu, verbs+peermem) */
-	CB_TP_CAP_PUT = 1u << 2,        /* put() and notify_poll() */
-	CB_TP_CAP_PEER_MAP = 1u << 3,   /* peer_map(): load/store a peer's buffer */
-	CB_TP_CAP_SAME_HOST = 1u << 4,  /* can connect only ranks of one host */
-	CB_TP_CAP_NEEDS_REG = 1u << 5,  /* isend/irecv need an mr from mem_reg */
+	CB_TP_CAP_HOST_MEM = 1u << 0, /* host buffers */
+	CB_TP_CAP_GPU_MEM = 1u << 1,  /* device buffers (gpu, verbs+peermem) */
+	CB_TP_CAP_PUT = 1u << 2,      /* put() and notify_poll() */
+	CB_TP_CAP_PEER_MAP = 1u
+	                     << 3, /* peer_map(): load/store a peer's buffer */
+	CB_TP_CAP_SAME_HOST = 1u << 4, /* can connect only ranks of one host */
+	CB_TP_CAP_NEEDS_REG = 1u << 5, /* isend/irecv need an mr from mem_reg */
 	CB_TP_CAP_HELPER_THR = 1u << 6, /* starts threads of its own */
 };
 
@@ -82,7 +83,7 @@ struct cb_tp_host {
 	int local_ranks;          /* ranks on this host */
 	int oversubscribed;       /* more local ranks than online CPUs */
 	const char *local_ip;     /* address this rank used to reach the
-				   * rendezvous: a default interface */
+	                           * rendezvous: a default interface */
 	double timeout_s;         /* the job's deadline for one wait */
 	/* Option lookup: "tcp-if", "tcp-streams", ... (CLI, then environment);
 	 * NULL when unset. */
@@ -90,11 +91,12 @@ struct cb_tp_host {
 	/* Log a line at level 0 (error) .. 3 (debug), with the transport's
 	 * name as prefix. */
 	void (*log)(int level, const char *fmt, ...)
-		__attribute__((format(printf, 2, 3)));
+	    __attribute__((format(printf, 2, 3)));
 	/* Record the one line that describes a failure (the first one wins) and
-	 * return @st, so a transport writes `return host->fail(CB_ERR_..., ...)`. */
+	 * return @st, so a transport writes `return host->fail(CB_ERR_...,
+	 * ...)`. */
 	cb_status_t (*fail)(cb_status_t st, const char *fmt, ...)
-		__attribute__((format(printf, 2, 3)));
+	    __attribute__((format(printf, 2, 3)));
 };
 
 /*
@@ -103,10 +105,10 @@ struct cb_tp_host {
  * returns anything other than CB_AGAIN.
  */
 struct cb_tp_req {
-	uint64_t tag;   /* set by the transport from the call */
-	size_t bytes;   /* on completion: bytes sent or received */
-	void *next;     /* free for the transport's queues */
-	union {         /* private to the transport */
+	uint64_t tag; /* set by the transport from the call */
+	size_t bytes; /* on completion: bytes sent or received */
+	void *next;   /* free for the transport's queues */
+	union {       /* private to the transport */
 		uint64_t u64[8];
 		void *ptr[8];
 	} priv;
@@ -115,15 +117,15 @@ struct cb_tp_req {
 /* What irecv_reduce() combines with: dst = src OP message, element-wise. */
 struct cb_tp_reduce {
 	void (*fn)(enum cb_dtype dt, enum cb_op op, void *dst, const void *a,
-		   const void *b, size_t count);
+	           const void *b, size_t count);
 	enum cb_dtype dtype;
 	enum cb_op op;
 	size_t elem_bytes;
 };
 
 struct cb_tp_ops {
-	uint32_t abi;   /* CB_TP_ABI; a module with another value is refused */
-	uint32_t size;  /* sizeof(struct cb_tp_ops) as the module was built */
+	uint32_t abi;  /* CB_TP_ABI; a module with another value is refused */
+	uint32_t size; /* sizeof(struct cb_tp_ops) as the module was built */
 	const char *name;        /* "tcp", "shm", "verbs", "gpu" */
 	const char *description; /* one line for `collbench info` */
 	uint32_t caps;           /* enum cb_tp_cap bits */
@@ -139,14 +141,15 @@ struct cb_tp_ops {
 	/* open - make this process's context: listeners, shared segments,
 	 * device contexts.  @host outlives the context. */
 	cb_status_t (*open)(const struct cb_tp_host *host,
-			    struct cb_tp_ctx **ctx);
+	                    struct cb_tp_ctx **ctx);
 
 	/* close - free everything made from @ctx; endpoints first. */
 	void (*close)(struct cb_tp_ctx *ctx);
 
 	/* address - write this context's address blob (at most CB_TP_ADDR_MAX
 	 * bytes) to @blob and its length to @bytes; the core publishes it. */
-	cb_status_t (*address)(struct cb_tp_ctx *ctx, void *blob, size_t *bytes);
+	cb_status_t (*address)(struct cb_tp_ctx *ctx, void *blob,
+	                       size_t *bytes);
 
 	/*
 	 * ep_connect - start connecting to rank @peer, whose published blob is
@@ -156,8 +159,8 @@ struct cb_tp_ops {
 	 * (shm and a rank of another host).
 	 */
 	cb_status_t (*ep_connect)(struct cb_tp_ctx *ctx, int peer,
-				  const void *blob, size_t bytes,
-				  struct cb_tp_ep **ep);
+	                          const void *blob, size_t bytes,
+	                          struct cb_tp_ep **ep);
 
 	/* ep_test - CB_OK once connected, CB_AGAIN while not, an error when
 	 * the connection failed.  Makes progress on the handshake. */
@@ -172,7 +175,7 @@ struct cb_tp_ops {
 	 * transport needs no registration, and then mr arguments are NULL.
 	 */
 	cb_status_t (*mem_reg)(struct cb_tp_ctx *ctx, void *buf, size_t bytes,
-			       enum cb_mem_kind kind, struct cb_tp_mr **mr);
+	                       enum cb_mem_kind kind, struct cb_tp_mr **mr);
 	void (*mem_dereg)(struct cb_tp_ctx *ctx, struct cb_tp_mr *mr);
 
 	/*
@@ -181,14 +184,14 @@ struct cb_tp_ops {
 	 * done); CB_AGAIN means no resources now: progress and post again.
 	 */
 	cb_status_t (*isend)(struct cb_tp_ep *ep, const void *buf, size_t bytes,
-			     struct cb_tp_mr *mr, uint64_t tag,
-			     struct cb_tp_req *req);
+	                     struct cb_tp_mr *mr, uint64_t tag,
+	                     struct cb_tp_req *req);
 
 	/* irecv - receive the next message on @ep into @buf (capacity @cap);
 	 * a larger message fails with CB_ERR_TRUNCATE. */
 	cb_status_t (*irecv)(struct cb_tp_ep *ep, void *buf, size_t cap,
-			     struct cb_tp_mr *mr, uint64_t tag,
-			     struct cb_tp_req *req);
+	                     struct cb_tp_mr *mr, uint64_t tag,
+	                     struct cb_tp_req *req);
 
 	/* test - CB_OK when @req is complete (req->bytes set), CB_AGAIN when
 	 * not, an error when it failed.  Does not itself wait. */
@@ -205,9 +208,9 @@ struct cb_tp_ops {
 	 * the peer with notify_poll() (CB_AGAIN when none arrived).
 	 */
 	cb_status_t (*put)(struct cb_tp_ep *ep, const void *buf, size_t bytes,
-			   struct cb_tp_mr *mr, uint64_t raddr,
-			   const void *rkey, uint32_t notify,
-			   struct cb_tp_req *req);
+	                   struct cb_tp_mr *mr, uint64_t raddr,
+	                   const void *rkey, uint32_t notify,
+	                   struct cb_tp_req *req);
 	cb_status_t (*notify_poll)(struct cb_tp_ep *ep, uint32_t *notify);
 
 	/*
@@ -216,7 +219,7 @@ struct cb_tp_ops {
 	 * and CUDA IPC handles allow; algorithms then fuse copy and reduce.
 	 */
 	cb_status_t (*peer_map)(struct cb_tp_ep *ep, uint64_t raddr,
-				size_t bytes, void **local);
+	                        size_t bytes, void **local);
 
 	/*
 	 * Optional: allocate host memory that local peers can reach directly
@@ -224,7 +227,8 @@ struct cb_tp_ops {
 	 * it are plain loads instead of a copy through the kernel.  Outside
 	 * timed regions.  Memory from elsewhere still works, just slower.
 	 */
-	cb_status_t (*mem_alloc)(struct cb_tp_ctx *ctx, size_t bytes, void **buf);
+	cb_status_t (*mem_alloc)(struct cb_tp_ctx *ctx, size_t bytes,
+	                         void **buf);
 	void (*mem_free)(struct cb_tp_ctx *ctx, void *buf, size_t bytes);
 
 	/*
@@ -235,9 +239,9 @@ struct cb_tp_ops {
 	 * a staging buffer and reduces from there.  @bytes is exact.
 	 */
 	cb_status_t (*irecv_reduce)(struct cb_tp_ep *ep, void *dst,
-				    const void *src, size_t bytes,
-				    const struct cb_tp_reduce *red, uint64_t tag,
-				    struct cb_tp_req *req);
+	                            const void *src, size_t bytes,
+	                            const struct cb_tp_reduce *red,
+	                            uint64_t tag, struct cb_tp_req *req);
 
 	/*
 	 * Optional: progress() has found nothing to do many times in a row;
@@ -251,7 +255,7 @@ struct cb_tp_ops {
 
 /* Calls to optional members go through these, never straight through the
  * table, so a module built against an older, shorter table stays safe. */
-#define CB_TP_HAS(ops, member)                                                \
+#define CB_TP_HAS(ops, member)                                                 \
 	((ops)->size > offsetof(struct cb_tp_ops, member) && (ops)->member)
 
 #endif

@@ -8,30 +8,30 @@
 
 #include <stddef.h>
 
-#define CB_DTYPE_MAP(X)                                                       \
-	X(FLOAT32, "float32", "float", 4)                                     \
-	X(FLOAT64, "float64", "double", 8)                                    \
-	X(INT32, "int32", "int32", 4)                                         \
+#define CB_DTYPE_MAP(X)                                                        \
+	X(FLOAT32, "float32", "float", 4)                                      \
+	X(FLOAT64, "float64", "double", 8)                                     \
+	X(INT32, "int32", "int32", 4)                                          \
 	X(INT64, "int64", "int64", 8)
 
 enum cb_dtype {
 #define CB_DTYPE_ENUM(id, name, alias, size) CB_DT_##id,
 	CB_DTYPE_MAP(CB_DTYPE_ENUM)
 #undef CB_DTYPE_ENUM
-	CB_DT_COUNT
+	    CB_DT_COUNT
 };
 
-#define CB_OP_MAP(X)                                                          \
-	X(SUM, "sum")                                                         \
-	X(PROD, "prod")                                                       \
-	X(MIN, "min")                                                         \
+#define CB_OP_MAP(X)                                                           \
+	X(SUM, "sum")                                                          \
+	X(PROD, "prod")                                                        \
+	X(MIN, "min")                                                          \
 	X(MAX, "max")
 
 enum cb_op {
 #define CB_OP_ENUM(id, name) CB_OP_##id,
 	CB_OP_MAP(CB_OP_ENUM)
 #undef CB_OP_ENUM
-	CB_OP_COUNT
+	    CB_OP_COUNT
 };
 
 /* Names as the CLI spells them ("float32", "sum"); sizes in bytes. */

@@ -11,14 +11,14 @@
 
 static int check_failures, check_count;
 
-#define CHECK(cond)                                                           \
-	do {                                                                  \
-		check_count++;                                                \
-		if (!(cond)) {                                                \
-			check_failures++;                                     \
-			fprintf(stderr, "%s:%d: CHECK failed: %s\n",          \
-				__FILE__, __LINE__, #cond);                   \
-		}                                                             \
+#define CHECK(cond)                                                            \
+	do {                                                                   \
+		check_count++;                                                 \
+		if (!(cond)) {                                                 \
+			check_failures++;                                      \
+			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, \
+			        __LINE__, #cond);                              \
+		}                                                              \
 	} while (0)
 
 static inline int check_result(const char *name)

@@ -26,8 +26,8 @@ static int size_bad(const char *s)
 {
 	size_t got = 12345;
 	cb_fail_clear();
-	int bad = cb_parse_size(s, "-b", &got) == CB_ERR_USAGE && got == 12345 &&
-		  cb_fail_msg() && strstr(cb_fail_msg(), s);
+	int bad = cb_parse_size(s, "-b", &got) == CB_ERR_USAGE &&
+	          got == 12345 && cb_fail_msg() && strstr(cb_fail_msg(), s);
 	return bad;
 }
 
@@ -52,10 +52,10 @@ static int usage_err(const char *line, const char *needle)
 	struct cb_opts o;
 	cb_status_t st = parse(line, &o);
 	int ok = st == CB_ERR_USAGE && cb_fail_msg() &&
-		 strstr(cb_fail_msg(), needle) && !strchr(cb_fail_msg(), '\n');
+	         strstr(cb_fail_msg(), needle) && !strchr(cb_fail_msg(), '\n');
 	if (!ok)
 		fprintf(stderr, "  '%s' -> %d '%s'\n", line, st,
-			cb_fail_msg() ? cb_fail_msg() : "");
+		        cb_fail_msg() ? cb_fail_msg() : "");
 	return ok;
 }
 
@@ -86,7 +86,7 @@ int main(void)
 	      o.max_bytes == 64u << 20 && o.np == 2 && o.iters == 20 &&
 	      o.check == 1 && !strcmp(o.transport, "auto"));
 	CHECK(parse("-b 1K -e 1M -f 4 -n 7 -w 0 -c 0 -d all -o max,min", &o) ==
-		      CB_OK &&
+	          CB_OK &&
 	      o.min_bytes == 1024 && o.max_bytes == 1u << 20 && o.factor == 4 &&
 	      o.iters == 7 && o.warmup == 0 && o.check == 0 &&
 	      o.ndtypes == CB_DT_COUNT && o.nops == 2 && o.ops[0] == CB_OP_MAX);
@@ -131,7 +131,8 @@ int main(void)
 	/* busbw factors as nccl-tests defines them, algbw in 1e9 B/s */
 	CHECK(cb_coll_busbw_factor(CB_COLL_ALLREDUCE, 2) == 1.0);
 	CHECK(fabs(cb_coll_busbw_factor(CB_COLL_ALLREDUCE, 4) - 1.5) < 1e-12);
-	CHECK(fabs(cb_coll_busbw_factor(CB_COLL_ALLREDUCE, 3) - 4.0 / 3) < 1e-12);
+	CHECK(fabs(cb_coll_busbw_factor(CB_COLL_ALLREDUCE, 3) - 4.0 / 3) <
+	      1e-12);
 	CHECK(cb_coll_busbw_factor(CB_COLL_ALLREDUCE, 1) == 0.0);
 	CHECK(fabs(cb_algbw_gbps(1000000000, 1e6) - 1.0) < 1e-12);
 	CHECK(fabs(cb_algbw_gbps(64u << 20, 1000.0) - 67.108864) < 1e-9);
@@ -162,7 +163,9 @@ int main(void)
 		}
 	}
 	/* inputs differ between ranks, or the check would prove little */
-	CHECK(cb_input_value(CB_OP_SUM, 0, 3) != cb_input_value(CB_OP_SUM, 1, 3));
-	CHECK(cb_input_value(CB_OP_MAX, 0, 3) != cb_input_value(CB_OP_MAX, 1, 3));
+	CHECK(cb_input_value(CB_OP_SUM, 0, 3) !=
+	      cb_input_value(CB_OP_SUM, 1, 3));
+	CHECK(cb_input_value(CB_OP_MAX, 0, 3) !=
+	      cb_input_value(CB_OP_MAX, 1, 3));
 	return check_result("options");
 }
