@@ -188,6 +188,9 @@ static cb_status_t ring_run(struct cb_plan *pl, const struct cb_coll_args *a)
 	if (c.chunk_elems == 0)
 		c.chunk_elems = 1;
 	pl->seq++;
+	pl->red.dtype = a->dtype;
+	pl->red.op = a->op;
+	pl->red.elem_bytes = c.esize;
 	first(&c, &rp, 0);
 	first(&c, &rc, 0);
 	first(&c, &sp, 1);
@@ -201,32 +204,29 @@ static cb_status_t ring_run(struct cb_plan *pl, const struct cb_coll_args *a)
 			int seg = recv_seg(&c, rp.s);
 			size_t off, len;
 			chunk_range(&c, seg, rp.j, &off, &len);
+			struct cb_req *q = &pl->rreq[rposted % RING_WINDOW];
 			if (rp.s < c.p - 1 && pl->fused) {
-				pl->red.dtype = a->dtype;
-				pl->red.op = a->op;
-				pl->red.elem_bytes = c.esize;
+				/* reduce-scatter, reduced by the transport */
 				st = cb_comm_irecv_reduce(
 				    comm, pl->left,
 				    (char *)a->recvbuf + off * c.esize,
 				    (const char *)a->sendbuf + off * c.esize,
 				    len * c.esize, &pl->red, tag_of(pl, &rp),
-				    &pl->rreq[rposted % RING_WINDOW]);
-				if (st == CB_AGAIN)
-					break;
-				if (st)
-					return st;
-				rposted++;
-				advance(&c, &rp, 0);
-				continue;
+				    q);
+			} else {
+				/* reduce-scatter into staging, or allgather
+				 * straight into place */
+				void *dst =
+				    rp.s < c.p - 1
+				        ? (void *)(pl->tmp +
+				                   (rposted % RING_WINDOW) *
+				                       pl->chunk_bytes)
+				        : (void *)((char *)a->recvbuf +
+				                   off * c.esize);
+				st = cb_comm_irecv(comm, pl->left, dst,
+				                   len * c.esize,
+				                   tag_of(pl, &rp), q);
 			}
-			void *dst =
-			    rp.s < c.p - 1
-			        ? (void *)(pl->tmp + (rposted % RING_WINDOW) *
-			                                 pl->chunk_bytes)
-			        : (void *)((char *)a->recvbuf + off * c.esize);
-			st = cb_comm_irecv(comm, pl->left, dst, len * c.esize,
-			                   tag_of(pl, &rp),
-			                   &pl->rreq[rposted % RING_WINDOW]);
 			if (st == CB_AGAIN)
 				break;
 			if (st)

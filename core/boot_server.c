@@ -1,0 +1,532 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * core/boot_server.c - the rendezvous store, served by rank 0.
+ *
+ * Requests: HELLO (rank, world, pid, host), SET, GET (answered when the key
+ * exists), GATHER (answered when keys "<prefix>0" .. "<prefix>N-1" all
+ * exist, with their values concatenated), ABORT (a rank failed: tell the
+ * others) and BYE.  Replies: WELCOME (job id), VALUE, ERROR (a line), ABORT
+ * (origin rank, a line).
+ *
+ * One thread polls every connection.  It is the only place that sees every
+ * rank, so it is the job's failure detector too: a rank whose connection
+ * closes before its goodbye has died, and everyone else is told.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "core/boot_wire.h"
+#include "core/log.h"
+#include "core/sock.h"
+
+struct kv {
+	struct kv *next;
+	char *key;
+	void *val;
+	uint32_t bytes;
+};
+
+struct client {
+	int fd;
+	int rank; /* -1 until HELLO */
+	int bye;
+	char addr[64];
+	char host[64];
+	uint8_t *in;
+	size_t in_bytes, in_cap;
+};
+
+struct waiter {
+	struct waiter *next;
+	int client; /* index into srv->clients */
+	uint32_t type;
+	uint32_t n; /* GATHER: number of keys */
+	char key[BOOT_KEY_MAX + 1];
+};
+
+#define KV_BUCKETS 4096
+
+struct boot_server {
+	int listen_fd;
+	int world;
+	uint64_t job_id;
+	double timeout_s;
+	struct kv *kv[KV_BUCKETS];
+	struct client *clients;
+	int nclients, cap_clients;
+	struct waiter *waiters;
+	int aborted;
+	int byes;
+	atomic_int stop; /* rank 0 is closing */
+	pthread_t thread;
+};
+
+static unsigned kv_hash(const char *s)
+{
+	unsigned h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h % KV_BUCKETS;
+}
+
+static struct kv *kv_find(struct boot_server *srv, const char *key)
+{
+	for (struct kv *e = srv->kv[kv_hash(key)]; e; e = e->next)
+		if (!strcmp(e->key, key))
+			return e;
+	return NULL;
+}
+
+static int kv_put(struct boot_server *srv, const char *key, const void *val,
+                  uint32_t bytes)
+{
+	struct kv *e = kv_find(srv, key);
+	void *copy = malloc(bytes ? bytes : 1);
+
+	if (!copy)
+		return -1;
+	memcpy(copy, val, bytes);
+	if (!e) {
+		unsigned h = kv_hash(key);
+		e = calloc(1, sizeof(*e));
+		if (!e || !(e->key = strdup(key))) {
+			free(e);
+			free(copy);
+			return -1;
+		}
+		e->next = srv->kv[h];
+		srv->kv[h] = e;
+	} else {
+		free(e->val);
+	}
+	e->val = copy;
+	e->bytes = bytes;
+	return 0;
+}
+
+static int srv_send(struct boot_server *srv, struct client *c, uint32_t type,
+                    const void *key, uint32_t key_bytes, const void *val,
+                    uint32_t val_bytes)
+{
+	struct boot_hdr h = {htonl(BOOT_MAGIC), htonl(type), htonl(key_bytes),
+	                     htonl(val_bytes)};
+	uint64_t dl = cb_now_ns() + (uint64_t)(srv->timeout_s * 1e9);
+	int err;
+
+	if (c->fd < 0)
+		return -1;
+	if (cb_sock_send_all(c->fd, &h, sizeof(h), dl, &err) ||
+	    (key_bytes && cb_sock_send_all(c->fd, key, key_bytes, dl, &err)) ||
+	    (val_bytes && cb_sock_send_all(c->fd, val, val_bytes, dl, &err)))
+		return -1;
+	return 0;
+}
+
+static void srv_abort_all(struct boot_server *srv, int origin, const char *why)
+{
+	int32_t o = htonl((uint32_t)origin);
+
+	if (srv->aborted)
+		return;
+	srv->aborted = 1;
+	for (int i = 0; i < srv->nclients; i++)
+		if (srv->clients[i].rank >= 0 && srv->clients[i].rank != origin)
+			srv_send(srv, &srv->clients[i], MSG_ABORT, &o,
+			         sizeof(o), why, (uint32_t)strlen(why));
+}
+
+static void srv_drop(struct boot_server *srv, struct client *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+	free(c->in);
+	c->in = NULL;
+	c->in_bytes = c->in_cap = 0;
+	for (struct waiter **w = &srv->waiters; *w;) {
+		if (&srv->clients[(*w)->client] == c) {
+			struct waiter *dead = *w;
+			*w = dead->next;
+			free(dead);
+		} else {
+			w = &(*w)->next;
+		}
+	}
+}
+
+/* Answer a waiter if it can be answered now; 1 when answered. */
+static int srv_try_answer(struct boot_server *srv, struct waiter *w)
+{
+	struct client *c = &srv->clients[w->client];
+
+	if (w->type == MSG_GET) {
+		struct kv *e = kv_find(srv, w->key);
+		if (!e)
+			return 0;
+		srv_send(srv, c, MSG_VALUE, NULL, 0, e->val, e->bytes);
+		return 1;
+	}
+	/* GATHER: every key present? then one reply of [u32 bytes, value]... */
+	size_t total = 0;
+	char key[BOOT_KEY_MAX + 16];
+
+	for (uint32_t i = 0; i < w->n; i++) {
+		snprintf(key, sizeof(key), "%s%u", w->key, i);
+		struct kv *e = kv_find(srv, key);
+		if (!e)
+			return 0;
+		total += 4 + e->bytes;
+	}
+	uint8_t *buf = malloc(total ? total : 1), *p = buf;
+	if (!buf)
+		return 0;
+	for (uint32_t i = 0; i < w->n; i++) {
+		snprintf(key, sizeof(key), "%s%u", w->key, i);
+		struct kv *e = kv_find(srv, key);
+		uint32_t nb = htonl(e->bytes);
+		memcpy(p, &nb, 4);
+		memcpy(p + 4, e->val, e->bytes);
+		p += 4 + e->bytes;
+	}
+	srv_send(srv, c, MSG_VALUE, NULL, 0, buf, (uint32_t)total);
+	free(buf);
+	return 1;
+}
+
+static void srv_answer_waiters(struct boot_server *srv)
+{
+	for (struct waiter **w = &srv->waiters; *w;) {
+		if (srv_try_answer(srv, *w)) {
+			struct waiter *done = *w;
+			*w = done->next;
+			free(done);
+		} else {
+			w = &(*w)->next;
+		}
+	}
+}
+
+static void srv_hello(struct boot_server *srv, struct client *c,
+                      const void *val, uint32_t bytes)
+{
+	struct boot_hello h;
+	char line[256];
+
+	if (bytes != sizeof(h)) {
+		srv_drop(srv, c);
+		return;
+	}
+	memcpy(&h, val, sizeof(h));
+	h.host[sizeof(h.host) - 1] = '\0';
+	h.rank = (int32_t)ntohl((uint32_t)h.rank);
+	h.world = (int32_t)ntohl((uint32_t)h.world);
+	line[0] = '\0';
+	if (h.world != srv->world)
+		snprintf(
+		    line, sizeof(line),
+		    "rank %d on %s says the job has %d ranks, rank 0 says %d "
+		    "(launcher and --np disagree?)",
+		    h.rank, h.host, h.world, srv->world);
+	else if (h.rank < 0 || h.rank >= srv->world)
+		snprintf(line, sizeof(line), "rank %d on %s is outside 0..%d",
+		         h.rank, h.host, srv->world - 1);
+	for (int i = 0; !line[0] && i < srv->nclients; i++)
+		if (srv->clients[i].rank == h.rank)
+			snprintf(
+			    line, sizeof(line),
+			    "two processes claim rank %d (hosts %s and %s)",
+			    h.rank, srv->clients[i].host, h.host);
+	if (line[0]) {
+		srv_send(srv, c, MSG_ERROR, NULL, 0, line,
+		         (uint32_t)strlen(line));
+		srv_drop(srv, c);
+		return;
+	}
+	c->rank = h.rank;
+	snprintf(c->host, sizeof(c->host), "%s", h.host);
+	uint64_t job = srv->job_id;
+	srv_send(srv, c, MSG_WELCOME, NULL, 0, &job, sizeof(job));
+}
+
+static void srv_message(struct boot_server *srv, int ci,
+                        const struct boot_hdr *h, const char *key,
+                        const uint8_t *val)
+{
+	struct client *c = &srv->clients[ci];
+
+	if (c->rank < 0 && h->type != MSG_HELLO) {
+		srv_drop(srv, c);
+		return;
+	}
+	switch (h->type) {
+	case MSG_HELLO:
+		srv_hello(srv, c, val, h->val_bytes);
+		return;
+	case MSG_SET:
+		if (kv_put(srv, key, val, h->val_bytes) == 0)
+			srv_answer_waiters(srv);
+		return;
+	case MSG_GET:
+	case MSG_GATHER: {
+		struct waiter *w = calloc(1, sizeof(*w));
+		if (!w)
+			return;
+		w->client = ci;
+		w->type = h->type;
+		memcpy(w->key, key, h->key_bytes + 1);
+		if (h->type == MSG_GATHER && h->val_bytes == 4) {
+			memcpy(&w->n, val, 4);
+			w->n = ntohl(w->n);
+		}
+		if (srv_try_answer(srv, w)) {
+			free(w);
+		} else {
+			w->next = srv->waiters;
+			srv->waiters = w;
+		}
+		return;
+	}
+	case MSG_ABORT: {
+		char line[600];
+		snprintf(line, sizeof(line), "%.*s", (int)h->val_bytes,
+		         (const char *)val);
+		srv_abort_all(srv, c->rank, line);
+		return;
+	}
+	case MSG_BYE:
+		c->bye = 1;
+		srv->byes++;
+		return;
+	default:
+		break;
+	}
+	/* An unknown type from a rank: same as garbage. */
+	char line[256];
+	snprintf(line, sizeof(line),
+	         "rank %d (%s) sent the rendezvous a message that does not "
+	         "parse (type %u)",
+	         c->rank, c->host, h->type);
+	srv_abort_all(srv, -1, line);
+	srv_drop(srv, c);
+}
+
+/* Parse what arrived from client @ci; returns -1 when it was dropped. */
+static int srv_parse(struct boot_server *srv, int ci)
+{
+	struct client *c = &srv->clients[ci];
+
+	while (c->fd >= 0 && c->in_bytes >= sizeof(struct boot_hdr)) {
+		struct boot_hdr h;
+		memcpy(&h, c->in, sizeof(h));
+		h.magic = ntohl(h.magic);
+		h.type = ntohl(h.type);
+		h.key_bytes = ntohl(h.key_bytes);
+		h.val_bytes = ntohl(h.val_bytes);
+		if (h.magic != BOOT_MAGIC || h.key_bytes > BOOT_KEY_MAX ||
+		    h.val_bytes > BOOT_VAL_MAX) {
+			char line[256];
+			if (c->rank >= 0) {
+				snprintf(line, sizeof(line),
+				         "rank %d (%s) sent the rendezvous a "
+				         "message that does not parse (magic "
+				         "0x%08x)",
+				         c->rank, c->host, h.magic);
+				srv_abort_all(srv, -1, line);
+			} else {
+				cb_log(
+				    CB_LOG_WARN,
+				    "rendezvous: dropped a connection from %s "
+				    "that is not a collbench rank (its first "
+				    "message does not parse)",
+				    c->addr);
+			}
+			srv_drop(srv, c);
+			return -1;
+		}
+		size_t need = sizeof(h) + h.key_bytes + h.val_bytes;
+		if (c->in_bytes < need)
+			break;
+		char key[BOOT_KEY_MAX + 1];
+		memcpy(key, c->in + sizeof(h), h.key_bytes);
+		key[h.key_bytes] = '\0';
+		srv_message(srv, ci, &h, key, c->in + sizeof(h) + h.key_bytes);
+		if (c->fd < 0)
+			return -1;
+		memmove(c->in, c->in + need, c->in_bytes - need);
+		c->in_bytes -= need;
+	}
+	return 0;
+}
+
+static void srv_read(struct boot_server *srv, int ci)
+{
+	struct client *c = &srv->clients[ci];
+
+	for (;;) {
+		if (c->in_cap - c->in_bytes < 65536) {
+			size_t cap = c->in_cap ? c->in_cap * 2 : 131072;
+			uint8_t *in = realloc(c->in, cap);
+			if (!in)
+				return;
+			c->in = in;
+			c->in_cap = cap;
+		}
+		ssize_t n = recv(c->fd, c->in + c->in_bytes,
+		                 c->in_cap - c->in_bytes, MSG_DONTWAIT);
+		if (n > 0) {
+			c->in_bytes += (size_t)n;
+			if (srv_parse(srv, ci) < 0)
+				return;
+			continue;
+		}
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		/* EOF or error: a rank that did not say goodbye has died. */
+		if (c->rank >= 0 && !c->bye) {
+			char line[256];
+			snprintf(line, sizeof(line),
+			         "rank %d (host %s) left the job without "
+			         "finishing: it exited or was killed",
+			         c->rank, c->host);
+			srv_abort_all(srv, -1, line);
+		}
+		srv_drop(srv, c);
+		return;
+	}
+}
+
+static void srv_accept(struct boot_server *srv)
+{
+	struct sockaddr_storage sa;
+	socklen_t sl = sizeof(sa);
+	int fd = accept4(srv->listen_fd, (struct sockaddr *)&sa, &sl,
+	                 SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+	if (fd < 0)
+		return;
+	/* Replies are small and answer a request: never wait for Nagle. */
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (srv->nclients == srv->cap_clients) {
+		int cap = srv->cap_clients ? srv->cap_clients * 2 : 64;
+		struct client *cl = realloc(srv->clients, cap * sizeof(*cl));
+		if (!cl) {
+			close(fd);
+			return;
+		}
+		srv->clients = cl;
+		srv->cap_clients = cap;
+	}
+	struct client *c = &srv->clients[srv->nclients++];
+	memset(c, 0, sizeof(*c));
+	c->fd = fd;
+	c->rank = -1;
+	cb_sock_ntop((struct sockaddr *)&sa, c->addr, sizeof(c->addr));
+}
+
+static void *srv_main(void *arg)
+{
+	struct boot_server *srv = arg;
+	uint64_t stop_deadline = 0;
+	struct pollfd *pfd = NULL;
+	int cap = 0;
+
+	for (;;) {
+		if (atomic_load(&srv->stop)) {
+			if (!stop_deadline)
+				stop_deadline =
+				    cb_now_ns() +
+				    (uint64_t)(srv->timeout_s * 1e9);
+			if (srv->byes >= srv->world || srv->aborted ||
+			    cb_now_ns() > stop_deadline)
+				break;
+		}
+		if (cap < srv->nclients + 1) {
+			cap = (srv->nclients + 1) * 2;
+			struct pollfd *p = realloc(pfd, cap * sizeof(*p));
+			if (!p)
+				break;
+			pfd = p;
+		}
+		pfd[0] =
+		    (struct pollfd){.fd = srv->listen_fd, .events = POLLIN};
+		for (int i = 0; i < srv->nclients; i++)
+			pfd[i + 1] = (struct pollfd){.fd = srv->clients[i].fd,
+			                             .events = POLLIN};
+		int n = srv->nclients;
+		if (poll(pfd, n + 1, 50) <= 0)
+			continue;
+		for (int i = 0; i < n; i++)
+			if (pfd[i + 1].fd >= 0 && pfd[i + 1].revents)
+				srv_read(srv, i);
+		if (pfd[0].revents & POLLIN)
+			srv_accept(srv);
+	}
+	free(pfd);
+	return NULL;
+}
+
+static void srv_free(struct boot_server *srv)
+{
+	for (int i = 0; i < srv->nclients; i++)
+		srv_drop(srv, &srv->clients[i]);
+	free(srv->clients);
+	for (int b = 0; b < KV_BUCKETS; b++)
+		for (struct kv *e = srv->kv[b], *n; e; e = n) {
+			n = e->next;
+			free(e->key);
+			free(e->val);
+			free(e);
+		}
+	close(srv->listen_fd);
+	free(srv);
+}
+
+cb_status_t boot_server_start(int listen_fd, int world, double timeout_s,
+                              struct boot_server **out)
+{
+	struct boot_server *srv = calloc(1, sizeof(*srv));
+
+	if (!srv) {
+		close(listen_fd);
+		return cb_fail(CB_ERR_NOMEM, "out of memory");
+	}
+	srv->world = world;
+	srv->timeout_s = timeout_s;
+	srv->listen_fd = listen_fd;
+	if (getrandom(&srv->job_id, sizeof(srv->job_id), 0) !=
+	    sizeof(srv->job_id))
+		srv->job_id = cb_now_ns() ^ ((uint64_t)getpid() << 32);
+	cb_sock_set_nonblock(listen_fd, 1);
+	if (pthread_create(&srv->thread, NULL, srv_main, srv)) {
+		close(listen_fd);
+		free(srv);
+		return cb_fail(CB_ERR_SYS,
+		               "cannot start the rendezvous thread");
+	}
+	*out = srv;
+	return CB_OK;
+}
+
+void boot_server_stop(struct boot_server *srv, int drain)
+{
+	if (!srv)
+		return;
+	if (!drain)
+		srv->aborted = 1;
+	atomic_store(&srv->stop, 1);
+	pthread_join(srv->thread, NULL);
+	srv_free(srv);
+}
