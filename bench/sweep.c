@@ -184,6 +184,17 @@ static cb_status_t sweep_dtype(struct sweep *sw, struct cb_plan_cfg *pc,
 	pc->max_count = o->max_bytes / es;
 	if ((st = sw->algo->plan_build(sw->c, pc, &plan)))
 		return st;
+	/* Wake the whole path once (connections, page tables, caches,
+	 * branch predictors) before the first timed point, so the first row
+	 * of a sweep is not the cost of a cold start. */
+	struct cb_coll_args wake = {.coll = o->coll,
+	                            .dtype = dt,
+	                            .op = o->ops[0],
+	                            .sendbuf = sw->sendbuf,
+	                            .recvbuf = sw->recvbuf,
+	                            .count = o->min_bytes / es};
+	for (int i = 0; i < 50 && !st; i++)
+		st = sw->algo->run(plan, &wake);
 	for (int k = 0; k < o->nops && !st; k++) {
 		for (size_t b = o->min_bytes; b <= o->max_bytes && !st;
 		     b = next_size(o, b)) {
