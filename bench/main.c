@@ -34,6 +34,11 @@ struct job {
 
 static int exit_code(cb_status_t st)
 {
+	/* Stopped by another rank: exit as that rank does, so a launcher
+	 * sees one status for the job. */
+	if (st == CB_ERR_ABORTED && cb_fail_status() != CB_ERR_ABORTED &&
+	    cb_fail_status() != CB_OK)
+		st = cb_fail_status();
 	switch (st) {
 	case CB_OK:
 		return 0;

@@ -134,17 +134,20 @@ static int srv_send(struct boot_server *srv, struct client *c, uint32_t type,
 	return 0;
 }
 
-static void srv_abort_all(struct boot_server *srv, int origin, const char *why)
+/* Tell every rank but @origin that the job failed with @status. */
+static void srv_abort_all(struct boot_server *srv, int origin, int status,
+                          const char *why)
 {
-	int32_t o = htonl((uint32_t)origin);
+	int32_t o[2] = {(int32_t)htonl((uint32_t)origin),
+	                (int32_t)htonl((uint32_t)status)};
 
 	if (srv->aborted)
 		return;
 	srv->aborted = 1;
 	for (int i = 0; i < srv->nclients; i++)
 		if (srv->clients[i].rank >= 0 && srv->clients[i].rank != origin)
-			srv_send(srv, &srv->clients[i], MSG_ABORT, &o,
-			         sizeof(o), why, (uint32_t)strlen(why));
+			srv_send(srv, &srv->clients[i], MSG_ABORT, o, sizeof(o),
+			         why, (uint32_t)strlen(why));
 }
 
 static void srv_drop(struct boot_server *srv, struct client *c)
@@ -302,7 +305,12 @@ static void srv_message(struct boot_server *srv, int ci,
 		char line[600];
 		snprintf(line, sizeof(line), "%.*s", (int)h->val_bytes,
 		         (const char *)val);
-		srv_abort_all(srv, c->rank, line);
+		int32_t status = CB_ERR_PEER;
+		if (h->key_bytes == 4) {
+			memcpy(&status, key, 4);
+			status = (int32_t)ntohl((uint32_t)status);
+		}
+		srv_abort_all(srv, c->rank, status, line);
 		return;
 	}
 	case MSG_BYE:
@@ -318,7 +326,7 @@ static void srv_message(struct boot_server *srv, int ci,
 	         "rank %d (%s) sent the rendezvous a message that does not "
 	         "parse (type %u)",
 	         c->rank, c->host, h->type);
-	srv_abort_all(srv, -1, line);
+	srv_abort_all(srv, -1, CB_ERR_PEER, line);
 	srv_drop(srv, c);
 }
 
@@ -343,7 +351,7 @@ static int srv_parse(struct boot_server *srv, int ci)
 				         "message that does not parse (magic "
 				         "0x%08x)",
 				         c->rank, c->host, h.magic);
-				srv_abort_all(srv, -1, line);
+				srv_abort_all(srv, -1, CB_ERR_PEER, line);
 			} else {
 				cb_log(
 				    CB_LOG_WARN,
@@ -400,7 +408,7 @@ static void srv_read(struct boot_server *srv, int ci)
 			         "rank %d (host %s) left the job without "
 			         "finishing: it exited or was killed",
 			         c->rank, c->host);
-			srv_abort_all(srv, -1, line);
+			srv_abort_all(srv, -1, CB_ERR_PEER, line);
 		}
 		srv_drop(srv, c);
 		return;

@@ -114,16 +114,21 @@ static cb_status_t boot_recv(struct cb_boot *b, uint64_t deadline,
 	}
 	buf[h.key_bytes + h.val_bytes] = '\0';
 	if (h.type == MSG_ABORT || h.type == MSG_ERROR) {
-		int32_t origin = -1;
-		if (h.type == MSG_ABORT && h.key_bytes == 4) {
-			memcpy(&origin, buf, 4);
-			origin = (int32_t)ntohl((uint32_t)origin);
+		/* ABORT's key: the origin rank (-1: the store saw a rank
+		 * vanish) and the status it failed with, so every rank of
+		 * the job can exit with the same status. */
+		int32_t k[2] = {-1, CB_ERR_PEER};
+		if (h.type == MSG_ABORT && h.key_bytes == sizeof(k)) {
+			memcpy(k, buf, sizeof(k));
+			k[0] = (int32_t)ntohl((uint32_t)k[0]);
+			k[1] = (int32_t)ntohl((uint32_t)k[1]);
 		}
 		b->aborted = 1;
-		b->abort_origin = origin;
+		b->abort_origin = k[0];
 		snprintf(b->abort_line, sizeof(b->abort_line), "%s",
 		         (char *)buf + h.key_bytes);
-		cb_fail(h.type == MSG_ABORT ? CB_ERR_ABORTED : CB_ERR_INVALID,
+		cb_fail(h.type == MSG_ABORT ? (cb_status_t)k[1]
+		                            : CB_ERR_INVALID,
 		        "%s", (char *)buf + h.key_bytes);
 		free(buf);
 		return h.type == MSG_ABORT ? CB_ERR_ABORTED : CB_ERR_INVALID;
@@ -414,9 +419,9 @@ cb_status_t cb_boot_check(struct cb_boot *b, int grace_ms, int *origin)
 	return st;
 }
 
-void cb_boot_abort(struct cb_boot *b, const char *why)
+void cb_boot_abort(struct cb_boot *b, cb_status_t st, const char *why)
 {
-	int32_t me = (int32_t)htonl((uint32_t)b->rank);
+	int32_t status = (int32_t)htonl((uint32_t)st);
 	struct boot_hdr h;
 	uint32_t len = (uint32_t)strlen(why);
 	uint64_t dl = cb_now_ns() + 1000000000ull;
@@ -429,7 +434,7 @@ void cb_boot_abort(struct cb_boot *b, const char *why)
 	h = (struct boot_hdr){htonl(BOOT_MAGIC), htonl(MSG_ABORT), htonl(4),
 	                      htonl(len)};
 	if (!cb_sock_send_all(b->fd, &h, sizeof(h), dl, &err) &&
-	    !cb_sock_send_all(b->fd, &me, 4, dl, &err))
+	    !cb_sock_send_all(b->fd, &status, 4, dl, &err))
 		cb_sock_send_all(b->fd, why, len, dl, &err);
 	b->sent_abort = 1;
 }

@@ -35,8 +35,9 @@ cb_status_t cb_boot_open(const struct cb_boot_cfg *cfg, struct cb_boot **boot);
  * other rank's goodbye, so nobody loses the store while still using it. */
 void cb_boot_close(struct cb_boot *boot);
 
-/* Tell every other rank the job failed: @why is the line they may print. */
-void cb_boot_abort(struct cb_boot *boot, const char *why);
+/* Tell every other rank the job failed with @st: @why is the line they may
+ * print, @st the status they exit with. */
+void cb_boot_abort(struct cb_boot *boot, cb_status_t st, const char *why);
 
 uint64_t cb_boot_job_id(const struct cb_boot *boot);
 

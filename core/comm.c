@@ -184,7 +184,8 @@ static int comm_pick(const struct cb_comm *c, int peer)
 	return 0;
 }
 
-static cb_status_t comm_open_tp(struct cb_comm *c, const char *name)
+/* Open transport @name; @alone: it must connect every pair of ranks. */
+static cb_status_t comm_open_tp(struct cb_comm *c, const char *name, int alone)
 {
 	struct cb_tp_entry e;
 	cb_status_t st;
@@ -198,7 +199,7 @@ static cb_status_t comm_open_tp(struct cb_comm *c, const char *name)
 		return cb_fail(CB_ERR_UNAVAILABLE,
 		               "transport %s is not usable here: %s", name,
 		               e.why);
-	if ((e.ops->caps & CB_TP_CAP_SAME_HOST) && c->nhosts > 1 && c->ntp == 0)
+	if ((e.ops->caps & CB_TP_CAP_SAME_HOST) && c->nhosts > 1 && alone)
 		return cb_fail(CB_ERR_UNAVAILABLE,
 		               "transport %s connects ranks of one host, and "
 		               "this job spans %d hosts (use --transport=auto "
@@ -329,12 +330,12 @@ cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg, struct cb_comm **out)
 
 	if (!strcmp(cfg->transport, "auto")) {
 		int shared_host = c->nhosts < c->world;
-		if (shared_host && (st = comm_open_tp(c, "shm")))
+		if (shared_host && (st = comm_open_tp(c, "shm", 0)))
 			goto fail;
 		if ((c->nhosts > 1 || c->world == 1) &&
-		    (st = comm_open_tp(c, "tcp")))
+		    (st = comm_open_tp(c, "tcp", 0)))
 			goto fail;
-	} else if ((st = comm_open_tp(c, cfg->transport))) {
+	} else if ((st = comm_open_tp(c, cfg->transport, 1))) {
 		goto fail;
 	}
 	for (int i = 0; i < c->ntp; i++)
@@ -420,7 +421,7 @@ int cb_comm_fail(struct cb_comm *c, cb_status_t st)
 		 * of a job's failure, so exactly one rank's line is printed
 		 * even when several ranks fail at once (the same bad option
 		 * everywhere, or the echo of a peer that died). */
-		cb_boot_abort(c->boot,
+		cb_boot_abort(c->boot, st,
 		              cb_fail_msg() ? cb_fail_msg() : "failed");
 		if (cb_boot_check(c->boot, 300, &origin) != CB_ERR_ABORTED ||
 		    origin == c->rank)
@@ -434,8 +435,9 @@ int cb_comm_fail(struct cb_comm *c, cb_status_t st)
 	if (origin != -1 || c->rank != 0)
 		return 0;
 	if (cb_boot_abort_line(c->boot)) {
+		cb_status_t why = cb_fail_status();
 		cb_fail_clear();
-		cb_fail(CB_ERR_ABORTED, "%s", cb_boot_abort_line(c->boot));
+		cb_fail(why, "%s", cb_boot_abort_line(c->boot));
 	}
 	return 1;
 }

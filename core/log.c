@@ -9,6 +9,7 @@ int cb_log_level = CB_LOG_WARN;
 static char log_prefix[48] = "collbench";
 static char fail_line[512];
 static int fail_set, fail_quiet;
+static cb_status_t fail_status;
 
 const char *cb_status_str(cb_status_t st)
 {
@@ -49,10 +50,16 @@ cb_status_t cb_fail(cb_status_t st, const char *fmt, ...)
 	if (fail_set)
 		return st;
 	fail_set = 1;
+	fail_status = st;
 	va_start(ap, fmt);
 	vsnprintf(fail_line, sizeof(fail_line), fmt, ap);
 	va_end(ap);
 	return st;
+}
+
+cb_status_t cb_fail_status(void)
+{
+	return fail_set ? fail_status : CB_OK;
 }
 
 const char *cb_fail_msg(void)
@@ -63,6 +70,7 @@ const char *cb_fail_msg(void)
 void cb_fail_clear(void)
 {
 	fail_set = 0;
+	fail_status = CB_OK;
 	fail_line[0] = '\0';
 }
 

@@ -26,6 +26,9 @@ cb_status_t cb_fail(cb_status_t st, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* The recorded line, or NULL when nothing failed. */
 const char *cb_fail_msg(void);
+/* The status recorded with it (CB_OK when nothing failed).  For a rank that
+ * another rank's failure stopped, the other rank's status. */
+cb_status_t cb_fail_status(void);
 /* Forget the recorded failure: for unit tests, and for callers that replace
  * a helper's line with a more specific one. */
 void cb_fail_clear(void);

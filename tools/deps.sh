@@ -3,7 +3,8 @@
 # missing.  Needs root (or sudo) only when something is missing.
 #   build:  meson ninja-build pkg-config gcc
 #   tests:  openmpi-bin (the mpirun test), python3 (the misbehaving-peer
-#           test), procps (pgrep), bc-free bash
+#           test), procps (pgrep), iproute2 (the network-namespace
+#           test hosts)
 set -eu
 need=()
 have() { command -v "$1" >/dev/null 2>&1; }
@@ -15,6 +16,7 @@ if [ "${1:-}" = "--test" ]; then
 	have mpirun || need+=(openmpi-bin)
 	have python3 || need+=(python3)
 	have pgrep || need+=(procps)
+	have ip || need+=(iproute2)
 fi
 [ ${#need[@]} -eq 0 ] && exit 0
 echo "tools/deps.sh: installing ${need[*]}" >&2

@@ -1,0 +1,86 @@
+#!/bin/bash
+# netns.sh COLLBENCH - two test hosts in network namespaces joined by a veth
+# pair; four ranks, two per host, started by hand as a launcher would
+# (COLLBENCH_RANK/WORLD), meeting at a rendezvous on host A's address.
+#  - auto: shm inside each host, tcp between them ("shm+tcp", 2 hosts);
+#  - tcp everywhere, on the interface named with --tcp-if;
+#  - shm alone across hosts: refused with one line and status 77.
+# Traffic stays inside the namespaces this test makes (and removes).
+. "$(dirname "$0")/../integration/lib.sh"
+
+[ "$(id -u)" -eq 0 ] || { echo "SKIP: network namespaces need root"; exit 77; }
+command -v ip >/dev/null || { echo "SKIP: no ip (iproute2)"; exit 77; }
+A=cbA$$ B=cbB$$
+cleanup() { ip netns del "$A" 2>/dev/null; ip netns del "$B" 2>/dev/null; rm -rf "$TMP"; }
+trap cleanup EXIT
+if ! ip netns add "$A" 2>/dev/null || ! ip netns add "$B"; then
+	echo "SKIP: cannot create network namespaces here"
+	exit 77
+fi
+ip link add "va$$" type veth peer name "vb$$" || { echo "SKIP: no veth"; exit 77; }
+ip link set "va$$" netns "$A"
+ip link set "vb$$" netns "$B"
+ip -n "$A" addr add 10.250.$(( $$ % 250 )).1/24 dev "va$$"
+ip -n "$B" addr add 10.250.$(( $$ % 250 )).2/24 dev "vb$$"
+for ns in "$A" "$B"; do
+	ip -n "$ns" link set lo up
+done
+ip -n "$A" link set "va$$" up
+ip -n "$B" link set "vb$$" up
+root=10.250.$(( $$ % 250 )).1
+
+# run4 NAME ARGS... : ranks 0,1 on host A, 2,3 on host B; sets rc[] and
+# leaves each rank's output in $TMP/NAME.R.{out,err}.
+run4() {
+	local name=$1 port=$(( 20000 + RANDOM % 10000 )) pids=() r ns host
+	shift
+	for r in 0 1 2 3; do
+		if [ "$r" -lt 2 ]; then ns=$A host=nodeA; else ns=$B host=nodeB; fi
+		ip netns exec "$ns" env COLLBENCH_RANK=$r COLLBENCH_WORLD=4 \
+			COLLBENCH_HOSTNAME=$host timeout 60 "$CB" \
+			--rendezvous "$root:$port" --timeout 10 "$@" \
+			>"$TMP/$name.$r.out" 2>"$TMP/$name.$r.err" &
+		pids+=($!)
+	done
+	rc=()
+	for r in 0 1 2 3; do
+		wait "${pids[$r]}"
+		rc+=($?)
+	done
+}
+
+check_csv() { # NAME WANT_TRANSPORT
+	local f=$TMP/$1.0.out rows bad
+	rows=$(tail -n +2 "$f" | wc -l)
+	bad=$(tail -n +2 "$f" | awk -F, -v t="$2" '$14 != 0 || $6 != 4 || $7 != 2 || $3 != t' | head -3)
+	if [ "${rc[*]}" != "0 0 0 0" ]; then
+		fail "$1: exit statuses ${rc[*]}: $(cat "$TMP/$1".*.err | head -5)"
+	elif [ "$rows" -lt 16 ] || [ -n "$bad" ]; then
+		fail "$1: $rows rows; bad: $bad"
+	elif [ -s "$TMP/$1.1.out" ] || [ -s "$TMP/$1.2.out" ]; then
+		fail "$1: ranks other than 0 wrote results"
+	else
+		pass "$1: 4 ranks on 2 hosts over $2, $rows rows, all exact"
+	fi
+}
+
+run4 auto --format csv -d float32,int64 -o sum,max -b 4 -e 4M -f 9
+check_csv auto shm+tcp
+run4 tcpif --transport tcp --tcp-if "va$$" --format csv -b 4 -e 4M -f 9 -d int32 -o min 2>/dev/null
+# host B has no interface of that name: it says so, every rank stops
+if [ "${rc[*]}" = "0 0 0 0" ]; then
+	fail "tcp-if naming a missing interface on host B still succeeded"
+else
+	pass "tcp-if missing on host B: statuses ${rc[*]}: $(cat "$TMP"/tcpif.*.err | sort -u | head -2 | tr '\n' ' ')"
+fi
+run4 tcp --transport tcp --format csv -d float32,int64 -o sum,max -b 4 -e 4M -f 9
+check_csv tcp tcp
+run4 shm --transport shm -b 8 -e 8
+lines=$(cat "$TMP"/shm.*.err | wc -l)
+if [ "${rc[*]}" != "77 77 77 77" ] || [ "$lines" -ne 1 ] ||
+	! grep -q "spans 2 hosts" "$TMP"/shm.*.err; then
+	fail "shm across hosts: statuses ${rc[*]}, $lines lines: $(cat "$TMP"/shm.*.err)"
+else
+	pass "shm across hosts refused: $(cat "$TMP"/shm.*.err)"
+fi
+finish
