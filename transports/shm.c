@@ -167,9 +167,13 @@ static cb_status_t shm_open_ctx(const struct cb_tp_host *h,
 	ctx->allow_cma = !(cma && !strcmp(cma, "0"));
 	ctx->allow_map = !(map && !strcmp(map, "0"));
 	ctx->next_region_id = 1;
-	if (cma && strcmp(cma, "0") && strcmp(cma, "1")) {
-		st = h->fail(CB_ERR_USAGE,
-		             "shm: --shm-cma takes 0 or 1, not '%s'", cma);
+	if ((cma && strcmp(cma, "0") && strcmp(cma, "1")) ||
+	    (map && strcmp(map, "0") && strcmp(map, "1"))) {
+		st = h->fail(
+		    CB_ERR_USAGE,
+		    "shm: COLLBENCH_SHM_CMA and COLLBENCH_SHM_MAP take 0 "
+		    "or 1, not '%s'",
+		    cma && strcmp(cma, "0") && strcmp(cma, "1") ? cma : map);
 		goto fail;
 	}
 	ctx->rndv_bytes = 16u << 10;

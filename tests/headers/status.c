@@ -1,4 +1,5 @@
-/* Compiles <collbench/status.h> alone: a public header includes what it uses. */
+/* Compiles <collbench/status.h> alone: a public header includes what it uses.
+ */
 #include <collbench/status.h>
 
 int main(void)

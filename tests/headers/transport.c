@@ -1,4 +1,5 @@
-/* Compiles <collbench/transport.h> alone: a public header includes what it uses. */
+/* Compiles <collbench/transport.h> alone: a public header includes what it
+ * uses. */
 #include <collbench/transport.h>
 
 int main(void)

@@ -31,6 +31,10 @@ expect_fail 2 "COLLBENCH_ROOT" env COLLBENCH_RANK=1 COLLBENCH_WORLD=2 COLLBENCH_
 expect_fail 2 "tcp-streams" "$CB" --tcp-streams 0
 expect_fail 2 "streams per peer" env COLLBENCH_TCP_STREAMS=99 "$CB" -b 8 -e 8 --transport tcp
 expect_fail 2 "interface 'nosuchif0'" "$CB" --tcp-if nosuchif0 -b 8 -e 8 --transport tcp
+expect_fail 2 "'4k'" env COLLBENCH_TCP_SPLIT_BYTES=4k "$CB" -b 8 -e 8 --transport tcp
+expect_fail 2 "'yes'" env COLLBENCH_SHM_CMA=yes "$CB" -b 8 -e 8 --transport shm
+expect_fail 2 "'maybe'" env COLLBENCH_SHM_MAP=maybe "$CB" -b 8 -e 8 --transport shm
+expect_fail 2 "'-5'" env COLLBENCH_SHM_RNDV_BYTES=-5 "$CB" -b 8 -e 8 --transport shm
 # a real transport that this machine cannot run: 77 (meson's skip)
 expect_fail 77 "verbs" "$CB" --transport verbs -b 8 -e 8
 expect_fail 77 "gpu" "$CB" --transport gpu -b 8 -e 8
