@@ -14,9 +14,7 @@
  * posted, lands payload straight in the user's buffer, and keeps at most one
  * 64 KiB bounce buffer per peer for what one read brought in past a header.
  * Socket buffers are left to Linux autotuning (setting SO_RCVBUF would turn
- * it off).  irecv_reduce() reads into a per-stream 64 KiB buffer that stays
- * in cache and reduces from there, instead of landing the data in memory
- * and reading it back.
+ * it off).
  *
  * Connections: the higher rank dials each stream of the lower rank's one
  * listener and says hello {magic, job id, rank, stream, streams}; the
@@ -76,11 +74,6 @@ struct tcp_stream {
 	struct tcp_fifo sq, rq;
 	size_t s_off, r_off; /* progress on the head piece */
 	struct tcp_hdr s_hdr;
-	/* irecv_reduce: payload lands here (cache-hot) and is reduced from
-	 * here; a partial element waits in carry for the rest of its bytes */
-	uint8_t *rbuf;
-	uint8_t carry[16];
-	size_t ncarry;
 };
 
 struct cb_tp_ep {
@@ -105,7 +98,7 @@ struct cb_tp_ctx {
 };
 
 /* Request private state. */
-enum { R_PENDING, R_BUF, R_CAP, R_ERR, R_HDR_DONE, R_SRC, R_RED };
+enum { R_PENDING, R_BUF, R_CAP, R_ERR, R_HDR_DONE };
 
 static inline int fifo_empty(const struct tcp_fifo *f)
 {
@@ -131,13 +124,10 @@ static inline int tcp_pieces(const struct cb_tp_ctx *ctx, size_t bytes)
 	                                                      : 1;
 }
 
-/* Piece @i of @k of a message: cut on 64-byte boundaries, so no element
- * straddles two streams. */
 static inline void tcp_piece(size_t bytes, int k, int i, size_t *a, size_t *b)
 {
-	*a = i == 0 ? 0 : (bytes / (size_t)k * (size_t)i) & ~(size_t)63;
-	*b = i == k - 1 ? bytes
-	                : (bytes / (size_t)k * (size_t)(i + 1)) & ~(size_t)63;
+	*a = bytes / (size_t)k * (size_t)i;
+	*b = i == k - 1 ? bytes : bytes / (size_t)k * (size_t)(i + 1);
 }
 
 static const char *tcp_host(const struct cb_tp_ctx *ctx, int peer)
@@ -280,11 +270,9 @@ fail:
 
 static void tcp_ep_free(struct cb_tp_ep *ep)
 {
-	for (int i = 0; i < TCP_MAX_STREAMS; i++) {
+	for (int i = 0; i < TCP_MAX_STREAMS; i++)
 		if (ep->s[i].fd >= 0)
 			close(ep->s[i].fd);
-		free(ep->s[i].rbuf);
-	}
 	free(ep->bounce);
 	free(ep);
 }
@@ -497,24 +485,8 @@ static cb_status_t tcp_irecv(struct cb_tp_ep *ep, void *buf, size_t cap,
 	req->priv.u64[R_CAP] = cap;
 	req->priv.u64[R_ERR] = 0;
 	req->priv.u64[R_HDR_DONE] = 0;
-	req->priv.ptr[R_RED] = NULL;
 	fifo_push(&ep->s[0].rq, req);
 	return CB_OK;
-}
-
-static cb_status_t tcp_irecv_reduce(struct cb_tp_ep *ep, void *dst,
-                                    const void *src, size_t bytes,
-                                    const struct cb_tp_reduce *red,
-                                    uint64_t tag, struct cb_tp_req *req)
-{
-	for (int i = 0; i < ep->ctx->nstreams; i++)
-		if (!ep->s[i].rbuf && !(ep->s[i].rbuf = malloc(TCP_BOUNCE)))
-			return ep->ctx->host->fail(CB_ERR_NOMEM,
-			                           "tcp: out of memory");
-	cb_status_t st = tcp_irecv(ep, dst, bytes, NULL, tag, req);
-	req->priv.ptr[R_SRC] = (void *)src;
-	req->priv.ptr[R_RED] = (void *)red;
-	return st;
 }
 
 static cb_status_t tcp_test(struct cb_tp_ep *ep, struct cb_tp_req *req)
@@ -637,41 +609,6 @@ static cb_status_t tcp_header(struct cb_tp_ep *ep, struct cb_tp_req *req)
 	return CB_OK;
 }
 
-/*
- * Reduce @n received bytes of the head piece (starting at offset
- * s->r_off - s->ncarry of it) into place: whole elements straight from
- * @data, a partial one through s->carry.
- */
-static void tcp_feed(struct tcp_stream *s, struct cb_tp_req *req, size_t a,
-                     const uint8_t *data, size_t n)
-{
-	const struct cb_tp_reduce *red = req->priv.ptr[R_RED];
-	size_t es = red->elem_bytes;
-	char *dst = (char *)req->priv.ptr[R_BUF] + a;
-	const char *src = (const char *)req->priv.ptr[R_SRC] + a;
-	size_t at = s->r_off - s->ncarry; /* first byte not yet reduced */
-
-	s->r_off += n;
-	if (s->ncarry) {
-		size_t take = es - s->ncarry < n ? es - s->ncarry : n;
-		memcpy(s->carry + s->ncarry, data, take);
-		s->ncarry += take;
-		data += take;
-		n -= take;
-		if (s->ncarry < es)
-			return;
-		red->fn(red->dtype, red->op, dst + at, src + at, s->carry, 1);
-		at += es;
-		s->ncarry = 0;
-	}
-	size_t whole = n / es * es;
-	if (whole)
-		red->fn(red->dtype, red->op, dst + at, src + at, data,
-		        whole / es);
-	s->ncarry = n - whole;
-	memcpy(s->carry, data + whole, s->ncarry);
-}
-
 /* Pull data for the posted receives of stream @si; 1 if anything moved. */
 static int tcp_recv_stream(struct cb_tp_ep *ep, int si, cb_status_t *st)
 {
@@ -693,8 +630,7 @@ static int tcp_recv_stream(struct cb_tp_ep *ep, int si, cb_status_t *st)
 				 * the header alone so the payload lands in
 				 * place. */
 				size_t want =
-				    req->priv.u64[R_CAP] > TCP_BOUNCE ||
-				            req->priv.ptr[R_RED]
+				    req->priv.u64[R_CAP] > TCP_BOUNCE
 				        ? sizeof(struct tcp_hdr) - have
 				        : TCP_BOUNCE - have;
 				ssize_t n = tcp_read(
@@ -714,40 +650,24 @@ static int tcp_recv_stream(struct cb_tp_ep *ep, int si, cb_status_t *st)
 		size_t a, b;
 		tcp_piece(req->bytes, k, si, &a, &b);
 		char *dst = (char *)req->priv.ptr[R_BUF] + a;
-		int reduce = req->priv.ptr[R_RED] != NULL;
 		if (si == 0 && ep->b_end > ep->b_start && s->r_off < b - a) {
 			size_t take = ep->b_end - ep->b_start;
 			if (take > b - a - s->r_off)
 				take = b - a - s->r_off;
-			if (reduce) {
-				tcp_feed(s, req, a, ep->bounce + ep->b_start,
-				         take);
-			} else {
-				memcpy(dst + s->r_off, ep->bounce + ep->b_start,
-				       take);
-				s->r_off += take;
-			}
+			memcpy(dst + s->r_off, ep->bounce + ep->b_start, take);
 			ep->b_start += take;
+			s->r_off += take;
 			moved = 1;
 		}
 		while (s->r_off < b - a) {
-			size_t want = b - a - s->r_off;
-			if (reduce && want > TCP_BOUNCE)
-				want = TCP_BOUNCE;
-			ssize_t n = tcp_read(ep, s->fd,
-			                     reduce ? (void *)s->rbuf
-			                            : (void *)(dst + s->r_off),
-			                     want, st);
+			ssize_t n = tcp_read(ep, s->fd, dst + s->r_off,
+			                     b - a - s->r_off, st);
 			if (n <= 0)
 				return moved;
-			if (reduce)
-				tcp_feed(s, req, a, s->rbuf, (size_t)n);
-			else
-				s->r_off += (size_t)n;
+			s->r_off += (size_t)n;
 			moved = 1;
 		}
 		s->r_off = 0;
-		s->ncarry = 0;
 		s->rq.head++;
 		req->priv.u64[R_PENDING]--;
 		moved = 1;
@@ -824,6 +744,5 @@ const struct cb_tp_ops cb_tp_tcp = {
     .put = NULL, /* two-sided only */
     .notify_poll = NULL,
     .peer_map = NULL,
-    .irecv_reduce = tcp_irecv_reduce,
     .idle_wait = tcp_idle_wait,
 };
