@@ -58,13 +58,13 @@ static int rank_main(void *arg, int rank, int listen_fd, const char *port)
 	uint64_t wrong = 0;
 	cb_status_t st;
 	struct cb_comm_cfg cfg = {
-	    .rank = rank,
-	    .world = j->o->np,
-	    .host = j->host,
-	    .port = port,
-	    .listen_fd = listen_fd,
-	    .timeout_s = j->o->timeout_s,
-	    .transport = j->o->transport,
+		.rank = rank,
+		.world = j->o->np,
+		.host = j->host,
+		.port = port,
+		.listen_fd = listen_fd,
+		.timeout_s = j->o->timeout_s,
+		.transport = j->o->transport,
 	};
 
 	cb_log_set_rank(rank);
@@ -139,7 +139,7 @@ int main(int argc, char **argv)
 {
 	struct cb_opts o;
 	struct cb_launch_env env;
-	struct job j = {.o = &o, .host = "127.0.0.1"};
+	struct job j = { .o = &o, .host = "127.0.0.1" };
 
 	signal(SIGPIPE, SIG_IGN);
 	if (cb_opts_parse(argc, argv, &o))
@@ -166,11 +166,11 @@ int main(int argc, char **argv)
 		struct cb_tp_entry e;
 		cb_tp_find(o.transport, &e);
 		if (!e.ops || !e.available) {
-			fprintf(
-			    stderr,
-			    "collbench: transport %s is not available here: "
-			    "%s\n",
-			    o.transport, e.why);
+			fprintf(stderr,
+			        "collbench: transport %s is not available "
+			        "here: "
+			        "%s\n",
+			        o.transport, e.why);
 			return 77;
 		}
 	}
@@ -186,17 +186,17 @@ int main(int argc, char **argv)
 
 	/* Under a launcher: one rank per process. */
 	if (o.np_set && o.np != env.world) {
-		cb_fail(
-		    CB_ERR_USAGE,
-		    "--np %d disagrees with the launcher's world size %d (%s)",
-		    o.np, env.world, env.source);
+		cb_fail(CB_ERR_USAGE,
+		        "--np %d disagrees with the launcher's world size %d "
+		        "(%s)",
+		        o.np, env.world, env.source);
 		return usage_error();
 	}
 	o.np = env.world;
 	if (env.world == 1 && !env.rdv_source) {
-		struct sockaddr_in sa = {.sin_family = AF_INET,
-		                         .sin_addr.s_addr =
-		                             htonl(INADDR_LOOPBACK)};
+		struct sockaddr_in sa = { .sin_family = AF_INET,
+			                  .sin_addr.s_addr =
+			                          htonl(INADDR_LOOPBACK) };
 		socklen_t sl = sizeof(sa);
 		char port[16];
 		int fd;

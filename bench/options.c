@@ -149,7 +149,7 @@ static cb_status_t add_output(struct cb_opts *o, const char *path)
 	if (o->noutputs == CB_MAX_OUTPUTS)
 		return cb_fail(CB_ERR_USAGE, "at most %d -O files",
 		               CB_MAX_OUTPUTS - 1);
-	o->outputs[o->noutputs++] = (struct cb_output){path, f};
+	o->outputs[o->noutputs++] = (struct cb_output){ path, f };
 	return CB_OK;
 }
 
@@ -212,30 +212,30 @@ enum {
 };
 
 static const struct option longopts[] = {
-    {"minbytes", required_argument, NULL, 'b'},
-    {"maxbytes", required_argument, NULL, 'e'},
-    {"stepfactor", required_argument, NULL, 'f'},
-    {"stepbytes", required_argument, NULL, 'i'},
-    {"warmup_iters", required_argument, NULL, 'w'},
-    {"iters", required_argument, NULL, 'n'},
-    {"check", required_argument, NULL, 'c'},
-    {"datatype", required_argument, NULL, 'd'},
-    {"op", required_argument, NULL, 'o'},
-    {"output", required_argument, NULL, 'O'},
-    {"verbose", no_argument, NULL, 'v'},
-    {"help", no_argument, NULL, 'h'},
-    {"coll", required_argument, NULL, OPT_COLL},
-    {"algo", required_argument, NULL, OPT_ALGO},
-    {"np", required_argument, NULL, OPT_NP},
-    {"transport", required_argument, NULL, OPT_TRANSPORT},
-    {"rendezvous", required_argument, NULL, OPT_RENDEZVOUS},
-    {"tcp-if", required_argument, NULL, OPT_TCP_IF},
-    {"tcp-streams", required_argument, NULL, OPT_TCP_STREAMS},
-    {"timeout", required_argument, NULL, OPT_TIMEOUT},
-    {"format", required_argument, NULL, OPT_FORMAT},
-    {"chunk-bytes", required_argument, NULL, OPT_CHUNK},
-    {"version", no_argument, NULL, OPT_VERSION},
-    {NULL, 0, NULL, 0},
+	{ "minbytes", required_argument, NULL, 'b' },
+	{ "maxbytes", required_argument, NULL, 'e' },
+	{ "stepfactor", required_argument, NULL, 'f' },
+	{ "stepbytes", required_argument, NULL, 'i' },
+	{ "warmup_iters", required_argument, NULL, 'w' },
+	{ "iters", required_argument, NULL, 'n' },
+	{ "check", required_argument, NULL, 'c' },
+	{ "datatype", required_argument, NULL, 'd' },
+	{ "op", required_argument, NULL, 'o' },
+	{ "output", required_argument, NULL, 'O' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "coll", required_argument, NULL, OPT_COLL },
+	{ "algo", required_argument, NULL, OPT_ALGO },
+	{ "np", required_argument, NULL, OPT_NP },
+	{ "transport", required_argument, NULL, OPT_TRANSPORT },
+	{ "rendezvous", required_argument, NULL, OPT_RENDEZVOUS },
+	{ "tcp-if", required_argument, NULL, OPT_TCP_IF },
+	{ "tcp-streams", required_argument, NULL, OPT_TCP_STREAMS },
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "chunk-bytes", required_argument, NULL, OPT_CHUNK },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
 };
 
 static const char *dtype_names(void)
@@ -283,20 +283,20 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 	const char *dl = "float32", *ol = "sum";
 
 	*o = (struct cb_opts){
-	    .cmd = CB_CMD_RUN,
-	    .min_bytes = 8,
-	    .max_bytes = 64u << 20,
-	    .factor = 2.0,
-	    .warmup = 5,
-	    .iters = 20,
-	    .check = 1,
-	    .coll = CB_COLL_ALLREDUCE,
-	    .transport = "auto",
-	    .algo = "auto",
-	    .np = 2,
-	    .timeout_s = 30.0,
-	    .noutputs = 1,
-	    .outputs = {{NULL, CB_FMT_TABLE}},
+		.cmd = CB_CMD_RUN,
+		.min_bytes = 8,
+		.max_bytes = 64u << 20,
+		.factor = 2.0,
+		.warmup = 5,
+		.iters = 20,
+		.check = 1,
+		.coll = CB_COLL_ALLREDUCE,
+		.transport = "auto",
+		.algo = "auto",
+		.np = 2,
+		.timeout_s = 30.0,
+		.noutputs = 1,
+		.outputs = { { NULL, CB_FMT_TABLE } },
 	};
 	/* A command, if any, comes first. */
 	if (argc > 1 && !strcmp(argv[1], "info"))
@@ -326,8 +326,8 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 		case 'i':
 			st = cb_parse_size(optarg, "-i", &o->step_bytes);
 			if (!st && o->step_bytes == 0)
-				st =
-				    cb_fail(CB_ERR_USAGE, "-i must be above 0");
+				st = cb_fail(CB_ERR_USAGE,
+				             "-i must be above 0");
 			break;
 		case 'w':
 			st = parse_int(optarg, "-w", 0, 1000000, &o->warmup);
@@ -405,18 +405,18 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 				o->outputs[0].format = CB_FMT_CSV;
 			else
 				st = cb_fail(
-				    CB_ERR_USAGE,
-				    "unknown format '%s' (table or csv)",
-				    optarg);
+				        CB_ERR_USAGE,
+				        "unknown format '%s' (table or csv)",
+				        optarg);
 			fmt_set = 1;
 			break;
 		case OPT_CHUNK:
 			st = cb_parse_size(optarg, "--chunk-bytes",
 			                   &o->chunk_bytes);
 			if (!st && o->chunk_bytes < 8)
-				st =
-				    cb_fail(CB_ERR_USAGE,
-				            "--chunk-bytes must be at least 8");
+				st = cb_fail(
+				        CB_ERR_USAGE,
+				        "--chunk-bytes must be at least 8");
 			break;
 		case ':':
 			st = cb_fail(CB_ERR_USAGE, "option %s needs a value",
@@ -433,10 +433,10 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 	(void)fmt_set;
 	if (optind < argc)
 		return cb_fail(
-		    CB_ERR_USAGE,
-		    "unexpected argument '%s' (commands run and info "
-		    "come first)",
-		    argv[optind]);
+		        CB_ERR_USAGE,
+		        "unexpected argument '%s' (commands run and info "
+		        "come first)",
+		        argv[optind]);
 	if (bset && !eset && o->min_bytes > o->max_bytes)
 		o->max_bytes = o->min_bytes;
 	if (o->max_bytes < o->min_bytes)

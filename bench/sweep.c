@@ -86,7 +86,7 @@ static cb_status_t run_point(struct sweep *sw, struct cb_plan *plan,
 		if ((st = sw->algo->run(plan, a)))
 			return st;
 		me->wrong[inplace] = cb_check_allreduce(
-		    a->dtype, a->op, sw->c->world, a->recvbuf, a->count);
+		        a->dtype, a->op, sw->c->world, a->recvbuf, a->count);
 	}
 	for (int i = 0; i < o->warmup; i++)
 		if ((st = sw->algo->run(plan, a)))
@@ -115,19 +115,19 @@ static void emit(struct sweep *sw, const struct cb_coll_args *a, size_t bytes)
 		}
 		t /= c->world;
 		rows[ip] = (struct cb_row){
-		    .coll = cb_coll_name(a->coll),
-		    .algo = sw->algo->name,
-		    .transport = c->transport,
-		    .dtype = a->dtype,
-		    .op = a->op,
-		    .ranks = c->world,
-		    .hosts = c->nhosts,
-		    .bytes = bytes,
-		    .count = a->count,
-		    .inplace = ip,
-		    .time_us = t,
-		    .algbw_gbps = cb_algbw_gbps(bytes, t),
-		    .wrong = wrong,
+			.coll = cb_coll_name(a->coll),
+			.algo = sw->algo->name,
+			.transport = c->transport,
+			.dtype = a->dtype,
+			.op = a->op,
+			.ranks = c->world,
+			.hosts = c->nhosts,
+			.bytes = bytes,
+			.count = a->count,
+			.inplace = ip,
+			.time_us = t,
+			.algbw_gbps = cb_algbw_gbps(bytes, t),
+			.wrong = wrong,
 		};
 		rows[ip].busbw_gbps = cb_busbw(rows[ip].algbw_gbps, factor);
 		sw->busbw_sum += rows[ip].busbw_gbps;
@@ -154,17 +154,17 @@ static cb_status_t open_outputs(struct sweep *sw)
 		snprintf(hosts + strlen(hosts), sizeof(hosts) - strlen(hosts),
 		         "%s%s", h ? ", " : "", c->hosts[h]);
 	struct cb_run_info ri = {
-	    .coll = cb_coll_name(o->coll),
-	    .algo = sw->algo->name,
-	    .transport = c->transport,
-	    .ranks = c->world,
-	    .hosts = c->nhosts,
-	    .host_names = hosts,
-	    .iters = o->iters,
-	    .warmup = o->warmup,
-	    .check = o->check,
-	    .busbw_factor = cb_coll_busbw_factor(o->coll, c->world),
-	    .busbw_formula = "2(n-1)/n",
+		.coll = cb_coll_name(o->coll),
+		.algo = sw->algo->name,
+		.transport = c->transport,
+		.ranks = c->world,
+		.hosts = c->nhosts,
+		.host_names = hosts,
+		.iters = o->iters,
+		.warmup = o->warmup,
+		.check = o->check,
+		.busbw_factor = cb_coll_busbw_factor(o->coll, c->world),
+		.busbw_formula = "2(n-1)/n",
 	};
 	for (int i = 0; i < o->noutputs; i++) {
 		const char *path = o->outputs[i].path;
@@ -191,21 +191,21 @@ static cb_status_t sweep_dtype(struct sweep *sw, struct cb_plan_cfg *pc,
 	/* Wake the whole path once (connections, page tables, caches,
 	 * branch predictors) before the first timed point, so the first row
 	 * of a sweep is not the cost of a cold start. */
-	struct cb_coll_args wake = {.coll = o->coll,
-	                            .dtype = dt,
-	                            .op = o->ops[0],
-	                            .sendbuf = sw->sendbuf,
-	                            .recvbuf = sw->recvbuf,
-	                            .count = o->min_bytes / es};
+	struct cb_coll_args wake = { .coll = o->coll,
+		                     .dtype = dt,
+		                     .op = o->ops[0],
+		                     .sendbuf = sw->sendbuf,
+		                     .recvbuf = sw->recvbuf,
+		                     .count = o->min_bytes / es };
 	for (int i = 0; i < 50 && !st; i++)
 		st = sw->algo->run(plan, &wake);
 	for (int k = 0; k < o->nops && !st; k++) {
 		for (size_t b = o->min_bytes; b <= o->max_bytes && !st;
 		     b = next_size(o, b)) {
-			struct cb_coll_args a = {.coll = o->coll,
-			                         .dtype = dt,
-			                         .op = o->ops[k],
-			                         .count = b / es};
+			struct cb_coll_args a = { .coll = o->coll,
+				                  .dtype = dt,
+				                  .op = o->ops[k],
+				                  .count = b / es };
 			struct rank_result me;
 			progress_line(sw, b);
 			if ((st = run_point(sw, plan, &a, 0, &me)) ||
@@ -228,7 +228,7 @@ static cb_status_t sweep_dtype(struct sweep *sw, struct cb_plan_cfg *pc,
 cb_status_t cb_sweep(struct cb_comm *c, const struct cb_opts *o,
                      uint64_t *wrong)
 {
-	struct sweep sw = {.c = c, .o = o};
+	struct sweep sw = { .c = c, .o = o };
 	int *members = calloc((size_t)c->world, sizeof(int));
 	cb_status_t st = CB_OK;
 
@@ -237,7 +237,7 @@ cb_status_t cb_sweep(struct cb_comm *c, const struct cb_opts *o,
 	/* Two buffers per local rank must fit in what the host has free:
 	 * asking for more gets a line here instead of the OOM killer. */
 	double avail =
-	    (double)sysconf(_SC_AVPHYS_PAGES) * sysconf(_SC_PAGESIZE);
+	        (double)sysconf(_SC_AVPHYS_PAGES) * sysconf(_SC_PAGESIZE);
 	double need = 2.0 * (double)(o->max_bytes + 64) * c->local_size;
 	if (!members || !sw.all || need > 0.9 * avail) {
 		st = cb_fail(CB_ERR_NOMEM,
@@ -250,8 +250,8 @@ cb_status_t cb_sweep(struct cb_comm *c, const struct cb_opts *o,
 	}
 	if ((st = cb_comm_mem_alloc(c, o->max_bytes + 64,
 	                            (void **)&sw.sendbuf)) ||
-	    (st =
-	         cb_comm_mem_alloc(c, o->max_bytes + 64, (void **)&sw.recvbuf)))
+	    (st = cb_comm_mem_alloc(c, o->max_bytes + 64,
+	                            (void **)&sw.recvbuf)))
 		goto out;
 	/* Touch every page now, not in the first timed iteration. */
 	memset(sw.sendbuf, 0, o->max_bytes);
@@ -259,8 +259,8 @@ cb_status_t cb_sweep(struct cb_comm *c, const struct cb_opts *o,
 	for (int r = 0; r < c->world; r++)
 		members[r] = r;
 	struct cb_plan_cfg pc = {
-	    .group = {.members = members, .n = c->world, .me = c->rank},
-	    .chunk_bytes = o->chunk_bytes,
+		.group = { .members = members, .n = c->world, .me = c->rank },
+		.chunk_bytes = o->chunk_bytes,
 	};
 	sw.nsizes = count_sizes(o) * o->ndtypes * o->nops;
 	sw.t_start = cb_now_ns();
@@ -271,8 +271,8 @@ cb_status_t cb_sweep(struct cb_comm *c, const struct cb_opts *o,
 	if (!st && c->rank == 0)
 		for (int i = 0; i < o->noutputs; i++)
 			cb_report_footer(
-			    sw.out[i], o->outputs[i].format, sw.wrong,
-			    sw.busbw_n ? sw.busbw_sum / sw.busbw_n : 0.0);
+			        sw.out[i], o->outputs[i].format, sw.wrong,
+			        sw.busbw_n ? sw.busbw_sum / sw.busbw_n : 0.0);
 	*wrong = sw.wrong;
 out:
 	for (int i = 0; i < o->noutputs; i++)

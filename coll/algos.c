@@ -7,8 +7,8 @@
 extern const struct cb_algo cb_algo_ring;
 
 const struct cb_algo *const cb_algos[] = {
-    &cb_algo_ring,
-    NULL,
+	&cb_algo_ring,
+	NULL,
 };
 
 const struct cb_algo *cb_algo_find(const char *name)
@@ -21,7 +21,7 @@ const struct cb_algo *cb_algo_find(const char *name)
 
 static const char *const coll_names[] = {
 #define CB_COLL_ROW(id, name) name,
-    CB_COLL_MAP(CB_COLL_ROW)
+	CB_COLL_MAP(CB_COLL_ROW)
 #undef CB_COLL_ROW
 };
 

@@ -25,7 +25,7 @@ enum cb_coll {
 #define CB_COLL_ENUM(id, name) CB_COLL_##id,
 	CB_COLL_MAP(CB_COLL_ENUM)
 #undef CB_COLL_ENUM
-	    CB_COLL_COUNT
+	        CB_COLL_COUNT
 };
 
 const char *cb_coll_name(enum cb_coll coll);

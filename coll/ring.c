@@ -153,21 +153,22 @@ static cb_status_t ring_stalled(const struct ring_call *c,
 	int peer = waiting_recv ? pl->left : pl->right;
 
 	return cb_fail(
-	    CB_ERR_TIMEOUT,
-	    "timed out after %g s without progress: rank %d waits for "
-	    "rank %d (host %s) to %s ring allreduce %s step %d chunk "
-	    "%zu",
-	    pl->comm->timeout_s, pl->comm->rank, peer,
-	    cb_comm_host_name(pl->comm, peer),
-	    waiting_recv ? "send it" : "take its data in",
-	    k->s < p - 1 ? "reduce-scatter" : "allgather",
-	    k->s < p - 1 ? k->s : k->s - (p - 1), k->j);
+	        CB_ERR_TIMEOUT,
+	        "timed out after %g s without progress: rank %d waits for "
+	        "rank %d (host %s) to %s ring allreduce %s step %d chunk "
+	        "%zu",
+	        pl->comm->timeout_s, pl->comm->rank, peer,
+	        cb_comm_host_name(pl->comm, peer),
+	        waiting_recv ? "send it" : "take its data in",
+	        k->s < p - 1 ? "reduce-scatter" : "allgather",
+	        k->s < p - 1 ? k->s : k->s - (p - 1), k->j);
 }
 
 static cb_status_t ring_run(struct cb_plan *pl, const struct cb_coll_args *a)
 {
 	struct ring_call c = {
-	    .pl = pl, .a = a, .p = pl->group.n, .r = pl->group.me};
+		.pl = pl, .a = a, .p = pl->group.n, .r = pl->group.me
+	};
 	struct cb_comm *comm = pl->comm;
 	struct cursor rp, rc, sp, sc;
 	uint64_t rposted = 0, rdone = 0, sposted = 0, sdone = 0;
@@ -208,21 +209,23 @@ static cb_status_t ring_run(struct cb_plan *pl, const struct cb_coll_args *a)
 			if (rp.s < c.p - 1 && pl->fused) {
 				/* reduce-scatter, reduced by the transport */
 				st = cb_comm_irecv_reduce(
-				    comm, pl->left,
-				    (char *)a->recvbuf + off * c.esize,
-				    (const char *)a->sendbuf + off * c.esize,
-				    len * c.esize, &pl->red, tag_of(pl, &rp),
-				    q);
+				        comm, pl->left,
+				        (char *)a->recvbuf + off * c.esize,
+				        (const char *)a->sendbuf +
+				                off * c.esize,
+				        len * c.esize, &pl->red,
+				        tag_of(pl, &rp), q);
 			} else {
 				/* reduce-scatter into staging, or allgather
 				 * straight into place */
 				void *dst =
-				    rp.s < c.p - 1
-				        ? (void *)(pl->tmp +
-				                   (rposted % RING_WINDOW) *
-				                       pl->chunk_bytes)
-				        : (void *)((char *)a->recvbuf +
-				                   off * c.esize);
+				        rp.s < c.p - 1
+				                ? (void *)(pl->tmp +
+				                           (rposted %
+				                            RING_WINDOW) *
+				                                   pl->chunk_bytes)
+				                : (void *)((char *)a->recvbuf +
+				                           off * c.esize);
 				st = cb_comm_irecv(comm, pl->left, dst,
 				                   len * c.esize,
 				                   tag_of(pl, &rp), q);
@@ -237,7 +240,7 @@ static cb_status_t ring_run(struct cb_plan *pl, const struct cb_coll_args *a)
 		/* Send every chunk whose data is final, up to the window. */
 		while (sp.s < c.steps && sposted - sdone < RING_WINDOW &&
 		       (sp.s == 0 ||
-		        before(&(struct cursor){sp.s - 1, sp.j}, &rc))) {
+		        before(&(struct cursor){ sp.s - 1, sp.j }, &rc))) {
 			int seg = send_seg(&c, sp.s);
 			size_t off, len;
 			chunk_range(&c, seg, sp.j, &off, &len);
@@ -271,9 +274,9 @@ static cb_status_t ring_run(struct cb_plan *pl, const struct cb_coll_args *a)
 				cb_reduce(a->dtype, a->op,
 				          (char *)a->recvbuf + off * c.esize,
 				          (const char *)a->sendbuf +
-				              off * c.esize,
+				                  off * c.esize,
 				          pl->tmp + (rdone % RING_WINDOW) *
-				                        pl->chunk_bytes,
+				                            pl->chunk_bytes,
 				          len);
 			}
 			pl->stats.msgs_recv++;
@@ -324,7 +327,7 @@ static cb_status_t ring_plan_build(struct cb_comm *comm,
 	pl->fused = cb_comm_can_recv_reduce(comm, pl->left);
 	pl->red.fn = cb_reduce;
 	pl->chunk_bytes =
-	    cfg->chunk_bytes ? cfg->chunk_bytes : RING_CHUNK_DEFAULT;
+	        cfg->chunk_bytes ? cfg->chunk_bytes : RING_CHUNK_DEFAULT;
 	/* Whole elements per chunk. */
 	size_t es = cb_dtype_bytes(cfg->dtype);
 	pl->chunk_bytes = pl->chunk_bytes / es * es;
@@ -365,14 +368,14 @@ static double ring_model_us(enum cb_coll coll, size_t bytes, int p,
 }
 
 const struct cb_algo cb_algo_ring = {
-    .name = "ring",
-    .description = "reduce-scatter + allgather around a ring, pipelined in "
-                   "chunks; bandwidth-optimal",
-    .colls = 1u << CB_COLL_ALLREDUCE,
-    .refuse = NULL, /* any rank count */
-    .model_us = ring_model_us,
-    .plan_build = ring_plan_build,
-    .run = ring_run,
-    .plan_free = ring_plan_free,
-    .stats = ring_stats,
+	.name = "ring",
+	.description = "reduce-scatter + allgather around a ring, pipelined in "
+	               "chunks; bandwidth-optimal",
+	.colls = 1u << CB_COLL_ALLREDUCE,
+	.refuse = NULL, /* any rank count */
+	.model_us = ring_model_us,
+	.plan_build = ring_plan_build,
+	.run = ring_run,
+	.plan_free = ring_plan_free,
+	.stats = ring_stats,
 };

@@ -120,8 +120,8 @@ static int srv_send(struct boot_server *srv, struct client *c, uint32_t type,
                     const void *key, uint32_t key_bytes, const void *val,
                     uint32_t val_bytes)
 {
-	struct boot_hdr h = {htonl(BOOT_MAGIC), htonl(type), htonl(key_bytes),
-	                     htonl(val_bytes)};
+	struct boot_hdr h = { htonl(BOOT_MAGIC), htonl(type), htonl(key_bytes),
+		              htonl(val_bytes) };
 	uint64_t dl = cb_now_ns() + (uint64_t)(srv->timeout_s * 1e9);
 	int err;
 
@@ -138,8 +138,8 @@ static int srv_send(struct boot_server *srv, struct client *c, uint32_t type,
 static void srv_abort_all(struct boot_server *srv, int origin, int status,
                           const char *why)
 {
-	int32_t o[2] = {(int32_t)htonl((uint32_t)origin),
-	                (int32_t)htonl((uint32_t)status)};
+	int32_t o[2] = { (int32_t)htonl((uint32_t)origin),
+		         (int32_t)htonl((uint32_t)status) };
 
 	if (srv->aborted)
 		return;
@@ -237,20 +237,20 @@ static void srv_hello(struct boot_server *srv, struct client *c,
 	h.world = (int32_t)ntohl((uint32_t)h.world);
 	line[0] = '\0';
 	if (h.world != srv->world)
-		snprintf(
-		    line, sizeof(line),
-		    "rank %d on %s says the job has %d ranks, rank 0 says %d "
-		    "(launcher and --np disagree?)",
-		    h.rank, h.host, h.world, srv->world);
+		snprintf(line, sizeof(line),
+		         "rank %d on %s says the job has %d ranks, rank 0 says "
+		         "%d "
+		         "(launcher and --np disagree?)",
+		         h.rank, h.host, h.world, srv->world);
 	else if (h.rank < 0 || h.rank >= srv->world)
 		snprintf(line, sizeof(line), "rank %d on %s is outside 0..%d",
 		         h.rank, h.host, srv->world - 1);
 	for (int i = 0; !line[0] && i < srv->nclients; i++)
 		if (srv->clients[i].rank == h.rank)
 			snprintf(
-			    line, sizeof(line),
-			    "two processes claim rank %d (hosts %s and %s)",
-			    h.rank, srv->clients[i].host, h.host);
+			        line, sizeof(line),
+			        "two processes claim rank %d (hosts %s and %s)",
+			        h.rank, srv->clients[i].host, h.host);
 	if (line[0]) {
 		srv_send(srv, c, MSG_ERROR, NULL, 0, line,
 		         (uint32_t)strlen(line));
@@ -353,12 +353,13 @@ static int srv_parse(struct boot_server *srv, int ci)
 				         c->rank, c->host, h.magic);
 				srv_abort_all(srv, -1, CB_ERR_PEER, line);
 			} else {
-				cb_log(
-				    CB_LOG_WARN,
-				    "rendezvous: dropped a connection from %s "
-				    "that is not a collbench rank (its first "
-				    "message does not parse)",
-				    c->addr);
+				cb_log(CB_LOG_WARN,
+				       "rendezvous: dropped a connection from "
+				       "%s "
+				       "that is not a collbench rank (its "
+				       "first "
+				       "message does not parse)",
+				       c->addr);
 			}
 			srv_drop(srv, c);
 			return -1;
@@ -455,8 +456,8 @@ static void *srv_main(void *arg)
 		if (atomic_load(&srv->stop)) {
 			if (!stop_deadline)
 				stop_deadline =
-				    cb_now_ns() +
-				    (uint64_t)(srv->timeout_s * 1e9);
+				        cb_now_ns() +
+				        (uint64_t)(srv->timeout_s * 1e9);
 			if (srv->byes >= srv->world || srv->aborted ||
 			    cb_now_ns() > stop_deadline)
 				break;
@@ -468,11 +469,11 @@ static void *srv_main(void *arg)
 				break;
 			pfd = p;
 		}
-		pfd[0] =
-		    (struct pollfd){.fd = srv->listen_fd, .events = POLLIN};
+		pfd[0] = (struct pollfd){ .fd = srv->listen_fd,
+			                  .events = POLLIN };
 		for (int i = 0; i < srv->nclients; i++)
-			pfd[i + 1] = (struct pollfd){.fd = srv->clients[i].fd,
-			                             .events = POLLIN};
+			pfd[i + 1] = (struct pollfd){ .fd = srv->clients[i].fd,
+				                      .events = POLLIN };
 		int n = srv->nclients;
 		if (poll(pfd, n + 1, 50) <= 0)
 			continue;

@@ -47,8 +47,8 @@ static cb_status_t boot_send(struct cb_boot *b, uint32_t type, const char *key,
                              const void *val, uint32_t val_bytes)
 {
 	uint32_t kb = key ? (uint32_t)strlen(key) : 0;
-	struct boot_hdr h = {htonl(BOOT_MAGIC), htonl(type), htonl(kb),
-	                     htonl(val_bytes)};
+	struct boot_hdr h = { htonl(BOOT_MAGIC), htonl(type), htonl(kb),
+		              htonl(val_bytes) };
 	uint64_t dl = boot_deadline(b);
 	cb_status_t st;
 	int err = 0;
@@ -74,9 +74,10 @@ static cb_status_t boot_lost(struct cb_boot *b, cb_status_t st, int err,
 		return cb_fail(st,
 		               "timed out after %g s waiting for %s from %s",
 		               b->timeout_s, waiting_for, b->where);
-	return cb_fail(
-	    CB_ERR_PEER, "lost %s (served by rank 0) waiting for %s: %s",
-	    b->where, waiting_for, err ? strerror(err) : "connection closed");
+	return cb_fail(CB_ERR_PEER,
+	               "lost %s (served by rank 0) waiting for %s: %s",
+	               b->where, waiting_for,
+	               err ? strerror(err) : "connection closed");
 }
 
 /* Read one message.  An ABORT is turned into CB_ERR_ABORTED here, so callers
@@ -99,10 +100,10 @@ static cb_status_t boot_recv(struct cb_boot *b, uint64_t deadline,
 	    h.val_bytes > BOOT_VAL_MAX || h.type < MSG_HELLO ||
 	    h.type > MSG_BYE)
 		return cb_fail(
-		    CB_ERR_PROTO,
-		    "%s sent a message that does not parse (magic "
-		    "0x%08x, type %u): is it a collbench rendezvous?",
-		    b->where, h.magic, h.type);
+		        CB_ERR_PROTO,
+		        "%s sent a message that does not parse (magic "
+		        "0x%08x, type %u): is it a collbench rendezvous?",
+		        b->where, h.magic, h.type);
 	uint8_t *buf = malloc(h.key_bytes + h.val_bytes + 1);
 	if (!buf)
 		return cb_fail(CB_ERR_NOMEM, "out of memory");
@@ -117,7 +118,7 @@ static cb_status_t boot_recv(struct cb_boot *b, uint64_t deadline,
 		/* ABORT's key: the origin rank (-1: the store saw a rank
 		 * vanish) and the status it failed with, so every rank of
 		 * the job can exit with the same status. */
-		int32_t k[2] = {-1, CB_ERR_PEER};
+		int32_t k[2] = { -1, CB_ERR_PEER };
 		if (h.type == MSG_ABORT && h.key_bytes == sizeof(k)) {
 			memcpy(k, buf, sizeof(k));
 			k[0] = (int32_t)ntohl((uint32_t)k[0]);
@@ -145,8 +146,8 @@ static cb_status_t boot_expect(struct cb_boot *b, uint32_t want,
                                uint32_t *val_bytes)
 {
 	uint32_t type;
-	cb_status_t st =
-	    boot_recv(b, boot_deadline(b), waiting_for, &type, val, val_bytes);
+	cb_status_t st = boot_recv(b, boot_deadline(b), waiting_for, &type, val,
+	                           val_bytes);
 
 	if (st)
 		return st;
@@ -212,7 +213,7 @@ static cb_status_t boot_serve(const struct cb_boot_cfg *cfg, struct cb_boot *b,
 	if (sa->ss_family == AF_INET &&
 	    ((struct sockaddr_in *)sa)->sin_addr.s_addr == htonl(INADDR_ANY))
 		((struct sockaddr_in *)sa)->sin_addr.s_addr =
-		    htonl(INADDR_LOOPBACK);
+		        htonl(INADDR_LOOPBACK);
 	return boot_server_start(fd, cfg->world, cfg->timeout_s, &b->srv);
 }
 
@@ -250,8 +251,8 @@ cb_status_t cb_boot_open(const struct cb_boot_cfg *cfg, struct cb_boot **out)
 		             err ? strerror(err) : "no answer");
 		goto fail;
 	} else if (st) {
-		st =
-		    cb_fail(st, "cannot reach %s: %s", b->where, strerror(err));
+		st = cb_fail(st, "cannot reach %s: %s", b->where,
+		             strerror(err));
 		goto fail;
 	}
 	struct sockaddr_storage me;
@@ -265,9 +266,9 @@ cb_status_t cb_boot_open(const struct cb_boot_cfg *cfg, struct cb_boot **out)
 	if (b->local_ip[strlen(b->local_ip) - 1] == ']')
 		b->local_ip[strlen(b->local_ip) - 1] = '\0';
 
-	struct boot_hello h = {.rank = (int32_t)htonl((uint32_t)cfg->rank),
-	                       .world = (int32_t)htonl((uint32_t)cfg->world),
-	                       .pid = (int32_t)htonl((uint32_t)getpid())};
+	struct boot_hello h = { .rank = (int32_t)htonl((uint32_t)cfg->rank),
+		                .world = (int32_t)htonl((uint32_t)cfg->world),
+		                .pid = (int32_t)htonl((uint32_t)getpid()) };
 	snprintf(h.host, sizeof(h.host), "%s", cfg->hostname);
 	if ((st = boot_send(b, MSG_HELLO, NULL, &h, sizeof(h))))
 		goto fail;
@@ -389,7 +390,7 @@ cb_status_t cb_boot_barrier(struct cb_boot *b)
 
 cb_status_t cb_boot_check(struct cb_boot *b, int grace_ms, int *origin)
 {
-	struct pollfd p = {.fd = b->fd, .events = POLLIN};
+	struct pollfd p = { .fd = b->fd, .events = POLLIN };
 	uint32_t type;
 	uint8_t *val;
 	uint32_t vb;
@@ -431,8 +432,8 @@ void cb_boot_abort(struct cb_boot *b, cb_status_t st, const char *why)
 		return;
 	/* Best effort, and not through boot_send: its failure must not
 	 * replace the line that explains the original failure. */
-	h = (struct boot_hdr){htonl(BOOT_MAGIC), htonl(MSG_ABORT), htonl(4),
-	                      htonl(len)};
+	h = (struct boot_hdr){ htonl(BOOT_MAGIC), htonl(MSG_ABORT), htonl(4),
+		               htonl(len) };
 	if (!cb_sock_send_all(b->fd, &h, sizeof(h), dl, &err) &&
 	    !cb_sock_send_all(b->fd, &status, 4, dl, &err))
 		cb_sock_send_all(b->fd, why, len, dl, &err);
@@ -444,7 +445,7 @@ void cb_boot_close(struct cb_boot *b)
 	if (!b)
 		return;
 	if (b->fd >= 0 && !b->aborted && !b->sent_abort) {
-		struct boot_hdr h = {htonl(BOOT_MAGIC), htonl(MSG_BYE), 0, 0};
+		struct boot_hdr h = { htonl(BOOT_MAGIC), htonl(MSG_BYE), 0, 0 };
 		int err;
 		cb_sock_send_all(b->fd, &h, sizeof(h),
 		                 cb_now_ns() + 1000000000ull, &err);

@@ -26,8 +26,8 @@ extern const struct cb_tp_ops cb_tp_shm;
 
 /* Built in first, then the modules; this order is also the order of address
  * blobs in the exchange. */
-const char *const cb_tp_names[] = {"tcp", "shm", "verbs", "gpu", NULL};
-static const struct cb_tp_ops *const builtin[] = {&cb_tp_tcp, &cb_tp_shm};
+const char *const cb_tp_names[] = { "tcp", "shm", "verbs", "gpu", NULL };
+static const struct cb_tp_ops *const builtin[] = { &cb_tp_tcp, &cb_tp_shm };
 
 static const struct cb_tp_ops *tp_load_module(const char *name, char *why,
                                               size_t why_bytes)
@@ -57,9 +57,9 @@ static const struct cb_tp_ops *tp_load_module(const char *name, char *why,
 		if (!ops || ops->abi != CB_TP_ABI ||
 		    ops->size < offsetof(struct cb_tp_ops, put)) {
 			snprintf(
-			    why, why_bytes,
-			    "%.150s is not a collbench transport of ABI %u",
-			    path, CB_TP_ABI);
+			        why, why_bytes,
+			        "%.150s is not a collbench transport of ABI %u",
+			        path, CB_TP_ABI);
 			dlclose(h);
 			return NULL;
 		}
@@ -130,7 +130,7 @@ const char *cb_comm_host_name(const struct cb_comm *c, int r)
 static cb_status_t comm_hosts(struct cb_comm *c, const char *name,
                               const char *key)
 {
-	struct host_info me = {.pid = getpid()}, *all;
+	struct host_info me = { .pid = getpid() }, *all;
 	cb_status_t st;
 
 	snprintf(me.key, sizeof(me.key), "%s", key);
@@ -220,13 +220,13 @@ struct addr_set {
 
 static cb_status_t comm_connect(struct cb_comm *c)
 {
-	struct addr_set mine = {0}, *all;
+	struct addr_set mine = { 0 }, *all;
 	cb_status_t st = CB_OK;
 
 	for (int i = 0; i < c->ntp; i++) {
 		size_t n = CB_TP_ADDR_MAX;
-		if ((st =
-		         c->tp[i].ops->address(c->tp[i].ctx, mine.blob[i], &n)))
+		if ((st = c->tp[i].ops->address(c->tp[i].ctx, mine.blob[i],
+		                                &n)))
 			return st;
 		mine.bytes[i] = (uint32_t)n;
 	}
@@ -264,11 +264,11 @@ static cb_status_t comm_connect(struct cb_comm *c)
 			goto out;
 		if (cb_now_ns() > deadline) {
 			st = cb_fail(
-			    CB_ERR_TIMEOUT,
-			    "timed out after %g s connecting to rank %d "
-			    "(host %s) over %s",
-			    c->timeout_s, p, cb_comm_host_name(c, p),
-			    c->eps[p].ops->name);
+			        CB_ERR_TIMEOUT,
+			        "timed out after %g s connecting to rank %d "
+			        "(host %s) over %s",
+			        c->timeout_s, p, cb_comm_host_name(c, p),
+			        c->eps[p].ops->name);
 			goto out;
 		}
 		if ((st = cb_boot_check(c->boot, 0, NULL)))
@@ -297,13 +297,13 @@ cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg, struct cb_comm **out)
 	c->timeout_s = cfg->timeout_s;
 	cb_host_identity(name, sizeof(name), key, sizeof(key));
 
-	struct cb_boot_cfg bc = {.rank = cfg->rank,
-	                         .world = cfg->world,
-	                         .host = cfg->host,
-	                         .port = cfg->port,
-	                         .listen_fd = cfg->listen_fd,
-	                         .timeout_s = cfg->timeout_s,
-	                         .hostname = name};
+	struct cb_boot_cfg bc = { .rank = cfg->rank,
+		                  .world = cfg->world,
+		                  .host = cfg->host,
+		                  .port = cfg->port,
+		                  .listen_fd = cfg->listen_fd,
+		                  .timeout_s = cfg->timeout_s,
+		                  .hostname = name };
 	if ((st = cb_boot_open(&bc, &c->boot))) {
 		free(c);
 		return st;
@@ -313,19 +313,19 @@ cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg, struct cb_comm **out)
 	cb_boot_local_addr(c->boot, c->local_ip, sizeof(c->local_ip));
 
 	c->host_api = (struct cb_tp_host){
-	    .size = sizeof(struct cb_tp_host),
-	    .rank = c->rank,
-	    .world = c->world,
-	    .host_of_rank = c->host_of_rank,
-	    .hosts = (const char *const *)c->hosts,
-	    .job_id = cb_boot_job_id(c->boot),
-	    .local_ranks = c->local_size,
-	    .oversubscribed = c->oversubscribed,
-	    .local_ip = c->local_ip,
-	    .timeout_s = c->timeout_s,
-	    .option = cb_opt_get,
-	    .log = host_log,
-	    .fail = host_fail,
+		.size = sizeof(struct cb_tp_host),
+		.rank = c->rank,
+		.world = c->world,
+		.host_of_rank = c->host_of_rank,
+		.hosts = (const char *const *)c->hosts,
+		.job_id = cb_boot_job_id(c->boot),
+		.local_ranks = c->local_size,
+		.oversubscribed = c->oversubscribed,
+		.local_ip = c->local_ip,
+		.timeout_s = c->timeout_s,
+		.option = cb_opt_get,
+		.log = host_log,
+		.fail = host_fail,
 	};
 
 	if (!strcmp(cfg->transport, "auto")) {

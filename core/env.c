@@ -57,11 +57,11 @@ const char *cb_opt_get(const char *key)
 static const struct {
 	const char *rank, *world, *source;
 } launchers[] = {
-    {"COLLBENCH_RANK", "COLLBENCH_WORLD", "COLLBENCH_RANK/WORLD"},
-    {"RANK", "WORLD_SIZE", "RANK/WORLD_SIZE (torchrun)"},
-    {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "Open MPI"},
-    {"PMI_RANK", "PMI_SIZE", "PMI (MPICH/Hydra)"},
-    {"SLURM_PROCID", "SLURM_NTASKS", "Slurm"},
+	{ "COLLBENCH_RANK", "COLLBENCH_WORLD", "COLLBENCH_RANK/WORLD" },
+	{ "RANK", "WORLD_SIZE", "RANK/WORLD_SIZE (torchrun)" },
+	{ "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "Open MPI" },
+	{ "PMI_RANK", "PMI_SIZE", "PMI (MPICH/Hydra)" },
+	{ "SLURM_PROCID", "SLURM_NTASKS", "Slurm" },
 };
 
 static int parse_int(const char *s, long lo, long hi, int *out)

@@ -30,8 +30,8 @@ int cb_launch_local(int np, double grace_s,
                                      const char *port),
                     void *arg)
 {
-	struct sockaddr_in sa = {.sin_family = AF_INET,
-	                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+		                  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t sl = sizeof(sa);
 	pid_t *pids = calloc((size_t)np, sizeof(*pids));
 	int listen_fd, running = 0, code = 0, failed = 0, we_killed = 0;
@@ -119,12 +119,12 @@ int cb_launch_local(int np, double grace_s,
 		int rc;
 		if (WIFSIGNALED(status)) {
 			if (!we_killed)
-				cb_log(
-				    CB_LOG_ERROR,
-				    "rank %d (pid %d) was killed by signal %d "
-				    "(%s)",
-				    r, (int)pid, WTERMSIG(status),
-				    strsignal(WTERMSIG(status)));
+				cb_log(CB_LOG_ERROR,
+				       "rank %d (pid %d) was killed by signal "
+				       "%d "
+				       "(%s)",
+				       r, (int)pid, WTERMSIG(status),
+				       strsignal(WTERMSIG(status)));
 			rc = 1;
 		} else {
 			rc = WEXITSTATUS(status);
@@ -134,7 +134,7 @@ int cb_launch_local(int np, double grace_s,
 				code = rc;
 				failed = 1;
 				kill_at =
-				    cb_now_ns() + (uint64_t)(grace_s * 1e9);
+				        cb_now_ns() + (uint64_t)(grace_s * 1e9);
 			} else if (code != rc) {
 				code = 1;
 			}

@@ -19,11 +19,11 @@ extern int cb_log_level;
 /* Prefix of every line: "collbench" or "collbench: rank 3". */
 void cb_log_set_rank(int rank);
 void cb_log(int level, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+        __attribute__((format(printf, 2, 3)));
 
 /* Record the first failure's line and return @st (later ones are dropped). */
 cb_status_t cb_fail(cb_status_t st, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+        __attribute__((format(printf, 2, 3)));
 /* The recorded line, or NULL when nothing failed. */
 const char *cb_fail_msg(void);
 /* The status recorded with it (CB_OK when nothing failed).  For a rank that

@@ -17,7 +17,7 @@
 cb_status_t cb_sock_resolve(const char *host, const char *port,
                             struct sockaddr_storage *sa, socklen_t *len)
 {
-	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res;
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res;
 	int rc = getaddrinfo(host, port, &hints, &res);
 
 	if (rc)
@@ -80,7 +80,7 @@ static int wait_fd(int fd, short events, uint64_t deadline_ns)
 {
 	for (;;) {
 		uint64_t now = cb_now_ns();
-		struct pollfd p = {.fd = fd, .events = events};
+		struct pollfd p = { .fd = fd, .events = events };
 		int ms, rc;
 
 		if (now >= deadline_ns)

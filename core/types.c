@@ -8,14 +8,14 @@ static const struct {
 	const char *name, *alias;
 	size_t bytes;
 } dtypes[] = {
-#define CB_DTYPE_ROW(id, name, alias, size) {name, alias, size},
-    CB_DTYPE_MAP(CB_DTYPE_ROW)
+#define CB_DTYPE_ROW(id, name, alias, size) { name, alias, size },
+	CB_DTYPE_MAP(CB_DTYPE_ROW)
 #undef CB_DTYPE_ROW
 };
 
 static const char *const ops[] = {
 #define CB_OP_ROW(id, name) name,
-    CB_OP_MAP(CB_OP_ROW)
+	CB_OP_MAP(CB_OP_ROW)
 #undef CB_OP_ROW
 };
 

@@ -170,10 +170,11 @@ static cb_status_t shm_open_ctx(const struct cb_tp_host *h,
 	if ((cma && strcmp(cma, "0") && strcmp(cma, "1")) ||
 	    (map && strcmp(map, "0") && strcmp(map, "1"))) {
 		st = h->fail(
-		    CB_ERR_USAGE,
-		    "shm: COLLBENCH_SHM_CMA and COLLBENCH_SHM_MAP take 0 "
-		    "or 1, not '%s'",
-		    cma && strcmp(cma, "0") && strcmp(cma, "1") ? cma : map);
+		        CB_ERR_USAGE,
+		        "shm: COLLBENCH_SHM_CMA and COLLBENCH_SHM_MAP take 0 "
+		        "or 1, not '%s'",
+		        cma && strcmp(cma, "0") && strcmp(cma, "1") ? cma
+		                                                    : map);
 		goto fail;
 	}
 	ctx->rndv_bytes = 16u << 10;
@@ -198,10 +199,11 @@ static cb_status_t shm_open_ctx(const struct cb_tp_host *h,
 	}
 	for (int r = 0; r < h->world; r++)
 		ctx->local_index[r] =
-		    h->host_of_rank[r] == h->host_of_rank[h->rank] ? n++ : -1;
+		        h->host_of_rank[r] == h->host_of_rank[h->rank] ? n++
+		                                                       : -1;
 
 	ctx->seg_bytes =
-	    sizeof(struct shm_seg) + (size_t)n * sizeof(struct shm_chan);
+	        sizeof(struct shm_seg) + (size_t)n * sizeof(struct shm_chan);
 	snprintf(ctx->addr.name, sizeof(ctx->addr.name),
 	         "/collbench-%016llx-%d", (unsigned long long)h->job_id,
 	         h->rank);
@@ -307,9 +309,9 @@ static cb_status_t shm_ep_connect(struct cb_tp_ctx *ctx, int peer,
 
 	if (ctx->local_index[peer] < 0)
 		return h->fail(
-		    CB_ERR_UNSUPPORTED,
-		    "shm: rank %d is on host %s, not on this host %s", peer,
-		    shm_host(ctx, peer), shm_host(ctx, h->rank));
+		        CB_ERR_UNSUPPORTED,
+		        "shm: rank %d is on host %s, not on this host %s", peer,
+		        shm_host(ctx, peer), shm_host(ctx, h->rank));
 	memcpy(&a, blob, bytes < sizeof(a) ? bytes : sizeof(a));
 	if (bytes != sizeof(a) || a.magic != SHM_MAGIC || a.rank != peer)
 		return h->fail(CB_ERR_PROTO,
@@ -330,8 +332,8 @@ static cb_status_t shm_ep_connect(struct cb_tp_ctx *ctx, int peer,
 		               peer, a.name, strerror(errno));
 	}
 	ep->peer_seg_bytes = a.seg_bytes;
-	ep->peer_seg =
-	    mmap(NULL, a.seg_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ep->peer_seg = mmap(NULL, a.seg_bytes, PROT_READ | PROT_WRITE,
+	                    MAP_SHARED, fd, 0);
 	close(fd);
 	if (ep->peer_seg == MAP_FAILED || ep->peer_seg->magic != SHM_MAGIC ||
 	    ep->peer_seg->job_id != h->job_id) {
@@ -350,8 +352,9 @@ static cb_status_t shm_ep_connect(struct cb_tp_ctx *ctx, int peer,
 	int cma = CMA_NO;
 	if (ctx->allow_cma) {
 		uint64_t magic = 0;
-		struct iovec l = {&magic, sizeof(magic)};
-		struct iovec r = {(void *)(uintptr_t)a.seg_addr, sizeof(magic)};
+		struct iovec l = { &magic, sizeof(magic) };
+		struct iovec r = { (void *)(uintptr_t)a.seg_addr,
+			           sizeof(magic) };
 		if (process_vm_readv(a.pid, &l, 1, &r, 1, 0) == sizeof(magic) &&
 		    magic == SHM_MAGIC)
 			cma = CMA_YES;
@@ -387,8 +390,8 @@ static cb_status_t shm_ep_test(struct cb_tp_ep *ep)
 		int all = 1;
 		for (int p = 0; p < ctx->host->world && all; p++)
 			if (p != ctx->host->rank && ctx->local_index[p] >= 0 &&
-			    !atomic_load(
-			        &ctx->seg->chan[ctx->local_index[p]].attached))
+			    !atomic_load(&ctx->seg->chan[ctx->local_index[p]]
+			                          .attached))
 				all = 0;
 		if (all) {
 			shm_unlink(ctx->addr.name);
@@ -535,7 +538,7 @@ static cb_status_t shm_test(struct cb_tp_ep *ep, struct cb_tp_req *req)
 		return CB_OK;
 	if (req->priv.u64[R_RNDV] &&
 	    atomic_load_explicit(&ep->tx->rndv_done, memory_order_acquire) >=
-	        req->priv.u64[R_RNDV]) {
+	            req->priv.u64[R_RNDV]) {
 		req->priv.u64[R_DONE] = 1;
 		return CB_OK;
 	}
@@ -569,9 +572,9 @@ static void shm_describe(const struct cb_tp_ctx *ctx, const void *buf,
 		const struct shm_region *r = &ctx->regions[i];
 		if (p >= (char *)r->base &&
 		    p + bytes <= (char *)r->base + r->bytes) {
-			*d = (struct shm_rndv){r->id,
-			                       (uint64_t)(uintptr_t)r->base,
-			                       r->bytes, r->fd};
+			*d = (struct shm_rndv){ r->id,
+				                (uint64_t)(uintptr_t)r->base,
+				                r->bytes, r->fd };
 			return;
 		}
 	}
@@ -627,11 +630,11 @@ static cb_status_t shm_recv_fail(struct cb_tp_ep *ep, cb_status_t st,
 	const struct cb_tp_host *h = ep->ctx->host;
 
 	if (st == CB_ERR_PROTO)
-		ep->err =
-		    h->fail(st,
-		            "shm: rank %d sent message tag 0x%llx where "
-		            "this rank expected 0x%llx (schedules disagree)",
-		            ep->peer, a, b);
+		ep->err = h->fail(
+		        st,
+		        "shm: rank %d sent message tag 0x%llx where "
+		        "this rank expected 0x%llx (schedules disagree)",
+		        ep->peer, a, b);
 	else if (st == CB_ERR_TRUNCATE)
 		ep->err = h->fail(st,
 		                  "shm: rank %d sent %llu bytes to a %llu-byte "
@@ -671,9 +674,9 @@ static const char *shm_peer_view(struct cb_tp_ep *ep, const struct shm_rndv *d,
 	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)ep->pid,
 	         d->region_fd);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	void *p =
-	    fd < 0 ? MAP_FAILED
-	           : mmap(NULL, d->region_bytes, PROT_READ, MAP_SHARED, fd, 0);
+	void *p = fd < 0 ? MAP_FAILED
+	                 : mmap(NULL, d->region_bytes, PROT_READ, MAP_SHARED,
+	                        fd, 0);
 	if (fd >= 0)
 		close(fd);
 	if (p == MAP_FAILED) {
@@ -685,7 +688,8 @@ static const char *shm_peer_view(struct cb_tp_ep *ep, const struct shm_rndv *d,
 		return NULL;
 	}
 	i = ep->nmaps++;
-	ep->maps[i] = (struct shm_region){p, d->region_bytes, -1, d->region_id};
+	ep->maps[i] =
+	        (struct shm_region){ p, d->region_bytes, -1, d->region_id };
 	ep->map_rbase[i] = d->region_base;
 	return (char *)p + (raddr - d->region_base);
 }
@@ -698,13 +702,14 @@ static cb_status_t shm_cma(struct cb_tp_ep *ep, struct cb_tp_req *req,
 	char *dst = req->priv.ptr[R_BUF];
 	const char *src = req->priv.ptr[R_SRC];
 	size_t piece =
-	    red ? SHM_BOUNCE_BYTES / red->elem_bytes * red->elem_bytes : bytes;
+	        red ? SHM_BOUNCE_BYTES / red->elem_bytes * red->elem_bytes
+	            : bytes;
 
 	for (size_t done = 0; done < bytes;) {
 		size_t n = bytes - done < piece ? bytes - done : piece;
-		struct iovec l = {red ? (void *)ep->ctx->bounce : dst + done,
-		                  n};
-		struct iovec r = {(void *)(uintptr_t)(raddr + done), n};
+		struct iovec l = { red ? (void *)ep->ctx->bounce : dst + done,
+			           n };
+		struct iovec r = { (void *)(uintptr_t)(raddr + done), n };
 		ssize_t got = process_vm_readv(ep->pid, &l, 1, &r, 1, 0);
 		if (got <= 0)
 			return shm_recv_fail(ep, CB_ERR_PEER, "copying from",
@@ -753,7 +758,7 @@ static int shm_recv_progress(struct cb_tp_ep *ep, cb_status_t *st)
 			struct shm_rndv d;
 			memcpy(&d, s->data, sizeof(d));
 			const char *peer =
-			    shm_peer_view(ep, &d, s->addr, s->bytes);
+			        shm_peer_view(ep, &d, s->addr, s->bytes);
 			if (peer && red)
 				red->fn(red->dtype, red->op, dst,
 				        req->priv.ptr[R_SRC], peer,
@@ -772,7 +777,7 @@ static int shm_recv_progress(struct cb_tp_ep *ep, cb_status_t *st)
 			if (red)
 				red->fn(red->dtype, red->op, dst + s->addr,
 				        (const char *)req->priv.ptr[R_SRC] +
-				            s->addr,
+				                s->addr,
 				        s->data,
 				        s->frag_bytes / red->elem_bytes);
 			else
@@ -813,29 +818,29 @@ static cb_status_t shm_progress(struct cb_tp_ctx *ctx)
 }
 
 const struct cb_tp_ops cb_tp_shm = {
-    .abi = CB_TP_ABI,
-    .size = sizeof(struct cb_tp_ops),
-    .name = "shm",
-    .description = "shared memory on one host: cache-line slots, "
-                   "single-copy (CMA) for large messages",
-    .caps = CB_TP_CAP_HOST_MEM | CB_TP_CAP_SAME_HOST,
-    .query = NULL, /* POSIX shared memory is always there */
-    .open = shm_open_ctx,
-    .close = shm_close,
-    .address = shm_address,
-    .ep_connect = shm_ep_connect,
-    .ep_test = shm_ep_test,
-    .ep_close = shm_ep_close,
-    .mem_reg = NULL,
-    .mem_dereg = NULL,
-    .isend = shm_isend,
-    .irecv = shm_irecv,
-    .test = shm_test,
-    .progress = shm_progress,
-    .put = NULL,
-    .notify_poll = NULL,
-    .peer_map = NULL,
-    .mem_alloc = shm_mem_alloc,
-    .mem_free = shm_mem_free,
-    .irecv_reduce = shm_irecv_reduce,
+	.abi = CB_TP_ABI,
+	.size = sizeof(struct cb_tp_ops),
+	.name = "shm",
+	.description = "shared memory on one host: cache-line slots, "
+	               "single-copy (CMA) for large messages",
+	.caps = CB_TP_CAP_HOST_MEM | CB_TP_CAP_SAME_HOST,
+	.query = NULL, /* POSIX shared memory is always there */
+	.open = shm_open_ctx,
+	.close = shm_close,
+	.address = shm_address,
+	.ep_connect = shm_ep_connect,
+	.ep_test = shm_ep_test,
+	.ep_close = shm_ep_close,
+	.mem_reg = NULL,
+	.mem_dereg = NULL,
+	.isend = shm_isend,
+	.irecv = shm_irecv,
+	.test = shm_test,
+	.progress = shm_progress,
+	.put = NULL,
+	.notify_poll = NULL,
+	.peer_map = NULL,
+	.mem_alloc = shm_mem_alloc,
+	.mem_free = shm_mem_free,
+	.irecv_reduce = shm_irecv_reduce,
 };

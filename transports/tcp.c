@@ -187,9 +187,9 @@ static cb_status_t tcp_parse_opts(const struct cb_tp_host *h,
 		long v = strtol(s, &end, 10);
 		if (*end || v < 1 || v > TCP_MAX_STREAMS)
 			return h->fail(
-			    CB_ERR_USAGE,
-			    "tcp: streams per peer '%s' is not 1..%d", s,
-			    TCP_MAX_STREAMS);
+			        CB_ERR_USAGE,
+			        "tcp: streams per peer '%s' is not 1..%d", s,
+			        TCP_MAX_STREAMS);
 		ctx->nstreams = (int)v;
 	}
 	if (sp) {
@@ -207,7 +207,7 @@ static cb_status_t tcp_parse_opts(const struct cb_tp_host *h,
 static cb_status_t tcp_open(const struct cb_tp_host *h, struct cb_tp_ctx **out)
 {
 	struct cb_tp_ctx *ctx = calloc(1, sizeof(*ctx));
-	struct sockaddr_storage sa = {0};
+	struct sockaddr_storage sa = { 0 };
 	const char *ifname = h->option("tcp-if");
 	char have[256];
 	cb_status_t st;
@@ -402,8 +402,8 @@ static cb_status_t tcp_ep_connect(struct cb_tp_ctx *ctx, int peer,
 	if (peer > h->rank)
 		return CB_OK; /* the higher rank dials */
 	for (int s = 0; s < ctx->nstreams; s++) {
-		struct tcp_hello hello = {TCP_MAGIC, h->rank, s, ctx->nstreams,
-		                          h->job_id};
+		struct tcp_hello hello = { TCP_MAGIC, h->rank, s, ctx->nstreams,
+			                   h->job_id };
 		uint64_t dl = cb_now_ns() + (uint64_t)(h->timeout_s * 1e9);
 		int fd, err = 0;
 		char to[80];
@@ -412,17 +412,17 @@ static cb_status_t tcp_ep_connect(struct cb_tp_ctx *ctx, int peer,
 		if (cb_sock_connect((struct sockaddr *)&a.sa, a.len, dl, &fd,
 		                    &err))
 			return h->fail(
-			    CB_ERR_PEER,
-			    "tcp: cannot connect to rank %d (host %s) "
-			    "at %s: %s",
-			    peer, tcp_host(ctx, peer), to, strerror(err));
+			        CB_ERR_PEER,
+			        "tcp: cannot connect to rank %d (host %s) "
+			        "at %s: %s",
+			        peer, tcp_host(ctx, peer), to, strerror(err));
 		if (cb_sock_send_all(fd, &hello, sizeof(hello), dl, &err)) {
 			close(fd);
 			return h->fail(
-			    CB_ERR_PEER,
-			    "tcp: rank %d (host %s) at %s closed the "
-			    "connection during the handshake",
-			    peer, tcp_host(ctx, peer), to);
+			        CB_ERR_PEER,
+			        "tcp: rank %d (host %s) at %s closed the "
+			        "connection during the handshake",
+			        peer, tcp_host(ctx, peer), to);
 		}
 		tcp_tune(fd);
 		ep->s[s].fd = fd;
@@ -513,20 +513,21 @@ static int tcp_send_stream(struct cb_tp_ep *ep, int si, cb_status_t *st)
 
 		tcp_piece(req->bytes, k, si, &a, &b);
 		if (s->s_off == 0 && si == 0)
-			s->s_hdr = (struct tcp_hdr){TCP_MAGIC, 0, req->tag,
-			                            req->bytes};
+			s->s_hdr = (struct tcp_hdr){ TCP_MAGIC, 0, req->tag,
+				                     req->bytes };
 		if (s->s_off < hdr)
-			iov[n++] = (struct iovec){(char *)&s->s_hdr + s->s_off,
-			                          hdr - s->s_off};
+			iov[n++] = (struct iovec){ (char *)&s->s_hdr + s->s_off,
+				                   hdr - s->s_off };
 		size_t done = s->s_off > hdr ? s->s_off - hdr : 0;
 		if (b - a > done)
-			iov[n++] = (struct iovec){(char *)req->priv.ptr[R_BUF] +
-			                              a + done,
-			                          b - a - done};
+			iov[n++] =
+			        (struct iovec){ (char *)req->priv.ptr[R_BUF] +
+				                        a + done,
+				                b - a - done };
 		if (n) {
-			struct msghdr m = {.msg_iov = iov, .msg_iovlen = n};
+			struct msghdr m = { .msg_iov = iov, .msg_iovlen = n };
 			ssize_t w =
-			    sendmsg(s->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+			        sendmsg(s->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
 			if (w < 0) {
 				if (errno == EAGAIN || errno == EINTR)
 					break;
@@ -572,30 +573,30 @@ static cb_status_t tcp_header(struct cb_tp_ep *ep, struct cb_tp_req *req)
 	memcpy(&h, ep->bounce + ep->b_start, sizeof(h));
 	ep->b_start += sizeof(h);
 	if (h.magic != TCP_MAGIC) {
-		ep->err =
-		    host->fail(CB_ERR_PROTO,
-		               "tcp: rank %d (host %s) sent a message that "
-		               "does not parse (magic 0x%08x)",
-		               ep->peer, tcp_host(ep->ctx, ep->peer), h.magic);
+		ep->err = host->fail(
+		        CB_ERR_PROTO,
+		        "tcp: rank %d (host %s) sent a message that "
+		        "does not parse (magic 0x%08x)",
+		        ep->peer, tcp_host(ep->ctx, ep->peer), h.magic);
 		return ep->err;
 	}
 	if (h.tag != req->tag) {
 		ep->err =
-		    host->fail(CB_ERR_PROTO,
-		               "tcp: rank %d sent message tag 0x%llx where "
-		               "this rank expected 0x%llx (schedules "
-		               "disagree)",
-		               ep->peer, (unsigned long long)h.tag,
-		               (unsigned long long)req->tag);
+		        host->fail(CB_ERR_PROTO,
+		                   "tcp: rank %d sent message tag 0x%llx where "
+		                   "this rank expected 0x%llx (schedules "
+		                   "disagree)",
+		                   ep->peer, (unsigned long long)h.tag,
+		                   (unsigned long long)req->tag);
 		return ep->err;
 	}
 	if (h.bytes > req->priv.u64[R_CAP]) {
-		ep->err =
-		    host->fail(CB_ERR_TRUNCATE,
-		               "tcp: rank %d sent %llu bytes to a %llu-byte "
-		               "receive",
-		               ep->peer, (unsigned long long)h.bytes,
-		               (unsigned long long)req->priv.u64[R_CAP]);
+		ep->err = host->fail(
+		        CB_ERR_TRUNCATE,
+		        "tcp: rank %d sent %llu bytes to a %llu-byte "
+		        "receive",
+		        ep->peer, (unsigned long long)h.bytes,
+		        (unsigned long long)req->priv.u64[R_CAP]);
 		return ep->err;
 	}
 	int k = tcp_pieces(ep->ctx, h.bytes);
@@ -605,7 +606,8 @@ static cb_status_t tcp_header(struct cb_tp_ep *ep, struct cb_tp_req *req)
 	for (int i = 1; i < k; i++)
 		if (fifo_push(&ep->s[i].rq, req))
 			return ep->err = host->fail(
-			           CB_ERR_PROTO, "tcp: receive queue overflow");
+			               CB_ERR_PROTO,
+			               "tcp: receive queue overflow");
 	return CB_OK;
 }
 
@@ -630,11 +632,11 @@ static int tcp_recv_stream(struct cb_tp_ep *ep, int si, cb_status_t *st)
 				 * the header alone so the payload lands in
 				 * place. */
 				size_t want =
-				    req->priv.u64[R_CAP] > TCP_BOUNCE
-				        ? sizeof(struct tcp_hdr) - have
-				        : TCP_BOUNCE - have;
+				        req->priv.u64[R_CAP] > TCP_BOUNCE
+				                ? sizeof(struct tcp_hdr) - have
+				                : TCP_BOUNCE - have;
 				ssize_t n = tcp_read(
-				    ep, s->fd, ep->bounce + have, want, st);
+				        ep, s->fd, ep->bounce + have, want, st);
 				if (n <= 0)
 					return moved;
 				ep->b_end += (size_t)n;
@@ -713,7 +715,8 @@ static void tcp_idle_wait(struct cb_tp_ctx *ctx, int timeout_us)
 			if (!fifo_empty(&ep->s[s].rq))
 				ev |= POLLIN;
 			if (ev)
-				pfd[n++] = (struct pollfd){ep->s[s].fd, ev, 0};
+				pfd[n++] =
+				        (struct pollfd){ ep->s[s].fd, ev, 0 };
 		}
 	}
 	/* Millisecond resolution: round up, so 0 never means spin. */
@@ -722,27 +725,27 @@ static void tcp_idle_wait(struct cb_tp_ctx *ctx, int timeout_us)
 }
 
 const struct cb_tp_ops cb_tp_tcp = {
-    .abi = CB_TP_ABI,
-    .size = sizeof(struct cb_tp_ops),
-    .name = "tcp",
-    .description = "TCP sockets; several streams per peer for large "
-                   "messages",
-    .caps = CB_TP_CAP_HOST_MEM,
-    .query = NULL, /* sockets exist everywhere */
-    .open = tcp_open,
-    .close = tcp_close,
-    .address = tcp_address,
-    .ep_connect = tcp_ep_connect,
-    .ep_test = tcp_ep_test,
-    .ep_close = tcp_ep_close,
-    .mem_reg = NULL, /* no registration needed */
-    .mem_dereg = NULL,
-    .isend = tcp_isend,
-    .irecv = tcp_irecv,
-    .test = tcp_test,
-    .progress = tcp_progress,
-    .put = NULL, /* two-sided only */
-    .notify_poll = NULL,
-    .peer_map = NULL,
-    .idle_wait = tcp_idle_wait,
+	.abi = CB_TP_ABI,
+	.size = sizeof(struct cb_tp_ops),
+	.name = "tcp",
+	.description = "TCP sockets; several streams per peer for large "
+	               "messages",
+	.caps = CB_TP_CAP_HOST_MEM,
+	.query = NULL, /* sockets exist everywhere */
+	.open = tcp_open,
+	.close = tcp_close,
+	.address = tcp_address,
+	.ep_connect = tcp_ep_connect,
+	.ep_test = tcp_ep_test,
+	.ep_close = tcp_ep_close,
+	.mem_reg = NULL, /* no registration needed */
+	.mem_dereg = NULL,
+	.isend = tcp_isend,
+	.irecv = tcp_irecv,
+	.test = tcp_test,
+	.progress = tcp_progress,
+	.put = NULL, /* two-sided only */
+	.notify_poll = NULL,
+	.peer_map = NULL,
+	.idle_wait = tcp_idle_wait,
 };

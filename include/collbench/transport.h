@@ -91,12 +91,12 @@ struct cb_tp_host {
 	/* Log a line at level 0 (error) .. 3 (debug), with the transport's
 	 * name as prefix. */
 	void (*log)(int level, const char *fmt, ...)
-	    __attribute__((format(printf, 2, 3)));
+	        __attribute__((format(printf, 2, 3)));
 	/* Record the one line that describes a failure (the first one wins) and
 	 * return @st, so a transport writes `return host->fail(CB_ERR_...,
 	 * ...)`. */
 	cb_status_t (*fail)(cb_status_t st, const char *fmt, ...)
-	    __attribute__((format(printf, 2, 3)));
+	        __attribute__((format(printf, 2, 3)));
 };
 
 /*

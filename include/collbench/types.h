@@ -18,7 +18,7 @@ enum cb_dtype {
 #define CB_DTYPE_ENUM(id, name, alias, size) CB_DT_##id,
 	CB_DTYPE_MAP(CB_DTYPE_ENUM)
 #undef CB_DTYPE_ENUM
-	    CB_DT_COUNT
+	        CB_DT_COUNT
 };
 
 #define CB_OP_MAP(X)                                                           \
@@ -31,7 +31,7 @@ enum cb_op {
 #define CB_OP_ENUM(id, name) CB_OP_##id,
 	CB_OP_MAP(CB_OP_ENUM)
 #undef CB_OP_ENUM
-	    CB_OP_COUNT
+	        CB_OP_COUNT
 };
 
 /* Names as the CLI spells them ("float32", "sum"); sizes in bytes. */

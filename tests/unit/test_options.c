@@ -86,7 +86,7 @@ int main(void)
 	      o.max_bytes == 64u << 20 && o.np == 2 && o.iters == 20 &&
 	      o.check == 1 && !strcmp(o.transport, "auto"));
 	CHECK(parse("-b 1K -e 1M -f 4 -n 7 -w 0 -c 0 -d all -o max,min", &o) ==
-	          CB_OK &&
+	              CB_OK &&
 	      o.min_bytes == 1024 && o.max_bytes == 1u << 20 && o.factor == 4 &&
 	      o.iters == 7 && o.warmup == 0 && o.check == 0 &&
 	      o.ndtypes == CB_DT_COUNT && o.nops == 2 && o.ops[0] == CB_OP_MAX);

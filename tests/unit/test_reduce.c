@@ -67,17 +67,17 @@ int main(void)
 	TEST_TYPE(int64_t, CB_DT_INT64);
 
 	/* Integer sums and products wrap like the hardware. */
-	int32_t x[3] = {INT32_MAX, INT32_MIN, 65536}, y[3] = {1, -1, 65536},
+	int32_t x[3] = { INT32_MAX, INT32_MIN, 65536 }, y[3] = { 1, -1, 65536 },
 	        z[3];
 	cb_reduce(CB_DT_INT32, CB_OP_SUM, z, x, y, 3);
 	CHECK(z[0] == INT32_MIN && z[1] == INT32_MAX);
 	cb_reduce(CB_DT_INT32, CB_OP_PROD, z, x, y, 3);
 	CHECK(z[2] == 0);
-	int64_t p[1] = {INT64_MAX}, q[1] = {1}, r[1];
+	int64_t p[1] = { INT64_MAX }, q[1] = { 1 }, r[1];
 	cb_reduce(CB_DT_INT64, CB_OP_SUM, r, p, q, 1);
 	CHECK(r[0] == INT64_MIN);
 	/* min/max keep the sign */
-	int32_t m1[2] = {-5, 7}, m2[2] = {3, -9}, mo[2];
+	int32_t m1[2] = { -5, 7 }, m2[2] = { 3, -9 }, mo[2];
 	cb_reduce(CB_DT_INT32, CB_OP_MIN, mo, m1, m2, 2);
 	CHECK(mo[0] == -5 && mo[1] == -9);
 	cb_reduce(CB_DT_INT32, CB_OP_MAX, mo, m1, m2, 2);
