@@ -213,7 +213,8 @@ static cb_status_t sweep_dtype(struct sweep *sw, struct cb_plan_cfg *pc,
 				break;
 			/* The gather through the store is also the point
 			 * where ranks line up before the next size. */
-			if ((st = cb_boot_allgather(sw->c->boot, &me,
+			if ((st = cb_boot_allgather(sw->c->boot,
+			                            "every rank's timings", &me,
 			                            sizeof(me), sw->all)))
 				break;
 			sw->done_sizes++;

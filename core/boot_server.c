@@ -69,6 +69,9 @@ struct boot_server {
 	int aborted;
 	int byes;
 	atomic_int stop; /* rank 0 is closing */
+	/* Held while the thread changes clients or keys, so rank 0's own
+	 * client can ask who is missing (boot_server_missing). */
+	pthread_mutex_t lock;
 	pthread_t thread;
 };
 
@@ -477,11 +480,13 @@ static void *srv_main(void *arg)
 		int n = srv->nclients;
 		if (poll(pfd, n + 1, 50) <= 0)
 			continue;
+		pthread_mutex_lock(&srv->lock);
 		for (int i = 0; i < n; i++)
 			if (pfd[i + 1].fd >= 0 && pfd[i + 1].revents)
 				srv_read(srv, i);
 		if (pfd[0].revents & POLLIN)
 			srv_accept(srv);
+		pthread_mutex_unlock(&srv->lock);
 	}
 	free(pfd);
 	return NULL;
@@ -515,6 +520,7 @@ cb_status_t boot_server_start(int listen_fd, int world, double timeout_s,
 	srv->world = world;
 	srv->timeout_s = timeout_s;
 	srv->listen_fd = listen_fd;
+	pthread_mutex_init(&srv->lock, NULL);
 	if (getrandom(&srv->job_id, sizeof(srv->job_id), 0) !=
 	    sizeof(srv->job_id))
 		srv->job_id = cb_now_ns() ^ ((uint64_t)getpid() << 32);
@@ -538,4 +544,36 @@ void boot_server_stop(struct boot_server *srv, int drain)
 	atomic_store(&srv->stop, 1);
 	pthread_join(srv->thread, NULL);
 	srv_free(srv);
+}
+
+void boot_server_missing(struct boot_server *srv, const char *prefix, int n,
+                         char *out, size_t bytes)
+{
+	char key[BOOT_KEY_MAX + 16];
+	size_t len = 0;
+	int shown = 0, more = 0;
+
+	out[0] = '\0';
+	pthread_mutex_lock(&srv->lock);
+	for (int r = 0; r < n; r++) {
+		snprintf(key, sizeof(key), "%s%d", prefix, r);
+		if (kv_find(srv, key))
+			continue;
+		if (shown == 8) {
+			more++;
+			continue;
+		}
+		int joined = 0;
+		for (int i = 0; i < srv->nclients && !joined; i++)
+			joined = srv->clients[i].rank == r &&
+			         srv->clients[i].fd >= 0;
+		len += (size_t)snprintf(out + len,
+		                        len < bytes ? bytes - len : 0, "%s%d%s",
+		                        shown ? ", " : "", r,
+		                        joined ? "" : " (never connected)");
+		shown++;
+	}
+	pthread_mutex_unlock(&srv->lock);
+	if (more && len < bytes)
+		snprintf(out + len, bytes - len, " and %d more", more);
 }

@@ -44,6 +44,11 @@ struct boot_server;
  * @world ranks, from a thread of its own. */
 cb_status_t boot_server_start(int listen_fd, int world, double timeout_s,
                               struct boot_server **out);
+/* Into @out, the ranks among 0..@n-1 that have not set "<prefix><rank>"
+ * yet, marked when they never connected (rank 0's view of a stuck
+ * allgather). */
+void boot_server_missing(struct boot_server *srv, const char *prefix, int n,
+                         char *out, size_t bytes);
 /* Stop and free.  @drain: first wait (to the deadline) until every rank has
  * said goodbye, so nobody loses the store while still using it. */
 void boot_server_stop(struct boot_server *srv, int drain);

@@ -35,6 +35,7 @@ struct cb_boot {
 	int aborted, abort_origin; /* an ABORT arrived, from whom */
 	int sent_abort;
 	char abort_line[512];
+	char gathering[48]; /* key prefix of the gather waited for, or "" */
 	struct boot_server *srv;
 };
 
@@ -70,6 +71,16 @@ static cb_status_t boot_send(struct cb_boot *b, uint32_t type, const char *key,
 static cb_status_t boot_lost(struct cb_boot *b, cb_status_t st, int err,
                              const char *waiting_for)
 {
+	if (st == CB_ERR_TIMEOUT && b->srv && b->gathering[0]) {
+		/* Rank 0 serves the store and can say who is missing. */
+		char who[256];
+		boot_server_missing(b->srv, b->gathering, b->world, who,
+		                    sizeof(who));
+		return cb_fail(st,
+		               "timed out after %g s waiting for %s from %s; "
+		               "still missing: rank %s",
+		               b->timeout_s, waiting_for, b->where, who);
+	}
 	if (st == CB_ERR_TIMEOUT)
 		return cb_fail(st,
 		               "timed out after %g s waiting for %s from %s",
@@ -350,10 +361,14 @@ static cb_status_t boot_gather(struct cb_boot *b, const char *what,
 
 	snprintf(prefix, sizeof(prefix), "g/%u/", b->seq++);
 	snprintf(key, sizeof(key), "%s%d", prefix, b->rank);
+	snprintf(b->gathering, sizeof(b->gathering), "%s", prefix);
 	if ((st = cb_boot_set(b, key, mine, bytes)) ||
 	    (st = boot_send(b, MSG_GATHER, prefix, &n, sizeof(n))) ||
-	    (st = boot_expect(b, MSG_VALUE, what, &v, &vb)))
+	    (st = boot_expect(b, MSG_VALUE, what, &v, &vb))) {
+		b->gathering[0] = '\0';
 		return st;
+	}
+	b->gathering[0] = '\0';
 	if (vb != (uint32_t)b->world * (4 + bytes)) {
 		free(v);
 		return cb_fail(CB_ERR_PROTO,
@@ -368,11 +383,10 @@ static cb_status_t boot_gather(struct cb_boot *b, const char *what,
 	return CB_OK;
 }
 
-cb_status_t cb_boot_allgather(struct cb_boot *b, const void *mine, size_t bytes,
-                              void *all)
+cb_status_t cb_boot_allgather(struct cb_boot *b, const char *what,
+                              const void *mine, size_t bytes, void *all)
 {
-	return boot_gather(b, "every rank's contribution to an allgather", mine,
-	                   bytes, all);
+	return boot_gather(b, what, mine, bytes, all);
 }
 
 cb_status_t cb_boot_barrier(struct cb_boot *b)

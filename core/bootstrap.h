@@ -48,9 +48,10 @@ cb_status_t cb_boot_set(struct cb_boot *boot, const char *key, const void *val,
 cb_status_t cb_boot_get(struct cb_boot *boot, const char *key, void *val,
                         size_t cap, size_t *bytes);
 /* Every rank contributes @bytes at @mine; @all receives world * @bytes, in
- * rank order.  Every rank must call it with the same @bytes. */
-cb_status_t cb_boot_allgather(struct cb_boot *boot, const void *mine,
-                              size_t bytes, void *all);
+ * rank order.  Every rank must call it with the same @bytes.  @what names
+ * the wait in a timeout's message ("every rank to join"). */
+cb_status_t cb_boot_allgather(struct cb_boot *boot, const char *what,
+                              const void *mine, size_t bytes, void *all);
 cb_status_t cb_boot_barrier(struct cb_boot *boot);
 
 /*

@@ -142,7 +142,8 @@ static cb_status_t comm_hosts(struct cb_comm *c, const char *name,
 		free(all);
 		return cb_fail(CB_ERR_NOMEM, "out of memory");
 	}
-	if ((st = cb_boot_allgather(c->boot, &me, sizeof(me), all))) {
+	if ((st = cb_boot_allgather(c->boot, "every rank to join the job", &me,
+	                            sizeof(me), all))) {
 		free(all);
 		return st;
 	}
@@ -236,7 +237,8 @@ static cb_status_t comm_connect(struct cb_comm *c)
 		free(all);
 		return cb_fail(CB_ERR_NOMEM, "out of memory");
 	}
-	if ((st = cb_boot_allgather(c->boot, &mine, sizeof(mine), all)))
+	if ((st = cb_boot_allgather(c->boot, "every rank's transport address",
+	                            &mine, sizeof(mine), all)))
 		goto out;
 	for (int p = 0; p < c->world; p++) {
 		int t = comm_pick(c, p);
