@@ -155,11 +155,11 @@ static cb_status_t ring_stalled(const struct ring_call *c,
 	return cb_fail(
 	        CB_ERR_TIMEOUT,
 	        "timed out after %g s without progress: rank %d waits for "
-	        "rank %d (host %s) to %s ring allreduce %s step %d chunk "
+	        "rank %d (host %s) to %s ring allreduce %s step %d, chunk "
 	        "%zu",
 	        pl->comm->timeout_s, pl->comm->rank, peer,
 	        cb_comm_host_name(pl->comm, peer),
-	        waiting_recv ? "send it" : "take its data in",
+	        waiting_recv ? "send" : "receive",
 	        k->s < p - 1 ? "reduce-scatter" : "allgather",
 	        k->s < p - 1 ? k->s : k->s - (p - 1), k->j);
 }

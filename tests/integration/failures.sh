@@ -49,6 +49,30 @@ for tr in tcp shm; do
 	kill_rank "$tr" 0
 done
 
+# A rank that hangs (SIGSTOP) rather than dies: its peers see no progress and
+# stop at the deadline, naming it and the step they wait on; the launcher
+# then kills the hung rank.
+"$CB" --np 3 --transport shm -b 4M -e 4M -n 100000 --timeout 2 \
+	>"$TMP/h.out" 2>"$TMP/h.err" &
+parent=$!
+for _ in $(seq 100); do
+	grep -q '^#  *(B)' "$TMP/h.out" 2>/dev/null && break
+	sleep 0.1
+done
+mapfile -t kids < <(pgrep -P "$parent" | sort -n)
+kill -STOP "${kids[1]}"
+wait "$parent"
+rc=$?
+if [ "$rc" -eq 0 ]; then
+	fail "hung rank: the run exited 0"
+elif ! grep -q "without progress: rank [02] waits for rank 1 (host .*) to send ring allreduce .* step [0-9]*, chunk [0-9]*" "$TMP/h.err"; then
+	fail "hung rank: no line naming it and the step: $(cat "$TMP/h.err")"
+elif [ "$(wc -l <"$TMP/h.err")" -ne 1 ]; then
+	fail "hung rank: more than one line: $(cat "$TMP/h.err")"
+else
+	pass "hung rank -> exit $rc: $(cat "$TMP/h.err")"
+fi
+
 # A rendezvous nobody serves: connection refused until the deadline.
 port=$(free_port)
 expect_fail 1 "did not answer within 2 s" \
