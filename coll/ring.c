@@ -152,6 +152,7 @@ static cb_status_t ring_stalled(const struct ring_call *c,
 	const struct cursor *k = waiting_recv ? rc : sc;
 	int peer = waiting_recv ? pl->left : pl->right;
 
+	cb_comm_stalled_on(pl->comm, peer);
 	return cb_fail(
 	        CB_ERR_TIMEOUT,
 	        "timed out after %g s without progress: rank %d waits for "

@@ -68,6 +68,14 @@ struct boot_server {
 	struct waiter *waiters;
 	int aborted;
 	int byes;
+	/* Stall reports ("rank R waits for rank B") held for a moment, so the
+	 * one at the end of a chain of waiting ranks is the one told. */
+	struct stall {
+		int origin, blame;
+		char line[600];
+	} * stalls;
+	int nstalls;
+	uint64_t decide_ns;
 	atomic_int stop; /* rank 0 is closing */
 	/* Held while the thread changes clients or keys, so rank 0's own
 	 * client can ask who is missing (boot_server_missing). */
@@ -151,6 +159,53 @@ static void srv_abort_all(struct boot_server *srv, int origin, int status,
 		if (srv->clients[i].rank >= 0 && srv->clients[i].rank != origin)
 			srv_send(srv, &srv->clients[i], MSG_ABORT, o, sizeof(o),
 			         why, (uint32_t)strlen(why));
+}
+
+/*
+ * A rank's deadline passed while it waited for @blame.  Its neighbours' pass
+ * at about the same moment, each waiting for the next, so the first report
+ * to arrive often blames a rank that is itself only waiting.  Hold reports
+ * for a moment, then tell everyone the one whose blamed rank reported
+ * nothing: that rank is the one that stopped.
+ */
+static void srv_stall(struct boot_server *srv, int origin, int blame,
+                      const char *line)
+{
+	struct stall *st;
+
+	if (srv->aborted)
+		return;
+	st = realloc(srv->stalls, (size_t)(srv->nstalls + 1) * sizeof(*st));
+	if (!st) {
+		srv_abort_all(srv, origin, CB_ERR_TIMEOUT, line);
+		return;
+	}
+	srv->stalls = st;
+	st = &srv->stalls[srv->nstalls++];
+	st->origin = origin;
+	st->blame = blame;
+	snprintf(st->line, sizeof(st->line), "%s", line);
+	if (!srv->decide_ns)
+		srv->decide_ns = cb_now_ns() + 300000000ull;
+}
+
+static void srv_stall_decide(struct boot_server *srv)
+{
+	int pick = 0;
+
+	for (int i = 0; i < srv->nstalls; i++) {
+		int blamed_waits = 0;
+		for (int j = 0; j < srv->nstalls; j++)
+			if (srv->stalls[j].origin == srv->stalls[i].blame)
+				blamed_waits = 1;
+		if (!blamed_waits) {
+			pick = i;
+			break;
+		}
+	}
+	srv_abort_all(srv, srv->stalls[pick].origin, CB_ERR_TIMEOUT,
+	              srv->stalls[pick].line);
+	srv->decide_ns = 0;
 }
 
 static void srv_drop(struct boot_server *srv, struct client *c)
@@ -308,12 +363,16 @@ static void srv_message(struct boot_server *srv, int ci,
 		char line[600];
 		snprintf(line, sizeof(line), "%.*s", (int)h->val_bytes,
 		         (const char *)val);
-		int32_t status = CB_ERR_PEER;
-		if (h->key_bytes == 4) {
-			memcpy(&status, key, 4);
-			status = (int32_t)ntohl((uint32_t)status);
+		int32_t k[2] = { CB_ERR_PEER, -1 }; /* status, blamed rank */
+		if (h->key_bytes == sizeof(k)) {
+			memcpy(k, key, sizeof(k));
+			k[0] = (int32_t)ntohl((uint32_t)k[0]);
+			k[1] = (int32_t)ntohl((uint32_t)k[1]);
 		}
-		srv_abort_all(srv, c->rank, status, line);
+		if (k[0] == CB_ERR_TIMEOUT && k[1] >= 0)
+			srv_stall(srv, c->rank, k[1], line);
+		else
+			srv_abort_all(srv, c->rank, k[0], line);
 		return;
 	}
 	case MSG_BYE:
@@ -478,7 +537,13 @@ static void *srv_main(void *arg)
 			pfd[i + 1] = (struct pollfd){ .fd = srv->clients[i].fd,
 				                      .events = POLLIN };
 		int n = srv->nclients;
-		if (poll(pfd, n + 1, 50) <= 0)
+		if (srv->decide_ns && !srv->aborted &&
+		    cb_now_ns() >= srv->decide_ns) {
+			pthread_mutex_lock(&srv->lock);
+			srv_stall_decide(srv);
+			pthread_mutex_unlock(&srv->lock);
+		}
+		if (poll(pfd, n + 1, srv->decide_ns ? 10 : 50) <= 0)
 			continue;
 		pthread_mutex_lock(&srv->lock);
 		for (int i = 0; i < n; i++)
@@ -497,6 +562,7 @@ static void srv_free(struct boot_server *srv)
 	for (int i = 0; i < srv->nclients; i++)
 		srv_drop(srv, &srv->clients[i]);
 	free(srv->clients);
+	free(srv->stalls);
 	for (int b = 0; b < KV_BUCKETS; b++)
 		for (struct kv *e = srv->kv[b], *n; e; e = n) {
 			n = e->next;

@@ -434,9 +434,11 @@ cb_status_t cb_boot_check(struct cb_boot *b, int grace_ms, int *origin)
 	return st;
 }
 
-void cb_boot_abort(struct cb_boot *b, cb_status_t st, const char *why)
+void cb_boot_abort(struct cb_boot *b, cb_status_t st, int blame,
+                   const char *why)
 {
-	int32_t status = (int32_t)htonl((uint32_t)st);
+	int32_t k[2] = { (int32_t)htonl((uint32_t)st),
+		         (int32_t)htonl((uint32_t)blame) };
 	struct boot_hdr h;
 	uint32_t len = (uint32_t)strlen(why);
 	uint64_t dl = cb_now_ns() + 1000000000ull;
@@ -446,10 +448,10 @@ void cb_boot_abort(struct cb_boot *b, cb_status_t st, const char *why)
 		return;
 	/* Best effort, and not through boot_send: its failure must not
 	 * replace the line that explains the original failure. */
-	h = (struct boot_hdr){ htonl(BOOT_MAGIC), htonl(MSG_ABORT), htonl(4),
-		               htonl(len) };
+	h = (struct boot_hdr){ htonl(BOOT_MAGIC), htonl(MSG_ABORT),
+		               htonl(sizeof(k)), htonl(len) };
 	if (!cb_sock_send_all(b->fd, &h, sizeof(h), dl, &err) &&
-	    !cb_sock_send_all(b->fd, &status, 4, dl, &err))
+	    !cb_sock_send_all(b->fd, k, sizeof(k), dl, &err))
 		cb_sock_send_all(b->fd, why, len, dl, &err);
 	b->sent_abort = 1;
 }

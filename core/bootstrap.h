@@ -36,8 +36,11 @@ cb_status_t cb_boot_open(const struct cb_boot_cfg *cfg, struct cb_boot **boot);
 void cb_boot_close(struct cb_boot *boot);
 
 /* Tell every other rank the job failed with @st: @why is the line they may
- * print, @st the status they exit with. */
-void cb_boot_abort(struct cb_boot *boot, cb_status_t st, const char *why);
+ * print, @st the status they exit with.  @blame: for a deadline that passed
+ * while waiting for one rank, that rank (the store then looks for the rank
+ * at the end of a chain of waiting ranks); else -1. */
+void cb_boot_abort(struct cb_boot *boot, cb_status_t st, int blame,
+                   const char *why);
 
 uint64_t cb_boot_job_id(const struct cb_boot *boot);
 

@@ -296,6 +296,7 @@ cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg, struct cb_comm **out)
 		return cb_fail(CB_ERR_NOMEM, "out of memory");
 	c->rank = cfg->rank;
 	c->world = cfg->world;
+	c->stalled_on = -1;
 	c->timeout_s = cfg->timeout_s;
 	cb_host_identity(name, sizeof(name), key, sizeof(key));
 
@@ -423,9 +424,12 @@ int cb_comm_fail(struct cb_comm *c, cb_status_t st)
 		 * of a job's failure, so exactly one rank's line is printed
 		 * even when several ranks fail at once (the same bad option
 		 * everywhere, or the echo of a peer that died). */
-		cb_boot_abort(c->boot, st,
+		int blame = st == CB_ERR_TIMEOUT ? c->stalled_on : -1;
+		cb_boot_abort(c->boot, st, blame,
 		              cb_fail_msg() ? cb_fail_msg() : "failed");
-		if (cb_boot_check(c->boot, 300, &origin) != CB_ERR_ABORTED ||
+		/* A stall report waits while the store compares reports. */
+		if (cb_boot_check(c->boot, blame >= 0 ? 1500 : 300, &origin) !=
+		            CB_ERR_ABORTED ||
 		    origin == c->rank)
 			return 1;
 	} else {

@@ -101,6 +101,7 @@ struct cb_comm {
 	uint64_t next_check_ns;
 	uint32_t calls, idle;
 	char local_ip[64];
+	int stalled_on; /* the rank a timed-out wait waited for, or -1 */
 	struct cb_tp_host host_api;
 };
 
@@ -177,6 +178,13 @@ static inline cb_status_t cb_comm_test(struct cb_req *req)
  * nothing did, an error when a transport failed or another rank aborted the
  * job (checked every few milliseconds, without allocating). */
 cb_status_t cb_comm_progress(struct cb_comm *c);
+
+/* Say which rank a wait that timed out waited for (before returning
+ * CB_ERR_TIMEOUT), so the job can name the rank that stopped. */
+static inline void cb_comm_stalled_on(struct cb_comm *c, int peer)
+{
+	c->stalled_on = peer;
+}
 
 /*
  * Report a failure to the other ranks and decide whether this rank should

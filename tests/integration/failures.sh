@@ -65,7 +65,7 @@ wait "$parent"
 rc=$?
 if [ "$rc" -eq 0 ]; then
 	fail "hung rank: the run exited 0"
-elif ! grep -q "without progress: rank [02] waits for rank 1 (host .*) to send ring allreduce .* step [0-9]*, chunk [0-9]*" "$TMP/h.err"; then
+elif ! grep -q "without progress: rank [02] waits for rank 1 (host .*) to \(send\|receive\) ring allreduce .* step [0-9]*, chunk [0-9]*" "$TMP/h.err"; then
 	fail "hung rank: no line naming it and the step: $(cat "$TMP/h.err")"
 elif [ "$(wc -l <"$TMP/h.err")" -ne 1 ]; then
 	fail "hung rank: more than one line: $(cat "$TMP/h.err")"
