@@ -238,11 +238,6 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static const char *dtype_names(void)
-{
-	return "float32, float64, int32, int64";
-}
-
 static cb_status_t check_transport(const char *t)
 {
 	if (!strcmp(t, "auto"))
@@ -279,7 +274,7 @@ static cb_status_t check_algo(const char *a, enum cb_coll coll)
 cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 {
 	cb_status_t st = CB_OK;
-	int c, fmt_set = 0, bset = 0, eset = 0;
+	int c, bset = 0, eset = 0;
 	const char *dl = "float32", *ol = "sum";
 
 	*o = (struct cb_opts){
@@ -408,7 +403,6 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 				        CB_ERR_USAGE,
 				        "unknown format '%s' (table or csv)",
 				        optarg);
-			fmt_set = 1;
 			break;
 		case OPT_CHUNK:
 			st = cb_parse_size(optarg, "--chunk-bytes",
@@ -430,7 +424,6 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 		if (st)
 			return st;
 	}
-	(void)fmt_set;
 	if (optind < argc)
 		return cb_fail(
 		        CB_ERR_USAGE,
@@ -444,7 +437,8 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 		               "-e (%zu bytes) is below -b (%zu bytes)",
 		               o->max_bytes, o->min_bytes);
 	if ((st = parse_list(dl, "datatype", CB_DT_COUNT, cb_dtype_parse,
-	                     (int *)o->dtypes, &o->ndtypes, dtype_names())))
+	                     (int *)o->dtypes, &o->ndtypes,
+	                     "float32, float64, int32, int64")))
 		return st;
 	if ((st = parse_list(ol, "op", CB_OP_COUNT, cb_op_parse, (int *)o->ops,
 	                     &o->nops, "sum, prod, min, max")))

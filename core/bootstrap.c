@@ -420,15 +420,12 @@ cb_status_t cb_boot_check(struct cb_boot *b, int grace_ms, int *origin)
 	 * arrives (or EOF) is a failure too. */
 	st = boot_recv(b, cb_now_ns() + 1000000000ull, "the job to finish",
 	               &type, &val, &vb);
-	if (origin)
-		*origin = b->abort_origin;
 	if (st == CB_OK) {
 		free(val);
 		return cb_fail(CB_ERR_PROTO, "%s sent an unexpected message",
 		               b->where);
 	}
-	if (st == CB_ERR_PEER)
-		b->abort_origin = 0;
+	/* No abort notice but a lost store: rank 0 is the one gone. */
 	if (origin)
 		*origin = b->aborted ? b->abort_origin : 0;
 	return st;

@@ -6,23 +6,30 @@
 . "$(dirname "$0")/lib.sh"
 here=$(dirname "$0")
 
-# kill_rank TRANSPORT RANK: SIGKILL one rank of a 3-rank run mid-sweep.
-kill_rank() {
-	local tr=$1 victim=$2 parent kids rc t0 t1 secs
-	"$CB" --np 3 --transport "$tr" -b 4M -e 4M -n 100000 --timeout 5 \
-		>"$TMP/k.out" 2>"$TMP/k.err" &
+# start3 TRANSPORT TIMEOUT NAME: a long 3-rank run in the background, once
+# its timed loop runs (the table header is out); sets parent and kids, or
+# stops the run and fails.
+start3() {
+	"$CB" --np 3 --transport "$1" -b 4M -e 4M -n 100000 --timeout "$2" \
+		>"$TMP/$3.out" 2>"$TMP/$3.err" &
 	parent=$!
-	# wait until the timed loop runs: the table header is printed
 	for _ in $(seq 100); do
-		grep -q '^#  *(B)' "$TMP/k.out" 2>/dev/null && break
+		grep -q '^#  *(B)' "$TMP/$3.out" 2>/dev/null && break
 		sleep 0.1
 	done
 	mapfile -t kids < <(pgrep -P "$parent" | sort -n)
 	if [ "${#kids[@]}" -ne 3 ]; then
-		fail "$tr: expected 3 ranks, found ${#kids[@]}"
+		fail "$3 ($1): expected 3 ranks, found ${#kids[@]}"
 		kill -9 "$parent" 2>/dev/null
-		return
+		wait "$parent" 2>/dev/null
+		return 1
 	fi
+}
+
+# kill_rank TRANSPORT RANK: SIGKILL one rank of a 3-rank run mid-sweep.
+kill_rank() {
+	local tr=$1 victim=$2 rc t0 t1 secs
+	start3 "$tr" 5 k || return
 	t0=$(date +%s%N)
 	kill -9 "${kids[$victim]}"
 	wait "$parent"
@@ -52,25 +59,19 @@ done
 # A rank that hangs (SIGSTOP) rather than dies: its peers see no progress and
 # stop at the deadline, naming it and the step they wait on; the launcher
 # then kills the hung rank.
-"$CB" --np 3 --transport shm -b 4M -e 4M -n 100000 --timeout 2 \
-	>"$TMP/h.out" 2>"$TMP/h.err" &
-parent=$!
-for _ in $(seq 100); do
-	grep -q '^#  *(B)' "$TMP/h.out" 2>/dev/null && break
-	sleep 0.1
-done
-mapfile -t kids < <(pgrep -P "$parent" | sort -n)
-kill -STOP "${kids[1]}"
-wait "$parent"
-rc=$?
-if [ "$rc" -eq 0 ]; then
-	fail "hung rank: the run exited 0"
-elif ! grep -q "without progress: rank [02] waits for rank 1 (host .*) to \(send\|receive\) ring allreduce .* step [0-9]*, chunk [0-9]*" "$TMP/h.err"; then
-	fail "hung rank: no line naming it and the step: $(cat "$TMP/h.err")"
-elif [ "$(wc -l <"$TMP/h.err")" -ne 1 ]; then
-	fail "hung rank: more than one line: $(cat "$TMP/h.err")"
-else
-	pass "hung rank -> exit $rc: $(cat "$TMP/h.err")"
+if start3 shm 2 h; then
+	kill -STOP "${kids[1]}"
+	wait "$parent"
+	rc=$?
+	if [ "$rc" -eq 0 ]; then
+		fail "hung rank: the run exited 0"
+	elif ! grep -q "without progress: rank [02] waits for rank 1 (host .*) to \(send\|receive\) ring allreduce .* step [0-9]*, chunk [0-9]*" "$TMP/h.err"; then
+		fail "hung rank: no line naming it and the step: $(cat "$TMP/h.err")"
+	elif [ "$(wc -l <"$TMP/h.err")" -ne 1 ]; then
+		fail "hung rank: more than one line: $(cat "$TMP/h.err")"
+	else
+		pass "hung rank -> exit $rc: $(cat "$TMP/h.err")"
+	fi
 fi
 
 # A rendezvous nobody serves: connection refused until the deadline.
