@@ -4,9 +4,28 @@
  *
  * An algorithm is a descriptor in an explicit table (coll/algos.c): its name,
  * the collectives it implements, its constraints and its alpha-beta cost.  A
- * plan is what an algorithm needs for one group and one maximum size
- * (requests, staging buffers), built outside timed regions; running a plan
- * allocates nothing and waits only inside the core's deadline.
+ * plan is what an algorithm needs for one group, one collective and one
+ * maximum size (requests, staging buffers), built outside timed regions;
+ * running a plan allocates nothing and waits only inside the core's deadline.
+ *
+ * Buffer conventions (nccl-tests' and NCCL's, so sizes mean the same):
+ *
+ *   collective      count means            sendbuf        recvbuf
+ *   allreduce       elements               count          count
+ *   reduce_scatter  elements per rank      n * count      count
+ *   allgather       elements per rank      count          n * count
+ *   broadcast       elements               count (root)   count
+ *   reduce          elements               count          count (root)
+ *   alltoall        elements per rank pair n * count      n * count
+ *   sendrecv        elements               count          count
+ *   pingpong        elements               count          count
+ *   barrier         -                      -              -
+ *
+ * In place: sendbuf == recvbuf for allreduce, broadcast, reduce, alltoall;
+ * reduce_scatter: recvbuf == sendbuf + me * count; allgather: sendbuf ==
+ * recvbuf + me * count (me = the rank's index in the group).  Ranks and
+ * roots in here are group indices; group.members maps them to comm ranks.
+ * sendrecv: group index i sends to i+1 and receives from i-1 (mod n).
  */
 #ifndef CB_COLL_COLL_H
 #define CB_COLL_COLL_H
@@ -19,10 +38,20 @@
 
 #include "core/comm.h"
 
-#define CB_COLL_MAP(X) X(ALLREDUCE, "allreduce")
+/* id, name, reduces (takes an op), rooted, per-rank blocks */
+#define CB_COLL_MAP(X)                                                         \
+	X(ALLREDUCE, "allreduce", 1, 0, 0)                                     \
+	X(REDUCE_SCATTER, "reduce_scatter", 1, 0, 1)                           \
+	X(ALLGATHER, "allgather", 0, 0, 1)                                     \
+	X(BROADCAST, "broadcast", 0, 1, 0)                                     \
+	X(REDUCE, "reduce", 1, 1, 0)                                           \
+	X(ALLTOALL, "alltoall", 0, 0, 1)                                       \
+	X(BARRIER, "barrier", 0, 0, 0)                                         \
+	X(SENDRECV, "sendrecv", 0, 0, 0)                                       \
+	X(PINGPONG, "pingpong", 0, 0, 0)
 
 enum cb_coll {
-#define CB_COLL_ENUM(id, name) CB_COLL_##id,
+#define CB_COLL_ENUM(id, name, red, root, blocks) CB_COLL_##id,
 	CB_COLL_MAP(CB_COLL_ENUM)
 #undef CB_COLL_ENUM
 	        CB_COLL_COUNT
@@ -30,16 +59,27 @@ enum cb_coll {
 
 const char *cb_coll_name(enum cb_coll coll);
 int cb_coll_parse(const char *s);
-/* nccl-tests' bus-bandwidth factor for @coll on @n ranks. */
+int cb_coll_reduces(enum cb_coll coll); /* takes a reduction op */
+int cb_coll_rooted(enum cb_coll coll);  /* broadcast, reduce */
+int cb_coll_blocks(enum cb_coll coll);  /* count is per rank (block) */
+/* nccl-tests' bus-bandwidth factor for @coll on @n ranks, and its formula
+ * as the header prints it. */
 double cb_coll_busbw_factor(enum cb_coll coll, int n);
+const char *cb_coll_busbw_formula(enum cb_coll coll);
+/* Elements of the send and receive buffers for @count on @n ranks. */
+size_t cb_coll_send_elems(enum cb_coll coll, size_t count, int n);
+size_t cb_coll_recv_elems(enum cb_coll coll, size_t count, int n);
+/* The size a row reports (nccl-tests' "size"): the larger buffer. */
+size_t cb_coll_size_elems(enum cb_coll coll, size_t count, int n);
 
 struct cb_coll_args {
 	enum cb_coll coll;
 	enum cb_dtype dtype;
 	enum cb_op op;
-	const void *sendbuf; /* == recvbuf for in-place */
+	const void *sendbuf;
 	void *recvbuf;
-	size_t count; /* elements per rank */
+	size_t count; /* see the table above */
+	int root;     /* group index; broadcast and reduce */
 };
 
 /* The ranks taking part: members[0..n-1] (comm ranks), me = our index. */
@@ -50,12 +90,15 @@ struct cb_group {
 
 struct cb_plan_cfg {
 	struct cb_group group;
+	enum cb_coll coll;
 	enum cb_dtype dtype;
-	size_t max_count;
+	size_t max_count;   /* largest count a run will pass */
 	size_t chunk_bytes; /* pipelining unit; 0 = the algorithm's default */
+	int ps_servers;     /* ps: dedicated server ranks (0 = colocated) */
 };
 
-/* What a run sent, for schedule checks (cheap counters). */
+/* What one run sent and received, for schedule checks (cheap counters,
+ * counted per call: reset at the start of every run). */
 struct cb_coll_stats {
 	uint64_t msgs_sent, bytes_sent;
 	uint64_t msgs_recv, bytes_recv;
@@ -67,12 +110,16 @@ struct cb_algo {
 	const char *name;
 	const char *description;
 	uint32_t colls; /* 1u << enum cb_coll */
-	/* One line why this algorithm cannot run on @n ranks, or NULL. */
-	const char *(*refuse)(int n);
-	/* Predicted time (us) of one call of @bytes on @n ranks, for a link of
-	 * latency @alpha_us and bandwidth @beta_gbps. */
+	/* One line why this algorithm cannot run @coll on @n ranks (with
+	 * @ps_servers dedicated servers), or NULL. */
+	const char *(*refuse)(enum cb_coll coll, int n, int ps_servers);
+	/* Predicted time (us) of one call moving @bytes (the row's size) on
+	 * @n ranks, for links of latency @alpha_us and bandwidth @beta_gbps
+	 * (GB/s, 1e3 bytes per us) and a local reduction rate @gamma_gbps
+	 * (GB/s of input consumed; 0 = free). */
 	double (*model_us)(enum cb_coll coll, size_t bytes, int n,
-	                   double alpha_us, double beta_gbps);
+	                   int ps_servers, double alpha_us, double beta_gbps,
+	                   double gamma_gbps);
 	cb_status_t (*plan_build)(struct cb_comm *c,
 	                          const struct cb_plan_cfg *cfg,
 	                          struct cb_plan **plan);
@@ -84,5 +131,9 @@ struct cb_algo {
 
 extern const struct cb_algo *const cb_algos[];
 const struct cb_algo *cb_algo_find(const char *name);
+static inline int cb_algo_does(const struct cb_algo *a, enum cb_coll coll)
+{
+	return (a->colls >> coll) & 1u;
+}
 
 #endif

@@ -358,14 +358,19 @@ static const struct cb_coll_stats *ring_stats(const struct cb_plan *pl)
 }
 
 static double ring_model_us(enum cb_coll coll, size_t bytes, int p,
-                            double alpha_us, double beta_gbps)
+                            int ps_servers, double alpha_us, double beta_gbps,
+                            double gamma_gbps)
 {
 	(void)coll;
+	(void)ps_servers;
 	if (p < 2)
 		return 0.0;
 	/* beta in GB/s = 1e3 bytes per us */
-	return 2.0 * (p - 1) * alpha_us +
-	       2.0 * (p - 1) / p * (double)bytes / (beta_gbps * 1e3);
+	double t = 2.0 * (p - 1) * alpha_us +
+	           2.0 * (p - 1) / p * (double)bytes / (beta_gbps * 1e3);
+	if (gamma_gbps > 0)
+		t += (double)(p - 1) / p * (double)bytes / (gamma_gbps * 1e3);
+	return t;
 }
 
 const struct cb_algo cb_algo_ring = {
