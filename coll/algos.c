@@ -5,9 +5,31 @@
 #include "coll/coll.h"
 
 extern const struct cb_algo cb_algo_ring;
+extern const struct cb_algo cb_algo_tree;
+extern const struct cb_algo cb_algo_rd;
+extern const struct cb_algo cb_algo_rabenseifner;
+extern const struct cb_algo cb_algo_ps;
+extern const struct cb_algo cb_algo_pairwise;
+extern const struct cb_algo cb_algo_linear;
+extern const struct cb_algo cb_algo_dissemination;
+extern const struct cb_algo cb_algo_direct;
+extern const struct cb_algo cb_algo_latency;
+extern const struct cb_algo cb_algo_bw;
+extern const struct cb_algo cb_algo_bibw;
 
 const struct cb_algo *const cb_algos[] = {
 	&cb_algo_ring,
+	&cb_algo_tree,
+	&cb_algo_rd,
+	&cb_algo_rabenseifner,
+	&cb_algo_ps,
+	&cb_algo_pairwise,
+	&cb_algo_linear,
+	&cb_algo_dissemination,
+	&cb_algo_direct,
+	&cb_algo_latency,
+	&cb_algo_bw,
+	&cb_algo_bibw,
 	NULL,
 };
 
