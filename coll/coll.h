@@ -106,10 +106,19 @@ struct cb_coll_stats {
 
 struct cb_plan;
 
+/* cb_algo.flags */
+#define CB_ALGO_ONEWAY 1u /* pingpong bw: only group index 1 has a result */
+
 struct cb_algo {
 	const char *name;
 	const char *description;
 	uint32_t colls; /* 1u << enum cb_coll */
+	uint32_t flags;
+	/* How a call's time and bytes become a row (0 = 1): the row's time is
+	 * the call's divided by time_div (pingpong latency: half a round
+	 * trip; bw: per message of a window) and algbw counts bw_mult times
+	 * the bytes (bibw: both directions). */
+	int time_div, bw_mult;
 	/* One line why this algorithm cannot run @coll on @n ranks (with
 	 * @ps_servers dedicated servers), or NULL. */
 	const char *(*refuse)(enum cb_coll coll, int n, int ps_servers);

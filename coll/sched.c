@@ -480,9 +480,11 @@ cb_status_t cb_sched_create(struct cb_comm *c, const struct cb_group *g,
 	if (!s->fused_all && cfg->stage_per_seg && cfg->stage_bytes) {
 		size_t sb = (size_t)CB_SCHED_WINDOW * cfg->stage_per_seg *
 		            cfg->stage_bytes;
+		/* Not touched here: slot groups of segments an algorithm
+		 * never opens (one-segment schedules use one group) stay
+		 * untouched virtual memory. */
 		if (posix_memalign((void **)&s->stage, 4096, sb))
 			goto nomem;
-		memset(s->stage, 0, sb);
 	}
 	*out = s;
 	return CB_OK;
