@@ -168,13 +168,41 @@ void cb_opts_usage(void)
 	       "  -w, --warmup_iters N  warm-up iterations (default 5)\n"
 	       "  -n, --iters N         timed iterations (default 20)\n"
 	       "  -c, --check 0|1       check results (default 1)\n"
-	       "  -d, --datatype T      float32 float64 int32 int64, a list, "
-	       "or all (default float32)\n"
+	       "  -d, --datatype T      float32 float64 int32 int64 int8 uint8 "
+	       "float16 bfloat16,\n"
+	       "                        a list, or all (default float32)\n"
 	       "  -o, --op OP           sum prod min max, a list, or all "
 	       "(default sum)\n"
-	       "      --coll C          allreduce (default)\n"
-	       "      --algo A          ring, or auto (default auto)\n"
-	       "      --chunk-bytes N   pipelining chunk (default 512K)\n"
+	       "Collectives and algorithms:\n"
+	       "      --coll C          allreduce (default), reduce_scatter, "
+	       "allgather, broadcast,\n"
+	       "                        reduce, alltoall, barrier, sendrecv, "
+	       "pingpong; a list; all\n"
+	       "      --algo A          auto (default: the cost model's choice "
+	       "per size), a name,\n"
+	       "                        a list (ring,tree), all, or ranges "
+	       "(\"rd:0-64K;ring:64K-max\")\n"
+	       "                        names: ring tree rd rabenseifner ps "
+	       "pairwise linear\n"
+	       "                        dissemination direct latency bw bibw "
+	       "(collbench info)\n"
+	       "  -r, --root N          root of broadcast and reduce (default "
+	       "0)\n"
+	       "      --ps-servers K    ps: K dedicated servers, 0 = every rank "
+	       "serves (default 0)\n"
+	       "      --chunk-bytes N   pipelining chunk (default: the "
+	       "algorithm's)\n"
+	       "      --alpha-us A      the model's link latency (default: "
+	       "measured at start)\n"
+	       "      --beta-gbps B     the model's link bandwidth, GB/s "
+	       "(default: measured)\n"
+	       "Scaling:\n"
+	       "      --ranks LIST      run each point on the first k ranks, "
+	       "for k in LIST\n"
+	       "                        (2,4,8 or 2:max:x2 or 1:max:+1)\n"
+	       "      --nodes LIST      the same by whole hosts\n"
+	       "      --scaling-size N  the size the scaling summary reports "
+	       "(default: largest)\n"
 	       "Ranks and transports:\n"
 	       "      --np N            fork N local ranks (default 2); "
 	       "must match a launcher's world size\n"
@@ -209,6 +237,13 @@ enum {
 	OPT_FORMAT,
 	OPT_CHUNK,
 	OPT_VERSION,
+	OPT_PS_SERVERS,
+	OPT_ALPHA,
+	OPT_BETA,
+	OPT_RANKS,
+	OPT_NODES,
+	OPT_SCALING_SIZE,
+	OPT_SCHEDULE_LOG,
 };
 
 static const struct option longopts[] = {
@@ -235,6 +270,14 @@ static const struct option longopts[] = {
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "chunk-bytes", required_argument, NULL, OPT_CHUNK },
 	{ "version", no_argument, NULL, OPT_VERSION },
+	{ "root", required_argument, NULL, 'r' },
+	{ "ps-servers", required_argument, NULL, OPT_PS_SERVERS },
+	{ "alpha-us", required_argument, NULL, OPT_ALPHA },
+	{ "beta-gbps", required_argument, NULL, OPT_BETA },
+	{ "ranks", required_argument, NULL, OPT_RANKS },
+	{ "nodes", required_argument, NULL, OPT_NODES },
+	{ "scaling-size", required_argument, NULL, OPT_SCALING_SIZE },
+	{ "schedule-log", required_argument, NULL, OPT_SCHEDULE_LOG },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -251,31 +294,207 @@ static cb_status_t check_transport(const char *t)
 	               t);
 }
 
-static cb_status_t check_algo(const char *a, enum cb_coll coll)
+static void algo_names(char *names, size_t cap)
 {
-	const struct cb_algo *al;
-	char names[256] = "auto";
-
-	if (!strcmp(a, "auto"))
-		return CB_OK;
+	snprintf(names, cap, "auto, all");
 	for (int i = 0; cb_algos[i]; i++)
-		snprintf(names + strlen(names), sizeof(names) - strlen(names),
-		         ", %s", cb_algos[i]->name);
-	if (!(al = cb_algo_find(a)))
-		return cb_fail(CB_ERR_USAGE,
-		               "unknown algorithm '%s' (one of: %s)", a, names);
-	if (!(al->colls & (1u << coll)))
-		return cb_fail(CB_ERR_USAGE,
-		               "algorithm %s does not implement %s", a,
-		               cb_coll_name(coll));
+		snprintf(names + strlen(names), cap - strlen(names), ", %s",
+		         cb_algos[i]->name);
+}
+
+static cb_status_t find_algo(const char *name, const struct cb_algo **out)
+{
+	char names[256];
+
+	if ((*out = cb_algo_find(name)) && (*out)->colls)
+		return CB_OK;
+	algo_names(names, sizeof(names));
+	return cb_fail(CB_ERR_USAGE, "unknown algorithm '%s' (one of: %s)",
+	               name, names);
+}
+
+/* "auto"; "all"; "ring,tree"; or "rd:0-64K;ring:64K-max". */
+static cb_status_t parse_algo(const char *s, struct cb_opts *o)
+{
+	char buf[512];
+	cb_status_t st;
+
+	o->nalgos = 0;
+	if (!strcmp(s, "auto")) {
+		o->algo_mode = CB_ALGO_AUTO;
+		return CB_OK;
+	}
+	o->algo_mode = CB_ALGO_LIST;
+	if (!strcmp(s, "all")) {
+		for (int i = 0; cb_algos[i] && o->nalgos < CB_MAX_ALGO_SEL; i++)
+			if (cb_algos[i]->colls)
+				o->algos[o->nalgos++] = (struct cb_algo_sel){
+					cb_algos[i], 0, SIZE_MAX
+				};
+		return CB_OK;
+	}
+	if (strlen(s) >= sizeof(buf))
+		return cb_fail(CB_ERR_USAGE, "--algo value too long");
+	snprintf(buf, sizeof(buf), "%s", s);
+	int ranges = strchr(s, ':') != NULL;
+	if (ranges)
+		o->algo_mode = CB_ALGO_RANGES;
+	for (char *save, *t = strtok_r(buf, ranges ? ";" : ",", &save); t;
+	     t = strtok_r(NULL, ranges ? ";" : ",", &save)) {
+		struct cb_algo_sel sel = { NULL, 0, SIZE_MAX };
+		char *colon = strchr(t, ':');
+		if (o->nalgos == CB_MAX_ALGO_SEL)
+			return cb_fail(CB_ERR_USAGE,
+			               "--algo: at most %d entries",
+			               CB_MAX_ALGO_SEL);
+		if (ranges) {
+			char *dash;
+			if (!colon || !(dash = strchr(colon + 1, '-')))
+				return cb_fail(
+				        CB_ERR_USAGE,
+				        "--algo '%s': a size range is "
+				        "NAME:LOW-HIGH, e.g. rd:0-64K;ring:64K-max",
+				        t);
+			*colon = *dash = 0;
+			if ((st = cb_parse_size(colon + 1, "--algo range start",
+			                        &sel.lo)))
+				return st;
+			if (strcmp(dash + 1, "max") &&
+			    (st = cb_parse_size(dash + 1, "--algo range end",
+			                        &sel.hi)))
+				return st;
+			if (sel.hi <= sel.lo)
+				return cb_fail(CB_ERR_USAGE,
+				               "--algo %s: the range %s-%s is empty",
+				               t, colon + 1, dash + 1);
+		} else if (colon) {
+			return cb_fail(CB_ERR_USAGE,
+			               "--algo '%s': give every entry a size "
+			               "range, or none",
+			               s);
+		}
+		if ((st = find_algo(t, &sel.algo)))
+			return st;
+		o->algos[o->nalgos++] = sel;
+	}
+	if (o->nalgos == 0)
+		return cb_fail(CB_ERR_USAGE, "empty --algo list");
 	return CB_OK;
+}
+
+/* Every collective asked for must have an algorithm asked for. */
+static cb_status_t check_algos(const struct cb_opts *o)
+{
+	if (o->algo_mode == CB_ALGO_AUTO)
+		return CB_OK;
+	for (int k = 0; k < o->ncolls; k++) {
+		int any = 0;
+		for (int i = 0; i < o->nalgos; i++)
+			any |= cb_algo_does(o->algos[i].algo, o->colls[k]);
+		if (any)
+			continue;
+		{
+			char names[256] = "";
+			for (int i = 0; cb_algos[i]; i++)
+				if (cb_algo_does(cb_algos[i], o->colls[k]))
+					snprintf(names + strlen(names),
+					         sizeof(names) - strlen(names),
+					         "%s%s", names[0] ? ", " : "",
+					         cb_algos[i]->name);
+			return cb_fail(CB_ERR_USAGE,
+			               "--algo %s: no algorithm given "
+			               "implements %s (those that do: %s)",
+			               o->algo, cb_coll_name(o->colls[k]),
+			               names);
+		}
+	}
+	return CB_OK;
+}
+
+cb_status_t cb_parse_counts(const char *s, const char *what, int max, int *out,
+                            int *n)
+{
+	char buf[256];
+	long v[CB_MAX_COUNTS];
+	int k = 0;
+
+	if (strlen(s) >= sizeof(buf) || !*s)
+		goto bad;
+	snprintf(buf, sizeof(buf), "%s", s);
+	char *c1 = strchr(buf, ':');
+	if (c1) {
+		char *c2 = strchr(c1 + 1, ':'), *end;
+		long lo, hi, step;
+		int mul;
+		if (!c2)
+			goto bad;
+		*c1 = *c2 = 0;
+		lo = strtol(buf, &end, 10);
+		if (end == buf || *end)
+			goto bad;
+		if (!strcmp(c1 + 1, "max")) {
+			hi = max;
+		} else {
+			hi = strtol(c1 + 1, &end, 10);
+			if (end == c1 + 1 || *end)
+				goto bad;
+		}
+		mul = c2[1] == 'x' || c2[1] == '*';
+		if (!mul && c2[1] != '+')
+			goto bad;
+		step = strtol(c2 + 2, &end, 10);
+		if (end == c2 + 2 || *end || step < (mul ? 2 : 1) || lo < 1)
+			goto bad;
+		for (long x = lo; x <= hi && x <= max; x = mul ? x * step : x + step) {
+			if (k == CB_MAX_COUNTS)
+				return cb_fail(CB_ERR_USAGE,
+				               "%s '%s': more than %d values", what,
+				               s, CB_MAX_COUNTS);
+			v[k++] = x;
+		}
+	} else {
+		for (char *save, *t = strtok_r(buf, ",", &save); t;
+		     t = strtok_r(NULL, ",", &save)) {
+			char *end;
+			long x = strcmp(t, "max") ? strtol(t, &end, 10) : max;
+			if (strcmp(t, "max") && (end == t || *end))
+				goto bad;
+			if (x < 1)
+				goto bad;
+			if (x > max)
+				continue;
+			if (k == CB_MAX_COUNTS)
+				return cb_fail(CB_ERR_USAGE,
+				               "%s '%s': more than %d values", what,
+				               s, CB_MAX_COUNTS);
+			v[k++] = x;
+		}
+	}
+	/* sorted, unique */
+	*n = 0;
+	for (long want = 1; k && want <= max; want++)
+		for (int i = 0; i < k; i++)
+			if (v[i] == want) {
+				out[(*n)++] = (int)want;
+				break;
+			}
+	if (*n == 0)
+		return cb_fail(CB_ERR_USAGE,
+		               "%s '%s' leaves nothing to run (at most %d here)",
+		               what, s, max);
+	return CB_OK;
+bad:
+	return cb_fail(CB_ERR_USAGE,
+	               "%s '%s' is not a list of counts (e.g. 2,4,8 or "
+	               "2:max:x2 or 1:8:+1)",
+	               what, s);
 }
 
 cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 {
 	cb_status_t st = CB_OK;
 	int c, bset = 0, eset = 0;
-	const char *dl = "float32", *ol = "sum";
+	const char *dl = "float32", *ol = "sum", *cl = "allreduce";
 
 	*o = (struct cb_opts){
 		.cmd = CB_CMD_RUN,
@@ -285,7 +504,8 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 		.warmup = 5,
 		.iters = 20,
 		.check = 1,
-		.coll = CB_COLL_ALLREDUCE,
+		.ncolls = 1,
+		.colls = { CB_COLL_ALLREDUCE },
 		.transport = "auto",
 		.algo = "auto",
 		.np = 2,
@@ -302,7 +522,7 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 	}
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:b:e:f:i:w:n:c:d:o:O:vh",
+	while ((c = getopt_long(argc, argv, "+:b:e:f:i:w:n:c:d:o:O:r:vh",
 	                        longopts, NULL)) != -1) {
 		switch (c) {
 		case 'b':
@@ -351,18 +571,41 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 		case OPT_VERSION:
 			o->cmd = CB_CMD_VERSION;
 			return CB_OK;
-		case OPT_COLL: {
-			int v = cb_coll_parse(optarg);
-			if (v < 0)
-				st = cb_fail(CB_ERR_USAGE,
-				             "unknown collective '%s' (this "
-				             "build has: allreduce)",
-				             optarg);
-			o->coll = (enum cb_coll)v;
+		case OPT_COLL:
+			cl = optarg;
 			break;
-		}
 		case OPT_ALGO:
 			o->algo = optarg;
+			break;
+		case 'r':
+			st = parse_int(optarg, "--root", 0, 1 << 24, &o->root);
+			break;
+		case OPT_PS_SERVERS:
+			st = parse_int(optarg, "--ps-servers", 0, 1 << 24,
+			               &o->ps_servers);
+			break;
+		case OPT_ALPHA:
+			st = parse_double(optarg, "--alpha-us", 1e-6, 1e7,
+			                  &o->alpha_us);
+			break;
+		case OPT_BETA:
+			st = parse_double(optarg, "--beta-gbps", 1e-6, 1e6,
+			                  &o->beta_gbps);
+			break;
+		case OPT_RANKS:
+		case OPT_NODES: {
+			int tmp[CB_MAX_COUNTS], n;
+			const char *what = c == OPT_RANKS ? "--ranks" : "--nodes";
+			st = cb_parse_counts(optarg, what, 1 << 20, tmp, &n);
+			*(c == OPT_RANKS ? &o->ranks : &o->nodes) = optarg;
+			break;
+		}
+		case OPT_SCALING_SIZE:
+			st = cb_parse_size(optarg, "--scaling-size",
+			                   &o->scaling_bytes);
+			break;
+		case OPT_SCHEDULE_LOG:
+			o->schedule_log = optarg;
 			break;
 		case OPT_NP:
 			st = parse_int(optarg, "--np", 1, CB_MAX_LOCAL_RANKS,
@@ -436,12 +679,26 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 		return cb_fail(CB_ERR_USAGE,
 		               "-e (%zu bytes) is below -b (%zu bytes)",
 		               o->max_bytes, o->min_bytes);
+	char dnames[256] = "";
+	for (int i = 0; i < CB_DT_COUNT; i++)
+		snprintf(dnames + strlen(dnames), sizeof(dnames) - strlen(dnames),
+		         "%s%s", i ? ", " : "", cb_dtype_name(i));
 	if ((st = parse_list(dl, "datatype", CB_DT_COUNT, cb_dtype_parse,
-	                     (int *)o->dtypes, &o->ndtypes,
-	                     "float32, float64, int32, int64")))
+	                     (int *)o->dtypes, &o->ndtypes, dnames)))
 		return st;
 	if ((st = parse_list(ol, "op", CB_OP_COUNT, cb_op_parse, (int *)o->ops,
 	                     &o->nops, "sum, prod, min, max")))
 		return st;
-	return check_algo(o->algo, o->coll);
+	if ((st = parse_list(cl, "collective", CB_COLL_COUNT, cb_coll_parse,
+	                     (int *)o->colls, &o->ncolls,
+	                     "allreduce, reduce_scatter, allgather, "
+	                     "broadcast, reduce, alltoall, barrier, "
+	                     "sendrecv, pingpong")))
+		return st;
+	if (o->ranks && o->nodes)
+		return cb_fail(CB_ERR_USAGE,
+		               "--ranks and --nodes: give one sweep, not both");
+	if ((st = parse_algo(o->algo, o)))
+		return st;
+	return check_algos(o);
 }

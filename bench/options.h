@@ -24,17 +24,42 @@ struct cb_output {
 	enum cb_format format;
 };
 
+#define CB_MAX_ALGO_SEL 16
+#define CB_MAX_COUNTS   64
+
+/* One entry of --algo: an algorithm, for sizes lo <= size < hi (bytes;
+ * hi == SIZE_MAX: no upper end). */
+struct cb_algo_sel {
+	const struct cb_algo *algo;
+	size_t lo, hi;
+};
+
+enum cb_algo_mode {
+	CB_ALGO_AUTO,   /* the model's choice at each size */
+	CB_ALGO_LIST,   /* each listed algorithm that implements the coll */
+	CB_ALGO_RANGES, /* the one whose size range holds the size */
+};
+
 struct cb_opts {
 	enum { CB_CMD_RUN, CB_CMD_INFO, CB_CMD_HELP, CB_CMD_VERSION } cmd;
 	size_t min_bytes, max_bytes, step_bytes; /* step 0: use factor */
 	double factor;
 	int warmup, iters, check;
-	int ndtypes, nops;
+	int ndtypes, nops, ncolls;
 	enum cb_dtype dtypes[CB_DT_COUNT];
 	enum cb_op ops[CB_OP_COUNT];
-	enum cb_coll coll;
+	enum cb_coll colls[CB_COLL_COUNT];
 	const char *transport; /* "auto" or a name */
-	const char *algo;      /* "auto" or a name */
+	const char *algo;      /* as given */
+	enum cb_algo_mode algo_mode;
+	struct cb_algo_sel algos[CB_MAX_ALGO_SEL];
+	int nalgos;
+	int root;
+	int ps_servers;
+	double alpha_us, beta_gbps; /* > 0: given, no calibration */
+	const char *ranks, *nodes;  /* sweep lists as given, or NULL */
+	size_t scaling_bytes;       /* 0: the largest size */
+	const char *schedule_log;   /* per-rank message counts, for tests */
 	int np, np_set;
 	double timeout_s;
 	size_t chunk_bytes;
@@ -44,6 +69,12 @@ struct cb_opts {
 	int verbose;
 	char *argv_line; /* for the record */
 };
+
+/* Parse a count list: "2,4,8", "2:16:x2" (multiply), "1:8:+1" (add), where
+ * "max" stands for @max; values above @max are dropped, below 1 refused.
+ * Sorted, without repeats.  CB_ERR_USAGE (recorded) naming @what. */
+cb_status_t cb_parse_counts(const char *s, const char *what, int max, int *out,
+                            int *n);
 
 /* Parse "8", "64K", "1M", "2G", "1T" (binary multiples; an optional
  * trailing B or iB).  CB_ERR_USAGE (and a recorded line naming @what) for

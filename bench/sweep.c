@@ -154,7 +154,7 @@ static cb_status_t open_outputs(struct sweep *sw)
 		snprintf(hosts + strlen(hosts), sizeof(hosts) - strlen(hosts),
 		         "%s%s", h ? ", " : "", c->hosts[h]);
 	struct cb_run_info ri = {
-		.coll = cb_coll_name(o->coll),
+		.coll = cb_coll_name(o->colls[0]),
 		.algo = sw->algo->name,
 		.transport = c->transport,
 		.ranks = c->world,
@@ -163,7 +163,7 @@ static cb_status_t open_outputs(struct sweep *sw)
 		.iters = o->iters,
 		.warmup = o->warmup,
 		.check = o->check,
-		.busbw_factor = cb_coll_busbw_factor(o->coll, c->world),
+		.busbw_factor = cb_coll_busbw_factor(o->colls[0], c->world),
 		.busbw_formula = "2(n-1)/n",
 	};
 	for (int i = 0; i < o->noutputs; i++) {
@@ -191,7 +191,7 @@ static cb_status_t sweep_dtype(struct sweep *sw, struct cb_plan_cfg *pc,
 	/* Wake the whole path once (connections, page tables, caches,
 	 * branch predictors) before the first timed point, so the first row
 	 * of a sweep is not the cost of a cold start. */
-	struct cb_coll_args wake = { .coll = o->coll,
+	struct cb_coll_args wake = { .coll = o->colls[0],
 		                     .dtype = dt,
 		                     .op = o->ops[0],
 		                     .sendbuf = sw->sendbuf,
@@ -202,7 +202,7 @@ static cb_status_t sweep_dtype(struct sweep *sw, struct cb_plan_cfg *pc,
 	for (int k = 0; k < o->nops && !st; k++) {
 		for (size_t b = o->min_bytes; b <= o->max_bytes && !st;
 		     b = next_size(o, b)) {
-			struct cb_coll_args a = { .coll = o->coll,
+			struct cb_coll_args a = { .coll = o->colls[0],
 				                  .dtype = dt,
 				                  .op = o->ops[k],
 				                  .count = b / es };
@@ -233,7 +233,7 @@ cb_status_t cb_sweep(struct cb_comm *c, const struct cb_opts *o,
 	int *members = calloc((size_t)c->world, sizeof(int));
 	cb_status_t st = CB_OK;
 
-	sw.algo = cb_algo_find(strcmp(o->algo, "auto") ? o->algo : "ring");
+	sw.algo = cb_algo_find("ring");
 	sw.all = calloc((size_t)c->world, sizeof(*sw.all));
 	/* Two buffers per local rank must fit in what the host has free:
 	 * asking for more gets a line here instead of the OOM killer. */
