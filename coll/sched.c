@@ -39,6 +39,7 @@ struct cb_sched {
 	char *base[3];
 	uint8_t *tmp, *stage;
 	int fused_all; /* every peer's transport reduces on arrival */
+	struct cb_tp_reduce red; /* the transport keeps a pointer to it */
 	uint64_t seq;
 
 	struct cb_sop *ops;
@@ -135,6 +136,10 @@ void cb_sched_begin(struct cb_sched *s, const struct cb_coll_args *a)
 {
 	s->a = *a;
 	s->esize = cb_dtype_bytes(a->dtype);
+	s->red = (struct cb_tp_reduce){ .fn = cb_reduce,
+		                        .dtype = a->dtype,
+		                        .op = a->op,
+		                        .elem_bytes = s->esize };
 	s->base[CB_SB_SEND] = (char *)a->sendbuf;
 	s->base[CB_SB_RECV] = (char *)a->recvbuf;
 	s->base[CB_SB_TMP] = (char *)s->tmp;
@@ -268,15 +273,9 @@ static cb_status_t post(struct cb_sched *s, uint32_t i)
 		break;
 	default: /* CB_SOP_RECV_REDUCE */
 		if (s->slot[i] < 0) {
-			struct cb_tp_reduce red = {
-				.fn = cb_reduce,
-				.dtype = s->a.dtype,
-				.op = s->a.op,
-				.elem_bytes = s->esize,
-			};
 			st = cb_comm_irecv_reduce(
 			        c, peer, dst, s->base[op->sbuf] + op->soff,
-			        op->bytes, &red, s->tag[i], &s->req[i]);
+			        op->bytes, &s->red, s->tag[i], &s->req[i]);
 		} else {
 			st = cb_comm_irecv(
 			        c, peer,
