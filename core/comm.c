@@ -409,7 +409,15 @@ cb_status_t cb_comm_progress(struct cb_comm *c)
 			if (CB_TP_HAS(c->tp[i].ops, idle_wait))
 				c->tp[i].ops->idle_wait(c->tp[i].ctx, 1000);
 	}
-	if (any == CB_AGAIN && c->oversubscribed)
+	/* Spinning is the fastest wait while the peer has a core of its own;
+	 * on a machine busier than it has cores (our ranks, or anyone's), a
+	 * rank that spins on through its time slice keeps the peer it waits
+	 * for off the core.  So after a while without progress, yield. */
+	if (any == CB_OK)
+		c->idle_long = 0;
+	else if (c->idle_long < 4096)
+		c->idle_long++;
+	if (any == CB_AGAIN && (c->oversubscribed || c->idle_long >= 4096))
 		sched_yield();
 	return any;
 }

@@ -99,7 +99,7 @@ struct cb_comm {
 	char transport[32]; /* what connects the peers: "shm", "tcp", "shm+tcp"
 	                     */
 	uint64_t next_check_ns;
-	uint32_t calls, idle;
+	uint32_t calls, idle, idle_long;
 	char local_ip[64];
 	int stalled_on; /* the rank a timed-out wait waited for, or -1 */
 	struct cb_tp_host host_api;
