@@ -462,6 +462,9 @@ static cb_status_t shm_irecv(struct cb_tp_ep *ep, void *buf, size_t cap,
 	req->priv.u64[R_CAP] = cap;
 	req->priv.u64[R_OFF] = 0;
 	req->priv.u64[R_STARTED] = 0;
+	req->priv.u64[R_RNDV] = 0; /* a receive never waits for a send's
+	                             rendezvous (the request may have been
+	                             one) */
 	req->priv.ptr[R_RED] = NULL;
 	q_push(&ep->rq_head, &ep->rq_tail, req);
 	return CB_OK;
