@@ -177,6 +177,7 @@ static cb_status_t ring_run(struct cb_plan *pl, const struct cb_coll_args *a)
 	uint32_t idle = 0;
 	cb_status_t st;
 
+	memset(&pl->stats, 0, sizeof(pl->stats)); /* counted per call */
 	c.esize = cb_dtype_bytes(a->dtype);
 	if (a->count > pl->max_count)
 		return cb_fail(CB_ERR_INVALID, "ring: count above the plan's");
