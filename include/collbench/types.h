@@ -8,11 +8,23 @@
 
 #include <stddef.h>
 
+/*
+ * Datatypes: id, name, alias, bytes.  The aliases are nccl-tests' names
+ * where they differ ("float", "double", "half"; "char" is NCCL's ncclChar,
+ * a signed byte).  float16 is IEEE binary16, bfloat16 the upper half of a
+ * binary32; both are reduced in float and rounded once (coll/reduce.h).
+ * New types go at the end: the order is the enum's, which the CLI's
+ * "all" list follows.
+ */
 #define CB_DTYPE_MAP(X)                                                        \
 	X(FLOAT32, "float32", "float", 4)                                      \
 	X(FLOAT64, "float64", "double", 8)                                     \
 	X(INT32, "int32", "int32", 4)                                          \
-	X(INT64, "int64", "int64", 8)
+	X(INT64, "int64", "int64", 8)                                          \
+	X(INT8, "int8", "char", 1)                                             \
+	X(UINT8, "uint8", "uint8", 1)                                          \
+	X(FLOAT16, "float16", "half", 2)                                       \
+	X(BFLOAT16, "bfloat16", "bf16", 2)
 
 enum cb_dtype {
 #define CB_DTYPE_ENUM(id, name, alias, size) CB_DT_##id,
@@ -39,7 +51,7 @@ const char *cb_dtype_name(enum cb_dtype dt);
 size_t cb_dtype_bytes(enum cb_dtype dt);
 const char *cb_op_name(enum cb_op op);
 
-/* Look up a name (the alias "float"/"double" too); -1 when unknown. */
+/* Look up a name or its alias ("float", "half"); -1 when unknown. */
 int cb_dtype_parse(const char *s);
 int cb_op_parse(const char *s);
 
