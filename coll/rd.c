@@ -44,6 +44,16 @@
  *   Cost: 2 lg alpha + 2 (p'-1)/p' V beta + (p'-1)/p' V gamma
  *         + [r>0] (2 alpha + 2 V beta + V gamma)
  *
+ * rabenseifner reduce_scatter (V = n blocks of B bytes): the halving alone,
+ * over the real blocks (renumbered rank i owns [s(i), s(i+1)) as in the
+ * allgather above, so a folded-in 2i ends with blocks 2i and 2i+1 and sends
+ * 2i+1 its block).  Piece j is elements [e0, e0 + c) of every block, with
+ * n c elements at most --chunk-bytes; it is first copied into the scratch
+ * buffer with its n slices side by side, so every range the halving sends
+ * is one message.  The last halving step reduces straight into recvbuf.
+ *   Cost: lg alpha + (p'-1)/p' V (beta + gamma)
+ *         + [r>0] (2 alpha + V beta + B beta + V gamma)
+ *
  * Reductions compute dst = (our partial) OP (the message); the partners of a
  * round compute a OP b and b OP a, equal for every op here, so every rank
  * ends with the same bits.
@@ -277,19 +287,41 @@ const struct cb_algo cb_algo_rd = {
 
 /* ---- rabenseifner ---- */
 
+/* reduce_scatter: elements per block of one piece, so that a piece's n
+ * blocks fit the chunk. */
+static size_t rs_slice(const struct cb_plan_cfg *cfg)
+{
+	size_t c = chunk_elems(cfg, RAB_CHUNK_DEFAULT) / (size_t)cfg->group.n;
+
+	return c ? c : 1;
+}
+
 static cb_status_t rab_size(const struct cb_plan_cfg *cfg,
                             struct cb_sched_cfg *sc)
 {
 	struct fold f = fold_of(cfg->group.n, cfg->group.me);
-	size_t es = es_of(cfg), chunk = chunk_elems(cfg, RAB_CHUNK_DEFAULT);
+	size_t es = es_of(cfg), n = (size_t)cfg->group.n;
 
 	sc->algo = "rabenseifner";
+	sc->stage_per_seg = f.lg + 1;
+	if (cfg->coll == CB_COLL_REDUCE_SCATTER) {
+		size_t slice = rs_slice(cfg);
+		/* per piece: n copies, pre, lg exchanges, post copy and send */
+		sc->max_ops = npieces(cfg->max_count, slice) *
+		                      (n + 2 * (size_t)f.lg + 3) +
+		              1;
+		sc->tmp_bytes = n * cfg->max_count * es;
+		sc->stage_bytes =
+		        n * (cfg->max_count < slice ? cfg->max_count : slice) *
+		        es;
+		return CB_OK;
+	}
+	size_t chunk = chunk_elems(cfg, RAB_CHUNK_DEFAULT);
 	/* per piece: pre, lg halving and lg doubling exchanges, post */
 	sc->max_ops =
 	        npieces(cfg->max_count, chunk) * (4 * (size_t)f.lg + 2) + 1;
 	sc->stage_bytes =
 	        (cfg->max_count < chunk ? cfg->max_count : chunk) * es;
-	sc->stage_per_seg = f.lg + 1;
 	return CB_OK;
 }
 
@@ -345,6 +377,58 @@ static void rab_piece(struct cb_sched *s, const struct fold *f, int me,
 		              cnt * es);
 }
 
+/*
+ * reduce_scatter, piece j: elements [e0, e0 + cnt) of every rank's block.
+ * The scratch buffer holds the pieces one after another, each as its n
+ * blocks side by side (block b of piece j at n e0 + b cnt), so that every
+ * block range the halving sends is one contiguous message.
+ */
+static void rs_piece(struct cb_sched *s, const struct fold *f, int n, int me,
+                     uint32_t seg, size_t count, size_t e0, size_t cnt,
+                     size_t es)
+{
+	size_t base = (size_t)n * e0 * es, bb = cnt * es;
+	int round = 2, lo = 0;
+#define SUB(b) (base + (size_t)(b)*bb) /* block b of this piece in tmp */
+
+	for (int b = 0; b < n; b++)
+		cb_sched_copy(s, seg, 0, CB_SB_TMP, SUB(b), CB_SB_SEND,
+		              ((size_t)b * count + e0) * es, bb);
+	if (f->nr < 0) {
+		cb_sched_send(s, seg, 1, me - 1, CB_SB_TMP, base,
+		              (size_t)n * bb);
+		cb_sched_recv(s, seg, 2, me - 1, CB_SB_RECV, e0 * es, bb);
+		return;
+	}
+	if (folded_in(f, me))
+		cb_sched_recv_reduce(s, seg, 1, me + 1, CB_SB_TMP, base,
+		                     CB_SB_TMP, base, (size_t)n * bb);
+	for (int mask = f->p2 / 2; mask >= 1; mask /= 2, round++) {
+		int peer = fold_rank(f, f->nr ^ mask);
+		int klo = f->nr & mask ? lo + mask : lo;
+		int slo = f->nr & mask ? lo : lo + mask;
+		int k0 = fold_rank(f, klo), k1 = fold_rank(f, klo + mask);
+		int s0 = fold_rank(f, slo), s1 = fold_rank(f, slo + mask);
+		cb_sched_send(s, seg, round, peer, CB_SB_TMP, SUB(s0),
+		              (size_t)(s1 - s0) * bb);
+		if (k1 - k0 == 1) /* our own block: the result */
+			cb_sched_recv_reduce(s, seg, round, peer, CB_SB_RECV,
+			                     e0 * es, CB_SB_TMP, SUB(k0), bb);
+		else
+			cb_sched_recv_reduce(s, seg, round, peer, CB_SB_TMP,
+			                     SUB(k0), CB_SB_TMP, SUB(k0),
+			                     (size_t)(k1 - k0) * bb);
+		lo = klo;
+	}
+	if (folded_in(f, me)) {
+		cb_sched_copy(s, seg, round, CB_SB_RECV, e0 * es, CB_SB_TMP,
+		              SUB(me), bb);
+		cb_sched_send(s, seg, round, me + 1, CB_SB_TMP, SUB(me + 1),
+		              bb);
+	}
+#undef SUB
+}
+
 static void rab_gen(struct cb_sched *s, const struct cb_plan_cfg *cfg,
                     const struct cb_coll_args *a)
 {
@@ -353,6 +437,20 @@ static void rab_gen(struct cb_sched *s, const struct cb_plan_cfg *cfg,
 	size_t es = es_of(cfg);
 	enum cb_sbuf in = a->sendbuf == a->recvbuf ? CB_SB_RECV : CB_SB_SEND;
 
+	if (a->coll == CB_COLL_REDUCE_SCATTER) {
+		size_t np = npieces(a->count, rs_slice(cfg));
+		if (n == 1) {
+			if (a->sendbuf != a->recvbuf)
+				cb_sched_copy(s, 0, 0, CB_SB_RECV, 0,
+				              CB_SB_SEND, 0, a->count * es);
+			return;
+		}
+		for (size_t j = 0; j < np; j++)
+			rs_piece(s, &f, n, me, (uint32_t)j, a->count,
+			         cb_block_start(a->count, (int)np, (int)j),
+			         cb_block_len(a->count, (int)np, (int)j), es);
+		return;
+	}
 	if (n == 1) {
 		cb_sched_copy(s, 0, 0, CB_SB_RECV, 0, in, 0, a->count * es);
 		return;
@@ -381,10 +479,12 @@ static double rab_model_us(enum cb_coll coll, size_t bytes, int n,
 	double red = gamma_gbps > 0 ? v / (gamma_gbps * 1e3) : 0.0;
 	double part = (double)(f.p2 - 1) / f.p2;
 
-	(void)coll;
 	(void)ps_servers;
 	if (n < 2)
 		return 0.0;
+	if (coll == CB_COLL_REDUCE_SCATTER) /* bytes: all n blocks */
+		return f.lg * alpha_us + part * (v / bw + red) +
+		       (f.r > 0) * (2 * alpha_us + v / bw + v / n / bw + red);
 	return 2 * f.lg * alpha_us + 2 * part * v / bw + part * red +
 	       (f.r > 0) * (2 * alpha_us + 2 * v / bw + red);
 }
@@ -393,7 +493,7 @@ const struct cb_algo cb_algo_rabenseifner = {
 	.name = "rabenseifner",
 	.description = "recursive-halving reduce-scatter + recursive-doubling "
 	               "allgather (extra ranks folded in); for large vectors",
-	.colls = 1u << CB_COLL_ALLREDUCE,
+	.colls = 1u << CB_COLL_ALLREDUCE | 1u << CB_COLL_REDUCE_SCATTER,
 	.refuse = NULL, /* any rank count */
 	.model_us = rab_model_us,
 	.plan_build = rab_build,
