@@ -104,7 +104,7 @@ const char *cb_coll_busbw_formula(enum cb_coll coll)
 	case CB_COLL_ALLTOALL:
 		return "(n-1)/n";
 	case CB_COLL_BARRIER:
-		return "none (no data)";
+		return "0 (no data)";
 	default:
 		return "1";
 	}

@@ -6,11 +6,11 @@
 . "$(dirname "$0")/lib.sh"
 here=$(dirname "$0")
 
-# start3 TRANSPORT TIMEOUT NAME: a long 3-rank run in the background, once
-# its timed loop runs (the table header is out); sets parent and kids, or
-# stops the run and fails.
+# start3 TRANSPORT TIMEOUT NAME [ALGO]: a long 3-rank allreduce (ring unless
+# ALGO) in the background, once its timed loop runs (the table header is
+# out); sets parent and kids, or stops the run and fails.
 start3() {
-	"$CB" --np 3 --transport "$1" -b 4M -e 4M -n 100000 --timeout "$2" \
+	"$CB" --np 3 --transport "$1" --algo "${4:-ring}" -b 4M -e 4M -n 100000 --timeout "$2" \
 		>"$TMP/$3.out" 2>"$TMP/$3.err" &
 	parent=$!
 	for _ in $(seq 100); do
@@ -59,20 +59,27 @@ done
 # A rank that hangs (SIGSTOP) rather than dies: its peers see no progress and
 # stop at the deadline, naming it and the step they wait on; the launcher
 # then kills the hung rank.
-if start3 shm 2 h; then
+# hung ALGO PATTERN: the same for an algorithm, whose stall line must match
+hung() {
+	local algo=$1 pattern=$2 rc
+	start3 shm 2 h "$algo" || return
 	kill -STOP "${kids[1]}"
 	wait "$parent"
 	rc=$?
 	if [ "$rc" -eq 0 ]; then
-		fail "hung rank: the run exited 0"
-	elif ! grep -q "without progress: rank [02] waits for rank 1 (host .*) to \(send\|receive\) ring allreduce .* step [0-9]*, chunk [0-9]*" "$TMP/h.err"; then
-		fail "hung rank: no line naming it and the step: $(cat "$TMP/h.err")"
+		fail "hung rank ($algo): the run exited 0"
+	elif ! grep -q "without progress: rank [02] waits for rank 1 (host .*) to \(send\|receive\) $pattern" "$TMP/h.err"; then
+		fail "hung rank ($algo): no line naming it and the step: $(cat "$TMP/h.err")"
 	elif [ "$(wc -l <"$TMP/h.err")" -ne 1 ]; then
-		fail "hung rank: more than one line: $(cat "$TMP/h.err")"
+		fail "hung rank ($algo): more than one line: $(cat "$TMP/h.err")"
 	else
-		pass "hung rank -> exit $rc: $(cat "$TMP/h.err")"
+		pass "hung rank ($algo) -> exit $rc: $(cat "$TMP/h.err")"
 	fi
-fi
+}
+# the tuned ring names its phase, step and chunk; algorithms on the
+# schedule executor name the segment and round
+hung ring "ring allreduce .* step [0-9]*, chunk [0-9]*"
+hung tree "tree allreduce segment [0-9]* round [0-9]*"
 
 # A rendezvous nobody serves: connection refused until the deadline.
 port=$(free_port)

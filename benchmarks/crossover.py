@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""benchmarks/crossover.py - which allreduce algorithm wins at which size,
+measured and predicted, and how well --algo auto picks.
+
+  benchmarks/crossover.py [--rounds 5] [--np 2,4] [--transports shm,tcp]
+                          [--min 8] [--max 16M] [--coll allreduce]
+                          [--algos ring,tree,rd,rabenseifner,ps]
+
+Each round runs, back to back for every (np, transport): collbench with
+--algo LIST (every algorithm at every size, model column included) and
+collbench with --algo auto.  Per size it prints the median over rounds of
+each algorithm's time, the fastest measured, the model's pick, auto's
+measured time and its ratio to the fastest (target: within 10%); then the
+crossover sizes - where the fastest algorithm changes - measured and
+predicted by the model.  float32 sum, out-of-place rows.  Long: this is a
+benchmark, not a test.
+"""
+import argparse
+import csv
+import io
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def parse_size(s):
+    mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    return int(s[:-1]) * mult[s[-1].upper()] if s[-1].upper() in mult \
+        else int(s)
+
+
+def human(b):
+    for unit, m in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if b >= m and b % m == 0:
+            return f"{b // m}{unit}"
+    return str(b)
+
+
+def run(cb, np_, tr, coll, algo, lo, hi):
+    """{(algo, bytes): (time_us, model_us)} from out-of-place rows."""
+    out = {}
+    for a, b, iters in ((lo, min(hi, 1 << 16), 200),
+                        (max(lo, 1 << 17), min(hi, 1 << 22), 50),
+                        (max(lo, 1 << 23), hi, 10)):
+        if a > b:
+            continue
+        cmd = [cb, "--np", str(np_), "--transport", tr, "--coll", coll,
+               "--algo", algo, "--format", "csv", "-b", str(a), "-e", str(b),
+               "-n", str(iters), "-w", str(iters // 10 + 1), "-c", "1"]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+        if r.returncode != 0:
+            sys.exit(f"{' '.join(cmd)} failed ({r.returncode}): "
+                     f"{r.stderr.strip()}")
+        for row in csv.DictReader(io.StringIO(r.stdout)):
+            if row["inplace"] == "0":
+                out[(row["algo"], int(row["bytes"]))] = (
+                    float(row["time_us"]), float(row["algo_model_us"]))
+    return out
+
+
+def crossovers(best_by_size):
+    """[(size, from, to)] where the winner changes"""
+    out, prev = [], None
+    for size, algo in best_by_size:
+        if prev is not None and algo != prev:
+            out.append((size, prev, algo))
+        prev = algo
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--np", default="2,4")
+    ap.add_argument("--transports", default="shm,tcp")
+    ap.add_argument("--min", default="8")
+    ap.add_argument("--max", default="16M")
+    ap.add_argument("--coll", default="allreduce")
+    ap.add_argument("--algos", default="ring,tree,rd,rabenseifner,ps")
+    ap.add_argument("--collbench",
+                    default=os.path.join(ROOT, "build", "collbench"))
+    a = ap.parse_args()
+    lo, hi = parse_size(a.min), parse_size(a.max)
+    nps = [int(x) for x in a.np.split(",")]
+    trs = a.transports.split(",")
+    meas = {}  # (np, tr) -> {(algo, bytes): [times]}
+    model = {}
+    auto = {}
+    for rnd in range(a.rounds):
+        for np_ in nps:
+            for tr in trs:
+                r = run(a.collbench, np_, tr, a.coll, a.algos, lo, hi)
+                for k, (t, m) in r.items():
+                    meas.setdefault((np_, tr), {}).setdefault(k, []).append(t)
+                    model.setdefault((np_, tr), {}).setdefault(k, []).append(m)
+                r = run(a.collbench, np_, tr, a.coll, "auto", lo, hi)
+                for (algo, b), (t, m) in r.items():
+                    auto.setdefault((np_, tr), {}).setdefault(b, []).append(
+                        (t, algo))
+        print(f"round {rnd + 1}/{a.rounds} done", file=sys.stderr)
+    algos = a.algos.split(",")
+    for np_ in nps:
+        for tr in trs:
+            M = meas[(np_, tr)]
+            P = model[(np_, tr)]
+            A = auto.get((np_, tr), {})
+            sizes = sorted({b for (_, b) in M})
+            print(f"\n## {a.coll}, np={np_}, {tr}: median time (us) over "
+                  f"{a.rounds} rounds")
+            print("| size | " + " | ".join(algos) +
+                  " | fastest | model's pick | auto (picked) | auto/fastest |")
+            print("|---:|" + "---:|" * len(algos) + "---|---|---|---:|")
+            best_meas, best_model, within = [], [], 0
+            for b in sizes:
+                med = {al: statistics.median(M[(al, b)]) for al in algos
+                       if (al, b) in M}
+                mod = {al: statistics.median(P[(al, b)]) for al in algos
+                       if (al, b) in P}
+                fast = min(med, key=med.get)
+                pick = min(mod, key=mod.get)
+                best_meas.append((b, fast))
+                best_model.append((b, pick))
+                cells = [f"{med[al]:.2f}" if al in med else "-"
+                         for al in algos]
+                at = A.get(b, [])
+                if at:
+                    t_auto = statistics.median(t for t, _ in at)
+                    picked = ",".join(sorted({al for _, al in at}))
+                    ratio = t_auto / med[fast]
+                    within += ratio <= 1.10
+                    auto_cells = [f"{t_auto:.2f} ({picked})",
+                                  f"{ratio:.2f}"]
+                else:
+                    auto_cells = ["-", "-"]
+                print(f"| {human(b)} | " + " | ".join(cells) +
+                      f" | {fast} | {pick} | " + " | ".join(auto_cells) + " |")
+            print(f"\nauto within 10% of the fastest at {within} of "
+                  f"{len(sizes)} sizes")
+            print("measured crossovers: " + (", ".join(
+                f"{f}->{t} at {human(s)}" for s, f, t in
+                crossovers(best_meas)) or "none"))
+            print("model crossovers:    " + (", ".join(
+                f"{f}->{t} at {human(s)}" for s, f, t in
+                crossovers(best_model)) or "none"))
+
+
+if __name__ == "__main__":
+    main()
