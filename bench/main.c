@@ -116,8 +116,10 @@ static void info(void)
 				snprintf(colls + strlen(colls),
 				         sizeof(colls) - strlen(colls), "%s%s",
 				         colls[0] ? "," : "", cb_coll_name(k));
-		printf("  %-6s %-13s %s\n", cb_algos[i]->name, colls,
-		       cb_algos[i]->description);
+		if (!cb_algos[i]->colls)
+			continue;
+		printf("  %-13s %s\n  %13s   (%s)\n", cb_algos[i]->name,
+		       cb_algos[i]->description, "", colls);
 	}
 	printf("\ndatatypes:   ");
 	for (int i = 0; i < CB_DT_COUNT; i++)

@@ -416,8 +416,10 @@ cb_status_t cb_parse_counts(const char *s, const char *what, int max, int *out,
 {
 	char buf[256];
 	long v[CB_MAX_COUNTS];
-	int k = 0;
+	int k = 0, syntax_only = max == 0;
 
+	if (syntax_only)
+		max = CB_MAX_COUNTS;
 	if (strlen(s) >= sizeof(buf) || !*s)
 		goto bad;
 	snprintf(buf, sizeof(buf), "%s", s);
@@ -445,7 +447,10 @@ cb_status_t cb_parse_counts(const char *s, const char *what, int max, int *out,
 		step = strtol(c2 + 2, &end, 10);
 		if (end == c2 + 2 || *end || step < (mul ? 2 : 1) || lo < 1)
 			goto bad;
-		for (long x = lo; x <= hi && x <= max; x = mul ? x * step : x + step) {
+		for (long x = lo; x <= hi && x <= max;
+		     x = mul ? x * step : x + step) {
+			if (k == CB_MAX_COUNTS && syntax_only)
+				break;
 			if (k == CB_MAX_COUNTS)
 				return cb_fail(CB_ERR_USAGE,
 				               "%s '%s': more than %d values", what,
@@ -461,7 +466,7 @@ cb_status_t cb_parse_counts(const char *s, const char *what, int max, int *out,
 				goto bad;
 			if (x < 1)
 				goto bad;
-			if (x > max)
+			if (x > max || (k == CB_MAX_COUNTS && syntax_only))
 				continue;
 			if (k == CB_MAX_COUNTS)
 				return cb_fail(CB_ERR_USAGE,
@@ -469,6 +474,10 @@ cb_status_t cb_parse_counts(const char *s, const char *what, int max, int *out,
 				               s, CB_MAX_COUNTS);
 			v[k++] = x;
 		}
+	}
+	if (syntax_only) {
+		*n = k;
+		return CB_OK;
 	}
 	/* sorted, unique */
 	*n = 0;
@@ -596,7 +605,8 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 		case OPT_NODES: {
 			int tmp[CB_MAX_COUNTS], n;
 			const char *what = c == OPT_RANKS ? "--ranks" : "--nodes";
-			st = cb_parse_counts(optarg, what, 1 << 20, tmp, &n);
+			/* the syntax now; the values once the world is known */
+			st = cb_parse_counts(optarg, what, 0, tmp, &n);
 			*(c == OPT_RANKS ? &o->ranks : &o->nodes) = optarg;
 			break;
 		}

@@ -72,7 +72,8 @@ struct cb_opts {
 
 /* Parse a count list: "2,4,8", "2:16:x2" (multiply), "1:8:+1" (add), where
  * "max" stands for @max; values above @max are dropped, below 1 refused.
- * Sorted, without repeats.  CB_ERR_USAGE (recorded) naming @what. */
+ * Sorted, without repeats.  CB_ERR_USAGE (recorded) naming @what.  @max 0:
+ * check the syntax only. */
 cb_status_t cb_parse_counts(const char *s, const char *what, int max, int *out,
                             int *n);
 

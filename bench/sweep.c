@@ -789,23 +789,41 @@ static void scaling_summary(struct sweep *sw, FILE *f)
 	if (sw->nscale == 0)
 		return;
 	fprintf(f, "#\n# Scaling (busbw, out of place, first dtype/op; "
-	           "efficiency against the smallest group)\n");
+	           "efficiency against the smallest group\n# that moves data)\n");
+	/* grouped by collective and algorithm, groups in order */
+	for (int i = 1; i < sw->nscale; i++)
+		for (int j = i; j > 0; j--) {
+			struct scale_pt *x = &sw->scale[j - 1], *y = &sw->scale[j];
+			int before = y->coll < x->coll ||
+			             (y->coll == x->coll && y->algo != x->algo &&
+			              strcmp(y->algo->name, x->algo->name) < 0);
+			if (!before)
+				break;
+			struct scale_pt t = *x;
+			*x = *y;
+			*y = t;
+		}
 	fprintf(f, "# %-14s %-13s %6s %12s %10s %10s\n", "collective",
 	        "algo", sw->o->nodes ? "hosts" : "ranks", "size (B)",
 	        "busbw", "efficiency");
 	for (int i = 0; i < sw->nscale; i++) {
 		struct scale_pt *p = &sw->scale[i], *base = NULL;
+		/* the smallest group with a bandwidth (one rank moves
+		 * nothing: its busbw is 0 by definition) */
 		for (int j = 0; j < sw->nscale; j++)
 			if (sw->scale[j].coll == p->coll &&
 			    sw->scale[j].algo == p->algo &&
+			    sw->scale[j].busbw > 0 &&
 			    (!base || sw->scale[j].k < base->k))
 				base = &sw->scale[j];
 		int k = sw->o->nodes ? p->hosts : p->k;
-		fprintf(f, "  %-14s %-13s %6d %12zu %10.3f %9.1f%%\n",
+		char eff[16] = "-";
+		if (base && p->busbw > 0)
+			snprintf(eff, sizeof(eff), "%.1f%%",
+			         100.0 * p->busbw / base->busbw);
+		fprintf(f, "  %-14s %-13s %6d %12zu %10.3f %10s\n",
 		        cb_coll_name(p->coll), p->algo->name, k, p->bytes,
-		        p->busbw,
-		        base && base->busbw > 0 ? 100.0 * p->busbw / base->busbw
-		                                : 0.0);
+		        p->busbw, eff);
 	}
 	fflush(f);
 }

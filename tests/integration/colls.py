@@ -34,7 +34,7 @@ INPLACE = {"allreduce", "reduce_scatter", "allgather", "broadcast", "reduce",
 # issue, not read from collbench.
 PAIRS = {
     "allreduce": ["ring", "tree", "rd", "rabenseifner", "ps"],
-    "reduce_scatter": ["ring"],
+    "reduce_scatter": ["ring", "rabenseifner"],
     "allgather": ["ring", "rd"],
     "broadcast": ["ring", "tree", "linear"],
     "reduce": ["tree", "linear"],
