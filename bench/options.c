@@ -356,6 +356,12 @@ static cb_status_t parse_algo(const char *s, struct cb_opts *o)
 				        "NAME:LOW-HIGH, e.g. rd:0-64K;ring:64K-max",
 				        t);
 			*colon = *dash = 0;
+			if (strchr(t, ','))
+				return cb_fail(CB_ERR_USAGE,
+				               "--algo '%s': with size ranges, "
+				               "separate the entries with ';' and "
+				               "give every entry a range",
+				               s);
 			if ((st = cb_parse_size(colon + 1, "--algo range start",
 			                        &sel.lo)))
 				return st;

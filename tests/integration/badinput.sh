@@ -38,6 +38,12 @@ expect_fail 2 "'-5'" env COLLBENCH_SHM_RNDV_BYTES=-5 "$CB" -b 8 -e 8 --transport
 # a real transport that this machine cannot run: 77 (meson's skip)
 expect_fail 77 "verbs" "$CB" --transport verbs -b 8 -e 8
 expect_fail 77 "gpu" "$CB" --transport gpu -b 8 -e 8
+# collectives and algorithms that do not fit the job
+expect_fail 2 "exactly 2 ranks" "$CB" --np 3 --coll pingpong --algo latency
+expect_fail 2 "--root 4" "$CB" --np 3 --coll broadcast -r 4
+expect_fail 2 "ps" "$CB" --np 3 --algo ps --ps-servers 3
+expect_fail 2 "implements alltoall" "$CB" --coll alltoall --algo tree
+expect_fail 2 "--ranks '9'" "$CB" --np 2 --ranks 9
 # more memory than any host has: a clear line, not a crash
 expect_fail 1 "cannot allocate" "$CB" --np 1 -b 1T -e 1T
 finish

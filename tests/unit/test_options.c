@@ -100,7 +100,65 @@ int main(void)
 	      o.outputs[2].format == CB_FMT_TABLE &&
 	      o.outputs[0].format == CB_FMT_CSV);
 
+	/* collectives and algorithms */
+	CHECK(parse("--coll all", &o) == CB_OK && o.ncolls == CB_COLL_COUNT &&
+	      o.algo_mode == CB_ALGO_AUTO);
+	CHECK(parse("--coll broadcast,reduce -r 3 --algo linear", &o) ==
+	              CB_OK &&
+	      o.ncolls == 2 && o.colls[1] == CB_COLL_REDUCE && o.root == 3 &&
+	      o.algo_mode == CB_ALGO_LIST && o.nalgos == 1 &&
+	      !strcmp(o.algos[0].algo->name, "linear"));
+	CHECK(parse("--algo ring,tree", &o) == CB_OK && o.nalgos == 2 &&
+	      !strcmp(o.algos[1].algo->name, "tree"));
+	CHECK(parse("--algo all", &o) == CB_OK && o.nalgos >= 12);
+	CHECK(parse("--algo rd:0-64K;ring:64K-max", &o) == CB_OK &&
+	      o.algo_mode == CB_ALGO_RANGES && o.nalgos == 2 &&
+	      o.algos[0].lo == 0 && o.algos[0].hi == 65536 &&
+	      o.algos[1].lo == 65536 && o.algos[1].hi == SIZE_MAX);
+	CHECK(parse("--ps-servers 2 --algo ps --alpha-us 2.5 --beta-gbps 10",
+	            &o) == CB_OK &&
+	      o.ps_servers == 2 && o.alpha_us == 2.5 && o.beta_gbps == 10);
+	CHECK(parse("--ranks 2:max:x2 --scaling-size 1M", &o) == CB_OK &&
+	      o.ranks && o.scaling_bytes == 1u << 20);
+	{
+		int v[CB_MAX_COUNTS], n;
+		CHECK(cb_parse_counts("2:max:x2", "--ranks", 16, v, &n) ==
+		              CB_OK &&
+		      n == 4 && v[0] == 2 && v[3] == 16);
+		CHECK(cb_parse_counts("1:8:+3", "--ranks", 16, v, &n) ==
+		              CB_OK &&
+		      n == 3 && v[0] == 1 && v[1] == 4 && v[2] == 7);
+		CHECK(cb_parse_counts("8,2,4,2", "--nodes", 6, v, &n) ==
+		              CB_OK &&
+		      n == 2 && v[0] == 2 && v[1] == 4);
+		CHECK(cb_parse_counts("3,max", "--ranks", 5, v, &n) == CB_OK &&
+		      n == 2 && v[1] == 5);
+		CHECK(cb_parse_counts("9", "--ranks", 4, v, &n) ==
+		      CB_ERR_USAGE);
+		CHECK(cb_parse_counts("1:max:x1", "--ranks", 4, v, &n) ==
+		      CB_ERR_USAGE);
+		CHECK(cb_parse_counts("1:max:+1", "--ranks", 1000, v, &n) ==
+		      CB_ERR_USAGE);
+		CHECK(cb_parse_counts("1:max:+1", "--ranks", 0, v, &n) ==
+		      CB_OK);
+	}
+
 	/* option errors: one line naming the problem */
+	CHECK(usage_err("--algo rd:0-64K;ring", "size range"));
+	CHECK(usage_err("--algo rd:64K-1K", "empty"));
+	CHECK(usage_err("--algo ring,rd:0-1K", "every entry"));
+	CHECK(usage_err("--algo ring,nope", "nope"));
+	CHECK(usage_err("--coll alltoall --algo ring", "pairwise"));
+	CHECK(usage_err("--coll barrier,allreduce --algo ring",
+	                "dissemination"));
+	CHECK(usage_err("--ranks 0,2", "--ranks"));
+	CHECK(usage_err("--nodes two", "--nodes"));
+	CHECK(usage_err("--ranks 2 --nodes 1", "one sweep"));
+	CHECK(usage_err("-r -1", "--root"));
+	CHECK(usage_err("--ps-servers x", "--ps-servers"));
+	CHECK(usage_err("--alpha-us 0", "--alpha-us"));
+	CHECK(usage_err("--beta-gbps fast", "--beta-gbps"));
+	CHECK(usage_err("--scaling-size 1Q", "--scaling-size"));
 	CHECK(usage_err("--transport carrier-pigeon", "carrier-pigeon"));
 	CHECK(usage_err("--algo bogus", "bogus"));
 	CHECK(usage_err("--coll allgatherv", "allgatherv"));
