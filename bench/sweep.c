@@ -75,6 +75,7 @@ struct sweep {
 	int *members, n, me, nhosts_group;
 	enum cb_coll coll;
 	int workers; /* ranks that hold input (ps with servers: n - K) */
+	char transport[32]; /* what connects the group's members */
 };
 
 static size_t next_size(const struct cb_opts *o, size_t bytes)
@@ -209,7 +210,6 @@ static double median(double *v, int n)
 static void emit(struct sweep *sw, const struct cb_algo *algo,
                  const struct cb_coll_args *a, size_t bytes)
 {
-	struct cb_comm *c = sw->c;
 	struct cb_row rows[2];
 	int nrows = has_inplace(a->coll) ? 2 : 1;
 	int workers = sw->workers;
@@ -223,7 +223,7 @@ static void emit(struct sweep *sw, const struct cb_algo *algo,
 		*r = (struct cb_row){
 			.coll = cb_coll_name(a->coll),
 			.algo = algo->name,
-			.transport = c->transport,
+			.transport = sw->transport,
 			.dtype = a->dtype,
 			.op = cb_coll_reduces(a->coll) ? cb_op_name(a->op)
 			                               : "none",
@@ -765,7 +765,7 @@ static cb_status_t section(struct sweep *sw)
 static void make_group(struct sweep *sw, int k, int by_hosts)
 {
 	struct cb_comm *c = sw->c;
-	int seen[CB_MAX_LOCAL_RANKS * 4] = { 0 };
+	int seen[CB_MAX_LOCAL_RANKS * 4] = { 0 }, local_pair = 0;
 
 	sw->n = 0;
 	sw->me = -1;
@@ -777,11 +777,23 @@ static void make_group(struct sweep *sw, int k, int by_hosts)
 		if (r == c->rank)
 			sw->me = sw->n;
 		sw->members[sw->n++] = r;
-		if (h < (int)(sizeof(seen) / sizeof(seen[0])) && !seen[h]) {
-			seen[h] = 1;
-			sw->nhosts_group++;
+		if (h < (int)(sizeof(seen) / sizeof(seen[0]))) {
+			if (!seen[h]++)
+				sw->nhosts_group++;
+			else
+				local_pair = 1;
 		}
 	}
+	/* With a transport inside hosts and another between them (auto),
+	 * a group uses the first only if it stays on one host, the second
+	 * only if no host holds two of its ranks. */
+	snprintf(sw->transport, sizeof(sw->transport), "%s", c->transport);
+	if (c->ntp == 2 && sw->nhosts_group == 1)
+		snprintf(sw->transport, sizeof(sw->transport), "%s",
+		         c->tp[0].ops->name);
+	else if (c->ntp == 2 && !local_pair)
+		snprintf(sw->transport, sizeof(sw->transport), "%s",
+		         c->tp[1].ops->name);
 }
 
 static void scaling_summary(struct sweep *sw, FILE *f)

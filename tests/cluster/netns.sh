@@ -75,6 +75,36 @@ else
 fi
 run4 tcp --transport tcp --format csv -d float32,int64 -o sum,max -b 4 -e 4M -f 9
 check_csv tcp tcp
+# Every collective and algorithm across the two hosts (shm inside, tcp
+# between), as a node-count sweep: the first host alone, then both.
+run4 nodes --nodes 1,2 --coll all --algo all --format csv -b 0 -e 300K -f 9 \
+	-d float32,int8 -o sum,max -w 0 -n 2 --alpha-us 1 --beta-gbps 1 \
+	--chunk-bytes 8K -r 1 2>/dev/null
+if [ "${rc[*]}" != "0 0 0 0" ]; then
+	fail "nodes sweep: exit statuses ${rc[*]}: $(cat "$TMP"/nodes.*.err | head -5)"
+elif ! out=$(python3 - "$TMP/nodes.0.out" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+groups = {(r["ranks"], r["hosts"]) for r in rows}
+bad = [r for r in rows if r["wrong"] != "0"]
+pairs = {(r["collective"], r["algo"]) for r in rows if r["ranks"] == "4"}
+trs = {r["transport"] for r in rows}
+pp = {r["algo"] for r in rows if r["collective"] == "pingpong"}
+# 17 pairs on 4 ranks (every one but pingpong's 3, which need 2 ranks:
+# they run on the first host's 2)
+if groups != {("2", "1"), ("4", "2")} or bad or len(pairs) != 17 or \
+        trs != {"shm+tcp", "shm"} or pp != {"latency", "bw", "bibw"}:
+    print(f"groups {sorted(groups)}, {len(bad)} wrong rows {bad[:2]}, "
+          f"{len(pairs)} pairs on 4 ranks, transports {trs}")
+    sys.exit(1)
+print(f"{len(rows)} rows, {len(pairs)} (collective, algorithm) pairs on "
+      f"2 hosts, all exact")
+PY
+); then
+	fail "nodes sweep: $out"
+else
+	pass "nodes sweep 1,2: $out"
+fi
 run4 shm --transport shm -b 8 -e 8
 lines=$(cat "$TMP"/shm.*.err | wc -l)
 if [ "${rc[*]}" != "77 77 77 77" ] || [ "$lines" -ne 1 ] ||
