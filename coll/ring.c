@@ -25,12 +25,34 @@
  * Cost (alpha-beta-gamma, n bytes, p ranks):
  *   2(p-1) alpha + 2 (p-1)/p n beta + (p-1)/p n gamma
  * bandwidth-optimal, latency linear in p.
+ *
+ * The other collectives run on the schedule executor (coll/sched.h), one
+ * segment per chunk j of the blocks (or of the buffer), its steps as rounds:
+ *
+ *   reduce_scatter (n = p blocks of count elements), step s = 0 .. p-2:
+ *       send block (r - s - 1) mod p to R (the input at step 0, else the
+ *       partial sum of the step before), receive block (r - s - 2) mod p
+ *       from L and reduce it with the input into a scratch chunk (two per
+ *       segment, alternating), at the last step into recvbuf: rank r ends
+ *       with block r.
+ *   allgather, step s = 0 .. p-2: send block (r - s) mod p to R (own from
+ *       sendbuf at step 0), receive (r - s - 1) mod p from L into place;
+ *       out of place, the own block is copied in round 0.
+ *   broadcast: a chain root -> root+1 -> ... -> root-1, each chunk received
+ *       (round 0) then passed on (round 1); pieces follow each other down
+ *       the chain, so the pipeline fills in p - 2 chunk times.
+ *
+ * Cost, k chunks (s bytes each) per block or buffer, m bytes the row size:
+ *   reduce_scatter  (p-1) k alpha + (p-1)/p m beta + (p-1)/p m gamma
+ *   allgather       (p-1) k alpha + (p-1)/p m beta
+ *   broadcast       (p - 2 + k)(alpha + s beta) ~ m beta for large m
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "coll/coll.h"
 #include "coll/reduce.h"
+#include "coll/sched.h"
 #include "core/log.h"
 
 #define RING_WINDOW        8
@@ -48,6 +70,9 @@ struct cb_plan {
 	int fused;    /* the left peer's transport reduces on arrival */
 	struct cb_tp_reduce red;
 	struct cb_coll_stats stats;
+	/* reduce_scatter, allgather, broadcast: a schedule (else NULL) */
+	struct cb_sched *sched;
+	enum cb_coll coll;
 };
 
 /* A position in the flattened (step, chunk) sequence. */
@@ -165,7 +190,8 @@ static cb_status_t ring_stalled(const struct ring_call *c,
 	        k->s < p - 1 ? k->s : k->s - (p - 1), k->j);
 }
 
-static cb_status_t ring_run(struct cb_plan *pl, const struct cb_coll_args *a)
+static cb_status_t ring_allreduce_run(struct cb_plan *pl,
+                                      const struct cb_coll_args *a)
 {
 	struct ring_call c = {
 		.pl = pl, .a = a, .p = pl->group.n, .r = pl->group.me
@@ -312,6 +338,176 @@ static cb_status_t ring_run(struct cb_plan *pl, const struct cb_coll_args *a)
 	return CB_OK;
 }
 
+/* ---- reduce_scatter, allgather, broadcast on the executor ---- */
+
+static inline size_t ring_chunk(const struct cb_plan *pl, size_t es)
+{
+	size_t c = pl->chunk_bytes / es * es;
+
+	return c ? c : es;
+}
+
+/* Scratch chunk h (0, 1) of segment j: segment j + CB_SCHED_WINDOW opens
+ * only once segment j is done, and every rank has work in every segment
+ * (each block's chunk j is sent or received at some step). */
+static inline size_t rs_tmp(size_t j, int h, size_t chunk)
+{
+	return ((j % CB_SCHED_WINDOW) * 2 + (size_t)h) * chunk;
+}
+
+static void gen_reduce_scatter(struct cb_plan *pl, const struct cb_coll_args *a)
+{
+	struct cb_sched *s = pl->sched;
+	int p = pl->group.n, r = pl->group.me;
+	int left = (r + p - 1) % p, right = (r + 1) % p;
+	size_t es = cb_dtype_bytes(a->dtype), blk = a->count * es;
+	size_t chunk = ring_chunk(pl, es);
+
+	if (p == 1) {
+		cb_sched_copy(s, 0, 0, CB_SB_RECV, 0, CB_SB_SEND, 0, blk);
+		return;
+	}
+	for (size_t po = 0, j = 0; po < blk; po += chunk, j++) {
+		size_t len = blk - po < chunk ? blk - po : chunk;
+		for (int st = 0; st < p - 1; st++) {
+			size_t sb = (size_t)mod(r - st - 1, p) * blk + po;
+			size_t rb = (size_t)mod(r - st - 2, p) * blk + po;
+			if (st == 0)
+				cb_sched_send(s, (uint32_t)j, st, right,
+				              CB_SB_SEND, sb, len);
+			else
+				cb_sched_send(
+				        s, (uint32_t)j, st, right, CB_SB_TMP,
+				        rs_tmp(j, (st - 1) & 1, chunk), len);
+			if (st == p - 2)
+				cb_sched_recv_reduce(s, (uint32_t)j, st, left,
+				                     CB_SB_RECV, po, CB_SB_SEND,
+				                     rb, len);
+			else
+				cb_sched_recv_reduce(s, (uint32_t)j, st, left,
+				                     CB_SB_TMP,
+				                     rs_tmp(j, st & 1, chunk),
+				                     CB_SB_SEND, rb, len);
+		}
+	}
+}
+
+static void gen_allgather(struct cb_plan *pl, const struct cb_coll_args *a)
+{
+	struct cb_sched *s = pl->sched;
+	int p = pl->group.n, r = pl->group.me;
+	int left = (r + p - 1) % p, right = (r + 1) % p;
+	size_t es = cb_dtype_bytes(a->dtype), blk = a->count * es;
+	size_t chunk = ring_chunk(pl, es), mine = (size_t)r * blk;
+	int inplace = (const char *)a->sendbuf == (char *)a->recvbuf + mine;
+
+	for (size_t po = 0, j = 0; po < blk; po += chunk, j++) {
+		size_t len = blk - po < chunk ? blk - po : chunk;
+		for (int st = 0; st < p - 1; st++) {
+			size_t sb = (size_t)mod(r - st, p) * blk + po;
+			size_t rb = (size_t)mod(r - st - 1, p) * blk + po;
+			if (st == 0)
+				cb_sched_send(s, (uint32_t)j, 0, right,
+				              CB_SB_SEND, po, len);
+			else
+				cb_sched_send(s, (uint32_t)j, st, right,
+				              CB_SB_RECV, sb, len);
+			cb_sched_recv(s, (uint32_t)j, st, left, CB_SB_RECV, rb,
+			              len);
+			/* after the first step's posts: it overlaps them */
+			if (st == 0 && !inplace)
+				cb_sched_copy(s, (uint32_t)j, 0, CB_SB_RECV,
+				              mine + po, CB_SB_SEND, po, len);
+		}
+		if (p == 1 && !inplace)
+			cb_sched_copy(s, (uint32_t)j, 0, CB_SB_RECV, po,
+			              CB_SB_SEND, po, len);
+	}
+}
+
+static void gen_broadcast(struct cb_plan *pl, const struct cb_coll_args *a)
+{
+	struct cb_sched *s = pl->sched;
+	int p = pl->group.n, v = mod(pl->group.me - a->root, p);
+	int left = mod(pl->group.me - 1, p), right = (pl->group.me + 1) % p;
+	size_t es = cb_dtype_bytes(a->dtype), bytes = a->count * es;
+	size_t chunk = ring_chunk(pl, es);
+
+	for (size_t off = 0, j = 0; off < bytes; off += chunk, j++) {
+		size_t len = bytes - off < chunk ? bytes - off : chunk;
+		if (v == 0) {
+			if (p > 1)
+				cb_sched_send(s, (uint32_t)j, 0, right,
+				              CB_SB_SEND, off, len);
+			if (a->sendbuf != a->recvbuf)
+				cb_sched_copy(s, (uint32_t)j, 0, CB_SB_RECV,
+				              off, CB_SB_SEND, off, len);
+			continue;
+		}
+		cb_sched_recv(s, (uint32_t)j, 0, left, CB_SB_RECV, off, len);
+		if (v < p - 1)
+			cb_sched_send(s, (uint32_t)j, 1, right, CB_SB_RECV, off,
+			              len);
+	}
+}
+
+static cb_status_t ring_run(struct cb_plan *pl, const struct cb_coll_args *a)
+{
+	if (!pl->sched)
+		return ring_allreduce_run(pl, a);
+	if (a->count > pl->max_count)
+		return cb_fail(CB_ERR_INVALID, "ring: count above the plan's");
+	cb_sched_begin(pl->sched, a);
+	switch (a->coll) {
+	case CB_COLL_REDUCE_SCATTER:
+		gen_reduce_scatter(pl, a);
+		break;
+	case CB_COLL_ALLGATHER:
+		gen_allgather(pl, a);
+		break;
+	case CB_COLL_BROADCAST:
+		gen_broadcast(pl, a);
+		break;
+	default:
+		return cb_fail(CB_ERR_INVALID, "ring: a %s plan cannot run %s",
+		               cb_coll_name(pl->coll), cb_coll_name(a->coll));
+	}
+	return cb_sched_run(pl->sched);
+}
+
+/* Operations and scratch of one call at the plan's largest count. */
+static cb_status_t ring_sched_size(const struct cb_plan_cfg *cfg, size_t chunk,
+                                   struct cb_sched_cfg *sc)
+{
+	size_t p = (size_t)cfg->group.n;
+	size_t nseg =
+	        (cfg->max_count * cb_dtype_bytes(cfg->dtype) + chunk - 1) /
+	        chunk;
+
+	sc->algo = "ring";
+	switch (cfg->coll) {
+	case CB_COLL_REDUCE_SCATTER:
+		sc->max_ops = nseg * 2 * (p - 1) + 1;
+		if (p > 2)
+			sc->tmp_bytes =
+			        (nseg < CB_SCHED_WINDOW ? nseg
+			                                : CB_SCHED_WINDOW) *
+			        2 * chunk;
+		sc->stage_bytes = chunk;
+		sc->stage_per_seg = (int)p - 1;
+		return CB_OK;
+	case CB_COLL_ALLGATHER:
+		sc->max_ops = nseg * (2 * (p - 1) + 1) + 1;
+		return CB_OK;
+	case CB_COLL_BROADCAST:
+		sc->max_ops = nseg * 3 + 1;
+		return CB_OK;
+	default:
+		return cb_fail(CB_ERR_INVALID, "ring: no %s",
+		               cb_coll_name(cfg->coll));
+	}
+}
+
 static cb_status_t ring_plan_build(struct cb_comm *comm,
                                    const struct cb_plan_cfg *cfg,
                                    struct cb_plan **out)
@@ -335,6 +531,18 @@ static cb_status_t ring_plan_build(struct cb_comm *comm,
 	pl->chunk_bytes = pl->chunk_bytes / es * es;
 	if (pl->chunk_bytes < es)
 		pl->chunk_bytes = es;
+	pl->coll = cfg->coll;
+	if (cfg->coll != CB_COLL_ALLREDUCE) {
+		struct cb_sched_cfg sc = { 0 };
+		cb_status_t st;
+		if ((st = ring_sched_size(cfg, pl->chunk_bytes, &sc)) ||
+		    (st = cb_sched_create(comm, g, &sc, &pl->sched))) {
+			free(pl);
+			return st;
+		}
+		*out = pl;
+		return CB_OK;
+	}
 	if (posix_memalign((void **)&pl->tmp, 4096,
 	                   RING_WINDOW * pl->chunk_bytes)) {
 		free(pl);
@@ -349,36 +557,59 @@ static void ring_plan_free(struct cb_plan *pl)
 {
 	if (!pl)
 		return;
+	cb_sched_destroy(pl->sched);
 	free(pl->tmp);
 	free(pl);
 }
 
 static const struct cb_coll_stats *ring_stats(const struct cb_plan *pl)
 {
-	return &pl->stats;
+	return pl->sched ? cb_sched_stats(pl->sched) : &pl->stats;
 }
 
 static double ring_model_us(enum cb_coll coll, size_t bytes, int p,
                             int ps_servers, double alpha_us, double beta_gbps,
                             double gamma_gbps)
 {
-	(void)coll;
+	/* beta and gamma in GB/s = 1e3 bytes per us */
+	double bw = beta_gbps * 1e3, m = (double)bytes, k, t;
+
 	(void)ps_servers;
 	if (p < 2)
 		return 0.0;
-	/* beta in GB/s = 1e3 bytes per us */
-	double t = 2.0 * (p - 1) * alpha_us +
-	           2.0 * (p - 1) / p * (double)bytes / (beta_gbps * 1e3);
-	if (gamma_gbps > 0)
-		t += (double)(p - 1) / p * (double)bytes / (gamma_gbps * 1e3);
-	return t;
+	switch (coll) {
+	case CB_COLL_ALLREDUCE:
+		t = 2.0 * (p - 1) * alpha_us + 2.0 * (p - 1) / p * m / bw;
+		if (gamma_gbps > 0)
+			t += (double)(p - 1) / p * m / (gamma_gbps * 1e3);
+		return t;
+	case CB_COLL_REDUCE_SCATTER:
+	case CB_COLL_ALLGATHER:
+		/* m is the row's size, all p blocks */
+		k = (double)((bytes / (size_t)p + RING_CHUNK_DEFAULT - 1) /
+		             RING_CHUNK_DEFAULT);
+		t = (p - 1) * (k > 1 ? k : 1) * alpha_us +
+		    (double)(p - 1) / p * m / bw;
+		if (coll == CB_COLL_REDUCE_SCATTER && gamma_gbps > 0)
+			t += (double)(p - 1) / p * m / (gamma_gbps * 1e3);
+		return t;
+	case CB_COLL_BROADCAST:
+		k = (double)((bytes + RING_CHUNK_DEFAULT - 1) /
+		             RING_CHUNK_DEFAULT);
+		if (k < 1)
+			k = 1;
+		return (p - 2 + k) * (alpha_us + m / k / bw);
+	default:
+		return 0.0;
+	}
 }
 
 const struct cb_algo cb_algo_ring = {
 	.name = "ring",
 	.description = "reduce-scatter + allgather around a ring, pipelined in "
-	               "chunks; bandwidth-optimal",
-	.colls = 1u << CB_COLL_ALLREDUCE,
+	               "chunks; bandwidth-optimal; chained broadcast",
+	.colls = 1u << CB_COLL_ALLREDUCE | 1u << CB_COLL_REDUCE_SCATTER |
+	         1u << CB_COLL_ALLGATHER | 1u << CB_COLL_BROADCAST,
 	.refuse = NULL, /* any rank count */
 	.model_us = ring_model_us,
 	.plan_build = ring_plan_build,
