@@ -42,6 +42,13 @@ void cb_report_header(FILE *f, enum cb_format fmt, const struct cb_run_info *ri)
 	        "# algbw = size / time; busbw = algbw * %s (%s; = %.3g here); "
 	        "GB/s = 1e9 bytes/s\n",
 	        ri->busbw_formula, ri->coll, ri->busbw_factor);
+	if (ri->binding)
+		fprintf(f, "# binding: %s\n", ri->binding);
+	for (const char *p = ri->inventory; p && *p;) {
+		int n = (int)strcspn(p, "\n");
+		fprintf(f, "# inventory: %.*s\n", n, p);
+		p += n + (p[n] == '\n');
+	}
 	fprintf(f, "#\n");
 	fprintf(f, "# %50s %-33s %s\n", "", "out-of-place", "in-place");
 	fprintf(f, "# %10s %12s %8s %6s %10s %7s %7s %6s %10s %7s %7s %6s\n",

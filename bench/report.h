@@ -30,6 +30,8 @@ struct cb_run_info {
 	int iters, warmup, check;
 	double busbw_factor;
 	const char *busbw_formula; /* "2(n-1)/n" */
+	const char *binding;       /* topo: "rank 0 -> core 0 (...)", or NULL */
+	const char *inventory;     /* topo: lines, '\n' between; or NULL */
 };
 
 /* Busbw from algbw as nccl-tests defines it. */

@@ -20,6 +20,7 @@
 #include "bench/verify.h"
 #include "coll/coll.h"
 #include "core/log.h"
+#include "topo/topo.h"
 
 struct rank_result {
 	double time_us[2];
@@ -165,6 +166,8 @@ static cb_status_t open_outputs(struct sweep *sw)
 		.check = o->check,
 		.busbw_factor = cb_coll_busbw_factor(o->coll, c->world),
 		.busbw_formula = "2(n-1)/n",
+		.binding = cb_topo_job_binding(c->topo),
+		.inventory = cb_topo_job_inventory(c->topo),
 	};
 	for (int i = 0; i < o->noutputs; i++) {
 		const char *path = o->outputs[i].path;
