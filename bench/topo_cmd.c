@@ -91,8 +91,9 @@ static cb_status_t parse_num(const char *s, const char *what, double lo,
 	double v = strtod(s, &end);
 
 	if (end == s || *end || !(v >= lo && v <= hi))
-		return cb_fail(CB_ERR_USAGE, "%s '%s' is not a number in %g..%g",
-		               what, s, lo, hi);
+		return cb_fail(CB_ERR_USAGE,
+		               "%s '%s' is not a number in %g..%g", what, s, lo,
+		               hi);
 	*out = v;
 	return CB_OK;
 }
@@ -104,8 +105,9 @@ static int parse(int argc, char **argv, struct topo_opts *o)
 	double v = 0;
 	int c;
 
-	*o = (struct topo_opts){ .np = 1, .gpu = -1, .mode = CB_TOPO_BIND_AUTO,
-		                 .timeout_s = 30 };
+	*o = (struct topo_opts){
+		.np = 1, .gpu = -1, .mode = CB_TOPO_BIND_AUTO, .timeout_s = 30
+	};
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
@@ -117,9 +119,10 @@ static int parse(int argc, char **argv, struct topo_opts *o)
 			if (!strcmp(optarg, "json") || !strcmp(optarg, "table"))
 				o->json = !strcmp(optarg, "json");
 			else
-				st = cb_fail(CB_ERR_USAGE,
-				             "unknown format '%s' (table or json)",
-				             optarg);
+				st = cb_fail(
+				        CB_ERR_USAGE,
+				        "unknown format '%s' (table or json)",
+				        optarg);
 			break;
 		case O_TOPO_XML:
 			o->topo_xml = optarg;

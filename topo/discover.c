@@ -67,8 +67,7 @@ static void extract_machine(struct cb_topo *t)
 		t->unknown |= CB_TOPO_UNK_MEMORY;
 	/* Live, hwloc says whether the OS told it about NUMA; without that
 	 * it made up one node.  A recording is taken as it is. */
-	if (t->this_system &&
-	    !hwloc_topology_get_support(hw)->discovery->numa)
+	if (t->this_system && !hwloc_topology_get_support(hw)->discovery->numa)
 		t->unknown |= CB_TOPO_UNK_NUMA;
 }
 
@@ -82,8 +81,8 @@ static cb_status_t extract_cpus(struct cb_topo *t)
 	if (hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_CORE) <= 0)
 		ctype = HWLOC_OBJ_PU;
 	t->ncores = hwloc_get_nbobjs_by_type(hw, ctype);
-	t->numa = calloc((size_t)(t->nnuma > 0 ? t->nnuma : 1),
-	                 sizeof(*t->numa));
+	t->numa =
+	        calloc((size_t)(t->nnuma > 0 ? t->nnuma : 1), sizeof(*t->numa));
 	t->cores = calloc((size_t)(t->ncores > 0 ? t->ncores : 1),
 	                  sizeof(*t->cores));
 	if (!t->numa || !t->cores)
@@ -93,13 +92,14 @@ static cb_status_t extract_cpus(struct cb_topo *t)
 		                                      (unsigned)i);
 		struct cb_topo_numa *tn = &t->numa[i];
 		tn->os_index = (int)n->os_index;
-		tn->mem_bytes = n->attr->numanode.local_memory
-		                        ? (int64_t)n->attr->numanode.local_memory
-		                        : -1;
+		tn->mem_bytes =
+		        n->attr->numanode.local_memory
+		                ? (int64_t)n->attr->numanode.local_memory
+		                : -1;
 		tn->ncores = hwloc_get_nbobjs_inside_cpuset_by_type(
 		        hw, n->cpuset, ctype);
-		tn->npus = hwloc_get_nbobjs_inside_cpuset_by_type(
-		        hw, n->cpuset, HWLOC_OBJ_PU);
+		tn->npus = hwloc_get_nbobjs_inside_cpuset_by_type(hw, n->cpuset,
+		                                                  HWLOC_OBJ_PU);
 		list_str(n->cpuset, tn->cpus, sizeof(tn->cpus));
 	}
 	for (int i = 0; i < t->ncores; i++) {
@@ -237,7 +237,9 @@ static void name_nic(struct found *f)
 	/* A recording cannot say more; sysfs refines it for the live
 	 * machine (RoCE, iWARP). */
 	snprintf(d->kind, sizeof(d->kind), "%s",
-	         ib ? "InfiniBand" : d->rdma ? "RDMA" : "Ethernet");
+	         ib        ? "InfiniBand"
+	         : d->rdma ? "RDMA"
+	                   : "Ethernet");
 }
 
 static int pci_gpu_class(hwloc_obj_t pci)
@@ -307,9 +309,10 @@ static void collect(struct cb_topo *t, struct found **out, int *n)
 
 	for (hwloc_obj_t o = NULL; (o = hwloc_get_next_osdev(hw, o));) {
 		int gpu = is_gpu_osdev(o), net = is_net_osdev(o);
-		hwloc_obj_t pci = o->parent && o->parent->type == HWLOC_OBJ_PCI_DEVICE
-		                          ? o->parent
-		                          : NULL;
+		hwloc_obj_t pci =
+		        o->parent && o->parent->type == HWLOC_OBJ_PCI_DEVICE
+		                ? o->parent
+		                : NULL;
 		hwloc_obj_t key = pci ? pci : o;
 		int i;
 		for (i = 0; i < nf && fs[i].obj != key; i++)
@@ -347,7 +350,8 @@ static void collect(struct cb_topo *t, struct found **out, int *n)
 		}
 		if (nf == cap) {
 			cap = cap ? 2 * cap : 16;
-			struct found *nfs = realloc(fs, (size_t)cap * sizeof(*fs));
+			struct found *nfs =
+			        realloc(fs, (size_t)cap * sizeof(*fs));
 			if (!nfs)
 				break;
 			fs = nfs;
@@ -498,9 +502,8 @@ static cb_status_t extract_devices(struct cb_topo *t, int live, int synthetic)
 	}
 	for (int i = 0; i < nf; i++)
 		for (int j = 0; j < nf; j++)
-			t->path[i * nf + j] =
-			        (unsigned char)path_between(t->hw, fs[i].obj,
-			                                    fs[j].obj);
+			t->path[i * nf + j] = (unsigned char)path_between(
+			        t->hw, fs[i].obj, fs[j].obj);
 	nvlinks(t, fs, nf);
 	free(fs);
 	return CB_OK;
@@ -521,6 +524,9 @@ cb_status_t cb_topo_load(const char *xml, const char *synthetic,
 		free(t);
 		return st;
 	}
+	/* hwloc's own multi-line reports about odd firmware data would break
+	 * the one-line-per-problem rule; the user can still ask for them. */
+	setenv("HWLOC_HIDE_ERRORS", "2", 0);
 	if (hwloc_topology_init(&hw) != 0) {
 		free(t);
 		return cb_fail(CB_ERR_SYS, "hwloc: cannot initialize: %s",
@@ -529,7 +535,8 @@ cb_status_t cb_topo_load(const char *xml, const char *synthetic,
 	t->hw = hw;
 	/* PCI devices and bridges that lead to something worth showing,
 	 * and OS devices. */
-	hwloc_topology_set_io_types_filter(hw, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+	hwloc_topology_set_io_types_filter(hw,
+	                                   HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
 	if (xml) {
 		snprintf(t->source, sizeof(t->source), "xml %s", xml);
 		if (hwloc_topology_set_xml(hw, xml) != 0 ||

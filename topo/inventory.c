@@ -113,9 +113,9 @@ enum field {
 };
 
 static const char *const field_label[] = {
-	[F_CORES] = "cores",        [F_PUS] = "PUs",
-	[F_NUMA] = "NUMA nodes",    [F_MEM] = "memory",
-	[F_GPUS] = "GPUs",          [F_NICS] = "NICs",
+	[F_CORES] = "cores",         [F_PUS] = "PUs",
+	[F_NUMA] = "NUMA nodes",     [F_MEM] = "memory",
+	[F_GPUS] = "GPUs",           [F_NICS] = "NICs",
 	[F_NIC_NAMES] = "NIC names", [F_NIC_SPEED] = "speed",
 	[F_NIC_STATE] = "state",
 };
@@ -226,15 +226,16 @@ static void compare_field(const struct cb_topo_inv *inv, int n,
 	}
 	for (int i = 0; best >= 0 && i < n; i++) {
 		size_t k = strlen(d[i].why);
-		if (!valid(&inv[i], f, nic) || equal(&inv[i], &inv[best], f, nic))
+		if (!valid(&inv[i], f, nic) ||
+		    equal(&inv[i], &inv[best], f, nic))
 			continue;
 		value(&inv[i], f, nic, have, sizeof(have));
 		value(&inv[best], f, nic, want, sizeof(want));
 		d[i].differs = 1;
 		if (nic)
 			snprintf(d[i].why + k, sizeof(d[i].why) - k,
-			         "%sNIC %s %s %s (others: %s)",
-			         k ? "; " : "", nic, field_label[f], have, want);
+			         "%sNIC %s %s %s (others: %s)", k ? "; " : "",
+			         nic, field_label[f], have, want);
 		else
 			snprintf(d[i].why + k, sizeof(d[i].why) - k,
 			         "%s%s %s (others: %s)", k ? "; " : "",

@@ -27,7 +27,7 @@ struct entry {
 	char key[128]; /* host identity */
 	int32_t rank;
 	int32_t has_topo;
-	int32_t bound; /* to a core or a NUMA node */
+	int32_t bound;  /* to a core or a NUMA node */
 	char bind[160]; /* "core 0 (NUMA 0, cpus 0)" */
 	char note[96];  /* "--bind none", "planned on X, not applied" */
 	struct cb_topo_inv inv;
@@ -59,9 +59,9 @@ static cb_status_t read_options(enum cb_topo_bind *mode, const char **nic,
 		errno = 0;
 		long g = strtol(v, &end, 10);
 		if (errno || end == v || *end || g < 0 || g > 1023)
-			return cb_fail(CB_ERR_USAGE,
-			               "--gpu '%s' is not a GPU index (0, 1, ...)",
-			               v);
+			return cb_fail(
+			        CB_ERR_USAGE,
+			        "--gpu '%s' is not a GPU index (0, 1, ...)", v);
 		*gpu = (int)g;
 	}
 	return CB_OK;
@@ -90,7 +90,8 @@ static cb_status_t bind_me(struct cb_topo *t, int local_rank, int local_size,
 	struct cb_topo_slot s = slots[local_rank];
 	free(slots);
 	if (s.nic >= 0)
-		snprintf(j->nic, sizeof(j->nic), "%s", cb_topo_nic(t, s.nic)->name);
+		snprintf(j->nic, sizeof(j->nic), "%s",
+		         cb_topo_nic(t, s.nic)->name);
 	j->gpu = s.gpu;
 	if (mode == CB_TOPO_BIND_NONE && !me->note[0])
 		snprintf(me->note, sizeof(me->note), "--bind none");
@@ -99,8 +100,7 @@ static cb_status_t bind_me(struct cb_topo *t, int local_rank, int local_size,
 		/* A launcher (or taskset) chose: auto does not undo it. */
 		s.core = s.numa = -1;
 		snprintf(me->note, sizeof(me->note),
-		         "kept: bound before the start to cpus %.50s",
-		         cpus);
+		         "kept: bound before the start to cpus %.50s", cpus);
 	} else if (!t->this_system && (s.core >= 0 || s.numa >= 0)) {
 		snprintf(me->note, sizeof(me->note),
 		         "planned on %.60s, not applied", me->inv.source);
@@ -151,13 +151,14 @@ static char *binding_line(const struct entry *all, int world, int nhosts)
 	return s;
 }
 
+static void inventory_lines(struct cb_topo_job *j, size_t cap);
+
 /* Rank 0: one summary per host, or per rank of a host whose ranks loaded
  * different topologies. */
 static cb_status_t inventory(struct cb_topo_job *j, struct entry *all,
                              int world)
 {
 	size_t cap = 1024 + (size_t)world * 600, n = 0;
-	char line[1024];
 
 	j->hosts = calloc((size_t)world, sizeof(*j->hosts));
 	j->diff = calloc((size_t)world, sizeof(*j->diff));
@@ -165,15 +166,17 @@ static cb_status_t inventory(struct cb_topo_job *j, struct entry *all,
 	if (!j->hosts || !j->diff || !j->inventory)
 		return cb_fail(CB_ERR_NOMEM, "out of memory");
 	j->inventory[0] = '\0';
-	if (!all[0].has_topo) {
-		snprintf(j->inventory, cap, "unknown (built without hwloc)");
-		return CB_OK;
-	}
 	int *rep = calloc((size_t)world, sizeof(int)); /* a rank of each */
 	if (!rep)
 		return cb_fail(CB_ERR_NOMEM, "out of memory");
+	int notopo = 0;
 	for (int r = 0; r < world; r++) {
 		int h, same_host = 0;
+		/* A build without hwloc has nothing to compare. */
+		if (!all[r].has_topo) {
+			notopo++;
+			continue;
+		}
 		for (h = 0; h < j->nhosts; h++) {
 			const struct entry *e = &all[rep[h]];
 			if (strcmp(e->key, all[r].key))
@@ -193,18 +196,38 @@ static cb_status_t inventory(struct cb_topo_job *j, struct entry *all,
 		j->nhosts++;
 	}
 	free(rep);
+	if (notopo == world) {
+		snprintf(j->inventory, cap, "unknown (built without hwloc)");
+		return CB_OK;
+	}
 	j->differing = cb_topo_inv_compare(j->hosts, j->nhosts, j->diff);
+	inventory_lines(j, cap);
+	n = strlen(j->inventory);
+	if (notopo && n < cap)
+		snprintf(j->inventory + n, cap - n,
+		         "\n%d rank%s sent no topology (built without hwloc): "
+		         "not compared",
+		         notopo, notopo == 1 ? "" : "s");
+	return CB_OK;
+}
+
+/* The lines of the inventory (hosts compared already). */
+static void inventory_lines(struct cb_topo_job *j, size_t cap)
+{
+	char line[1024];
+	size_t n;
+
 	if (j->nhosts == 1) {
 		cb_topo_inv_str(&j->hosts[0], line, sizeof(line));
 		snprintf(j->inventory, cap, "1 host: %s: %s", j->hosts[0].host,
 		         line);
-		return CB_OK;
+		return;
 	}
 	if (!j->differing) {
 		cb_topo_inv_str(&j->hosts[0], line, sizeof(line));
 		snprintf(j->inventory, cap, "%d hosts alike: %s", j->nhosts,
 		         line);
-		return CB_OK;
+		return;
 	}
 	n = (size_t)snprintf(j->inventory, cap,
 	                     "%d hosts, %d unlike the others (see below)",
@@ -223,7 +246,6 @@ static cb_status_t inventory(struct cb_topo_job *j, struct entry *all,
 		n += (size_t)snprintf(j->inventory + n, cap - n, "\n%s: %s",
 		                      j->hosts[h].host, line);
 	}
-	return CB_OK;
 }
 
 cb_status_t cb_topo_job_setup(struct cb_boot *boot, int rank, int world,

@@ -127,7 +127,8 @@ void cb_topo_link_read(const char *sysroot, struct cb_topo_dev *d)
 	snprintf(names, sizeof(names), "%s,%s", d->name, d->aliases);
 	for (char *save, *n = strtok_r(names, ",", &save); n;
 	     n = strtok_r(NULL, ",", &save)) {
-		struct cb_topo_dev nd = { .speed_mbps = -1, .state = "unknown" };
+		struct cb_topo_dev nd = { .speed_mbps = -1,
+			                  .state = "unknown" };
 		read_net(sysroot, n, &nd);
 		if (!strcmp(nd.state, "unknown") && nd.speed_mbps < 0)
 			continue;

@@ -58,7 +58,8 @@ static json_object *dev_json(const struct cb_topo *t, int i)
 		int nic = cb_topo_nearest_nic(t, i);
 		add(o, "nearest_nic",
 		    nic < 0 ? NULL
-		            : json_object_new_string(cb_topo_nic(t, nic)->name));
+		            : json_object_new_string(
+		                      cb_topo_nic(t, nic)->name));
 	}
 	return o;
 }
@@ -71,23 +72,26 @@ static json_object *slot_json(const struct cb_topo *t,
 	add(o, "rank", json_object_new_int(r));
 	add(o, "core", s->core < 0 ? NULL : json_object_new_int(s->core));
 	add(o, "numa",
-	    s->numa < 0 ? NULL : json_object_new_int(t->numa[s->numa].os_index));
+	    s->numa < 0 ? NULL
+	                : json_object_new_int(t->numa[s->numa].os_index));
 	add(o, "cpus",
 	    str_or_null(s->core >= 0   ? t->cores[s->core].cpus
 	                : s->numa >= 0 ? t->numa[s->numa].cpus
 	                               : NULL));
 	add(o, "gpu", s->gpu < 0 ? NULL : json_object_new_int(s->gpu));
 	add(o, "nic",
-	    s->nic < 0 ? NULL : json_object_new_string(cb_topo_nic(t, s->nic)->name));
+	    s->nic < 0 ? NULL
+	               : json_object_new_string(cb_topo_nic(t, s->nic)->name));
 	return o;
 }
 
 static cb_status_t emit(FILE *f, json_object *root)
 {
 	fprintf(f, "%s\n",
-	        json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
-	                                                     JSON_C_TO_STRING_SPACED |
-	                                                     JSON_C_TO_STRING_NOSLASHESCAPE));
+	        json_object_to_json_string_ext(
+	                root, JSON_C_TO_STRING_PRETTY |
+	                              JSON_C_TO_STRING_SPACED |
+	                              JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(root);
 	fflush(f);
 	return CB_OK;
@@ -147,7 +151,8 @@ cb_status_t cb_topo_write_json(FILE *f, const struct cb_topo_show *s)
 	add(root, "nics", a);
 
 	/* The matrix: rows and columns GPU0.., NIC0.. */
-	json_object *mx = json_object_new_object(), *labels = json_object_new_array();
+	json_object *mx = json_object_new_object(),
+	            *labels = json_object_new_array();
 	json_object *rows = json_object_new_array();
 	for (int i = 0; i < ndev; i++) {
 		char l[16];
@@ -178,12 +183,14 @@ cb_status_t cb_topo_write_json(FILE *f, const struct cb_topo_show *s)
 	};
 	for (size_t i = 0; i < sizeof(unk) / sizeof(unk[0]); i++)
 		if (t->unknown & unk[i].bit)
-			json_object_array_add(a, json_object_new_string(unk[i].name));
+			json_object_array_add(
+			        a, json_object_new_string(unk[i].name));
 	add(root, "unknown", a);
 
 	if (s->nranks > 0) {
 		json_object *p = json_object_new_object();
-		add(p, "bind", json_object_new_string(cb_topo_bind_name(s->mode)));
+		add(p, "bind",
+		    json_object_new_string(cb_topo_bind_name(s->mode)));
 		add(p, "note", str_or_null(s->plan_note));
 		a = json_object_new_array();
 		for (int r = 0; r < s->nranks; r++)
@@ -199,13 +206,15 @@ cb_status_t cb_topo_write_inv_json(FILE *f, const struct cb_topo_job *j)
 	const struct cb_topo_inv *inv;
 	const struct cb_topo_inv_diff *d;
 	int n = cb_topo_job_hosts(j, &inv, &d);
-	json_object *root = json_object_new_object(), *a = json_object_new_array();
+	json_object *root = json_object_new_object(),
+	            *a = json_object_new_array();
 
 	add(root, "schema", json_object_new_int(1));
 	add(root, "collbench", json_object_new_string(CB_PROJECT_VERSION));
 	add(root, "differing", json_object_new_int(cb_topo_job_differing(j)));
 	for (int h = 0; h < n; h++) {
-		json_object *o = json_object_new_object(), *nics = json_object_new_array();
+		json_object *o = json_object_new_object(),
+		            *nics = json_object_new_array();
 		add(o, "host", json_object_new_string(inv[h].host));
 		add(o, "source", json_object_new_string(inv[h].source));
 		add(o, "packages", json_object_new_int(inv[h].packages));
@@ -217,9 +226,12 @@ cb_status_t cb_topo_write_inv_json(FILE *f, const struct cb_topo_job *j)
 		add(o, "nic_count", json_object_new_int(inv[h].nics));
 		for (int k = 0; k < inv[h].nics && k < CB_TOPO_INV_NICS; k++) {
 			json_object *x = json_object_new_object();
-			add(x, "name", json_object_new_string(inv[h].nic[k].name));
-			add(x, "speed_mbps", num_or_null(inv[h].nic[k].speed_mbps));
-			add(x, "state", json_object_new_string(inv[h].nic[k].state));
+			add(x, "name",
+			    json_object_new_string(inv[h].nic[k].name));
+			add(x, "speed_mbps",
+			    num_or_null(inv[h].nic[k].speed_mbps));
+			add(x, "state",
+			    json_object_new_string(inv[h].nic[k].state));
 			json_object_array_add(nics, x);
 		}
 		add(o, "nics", nics);

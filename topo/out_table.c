@@ -37,8 +37,9 @@ static void machine(FILE *f, const struct cb_topo *t)
 	fprintf(f, "host %s, %s%s%s (%s)\n", t->host, t->arch,
 	        t->model[0] ? ", " : "", t->model,
 	        !strcmp(t->source, "live") ? "live" : t->source);
-	fprintf(f, "machine: %d package%s, %d NUMA node%s, %d cores, %d PUs, "
-	           "memory %s\n",
+	fprintf(f,
+	        "machine: %d package%s, %d NUMA node%s, %d cores, %d PUs, "
+	        "memory %s\n",
 	        t->npackages, t->npackages == 1 ? "" : "s", t->nnuma,
 	        t->nnuma == 1 ? "" : "s", t->ncores, t->npus, mem);
 	if (t->ncaches) {
@@ -101,7 +102,8 @@ static void devices(FILE *f, const struct cb_topo *t)
 		snprintf(names, sizeof(names), "%s%s%s%s", d->name,
 		         d->aliases[0] ? " (" : "", d->aliases,
 		         d->aliases[0] ? ")" : "");
-		fprintf(f, "  NIC%-3d %-22s %-12s %-8s %-10s link %s, %s (%s)\n",
+		fprintf(f,
+		        "  NIC%-3d %-22s %-12s %-8s %-10s link %s, %s (%s)\n",
 		        i, names, d->pci[0] ? d->pci : "-", numa, d->kind,
 		        d->speed_mbps < 0 ? "speed unknown" : speed, d->state,
 		        d->link_note);
@@ -117,14 +119,16 @@ static void matrix(FILE *f, const struct cb_topo *t)
 		return;
 	fprintf(f, "\npaths (as nvidia-smi topo -m):\n%-7s", "");
 	for (int i = 0; i < ndev; i++) {
-		snprintf(label, sizeof(label), "%s%d", i < t->ngpus ? "GPU" : "NIC",
+		snprintf(label, sizeof(label), "%s%d",
+		         i < t->ngpus ? "GPU" : "NIC",
 		         i < t->ngpus ? i : i - t->ngpus);
 		fprintf(f, " %-5s", label);
 	}
 	fprintf(f, " %-20s %s\n", "CPU Affinity", "NUMA Affinity");
 	for (int i = 0; i < ndev; i++) {
 		const struct cb_topo_dev *d = &t->dev[i];
-		snprintf(label, sizeof(label), "%s%d", i < t->ngpus ? "GPU" : "NIC",
+		snprintf(label, sizeof(label), "%s%d",
+		         i < t->ngpus ? "GPU" : "NIC",
 		         i < t->ngpus ? i : i - t->ngpus);
 		fprintf(f, "%-7s", label);
 		for (int k = 0; k < ndev; k++)

@@ -26,10 +26,10 @@
 
 static int is_down(const char *state)
 {
-	static const char *const down[] = { "down",  "lowerlayerdown",
+	static const char *const down[] = { "down",       "lowerlayerdown",
 		                            "notpresent", "dormant",
-		                            "init",  "armed",
-		                            "nop",   NULL };
+		                            "init",       "armed",
+		                            "nop",        NULL };
 	for (int i = 0; down[i]; i++)
 		if (!strcmp(state, down[i]))
 			return 1;
@@ -86,9 +86,9 @@ static cb_status_t check_overrides(const struct cb_topo *t, const char *nic,
 		         "%s%s%s%s", n ? ", " : "", d->name,
 		         d->aliases[0] ? "," : "", d->aliases);
 	}
-	return cb_fail(CB_ERR_USAGE, "--nic %s: this host has no such NIC (%s%s)",
-	               nic, t->nnics ? "it has: " : "it has none",
-	               names);
+	return cb_fail(CB_ERR_USAGE,
+	               "--nic %s: this host has no such NIC (%s%s)", nic,
+	               t->nnics ? "it has: " : "it has none", names);
 }
 
 /* The NUMA node (index) a rank should sit on. */
@@ -134,8 +134,7 @@ static void place_auto(const struct cb_topo *t, struct cb_topo_slot *s,
 	s->numa = t->cores[c].numa;
 }
 
-static void pick_nic(const struct cb_topo *t, struct cb_topo_slot *s,
-                     int *load)
+static void pick_nic(const struct cb_topo *t, struct cb_topo_slot *s, int *load)
 {
 	int any_rdma = 0, any_up = 0, best = -1;
 	long best_key = 0;
@@ -154,8 +153,8 @@ static void pick_nic(const struct cb_topo *t, struct cb_topo_slot *s,
 			dist = cb_topo_path(t, s->gpu, t->ngpus + n);
 		else if (s->numa >= 0)
 			dist = d->numa == t->numa[s->numa].os_index ? 0
-			       : d->numa < 0                         ? 1
-			                                             : 2;
+			       : d->numa < 0                        ? 1
+			                                            : 2;
 		else
 			dist = 0;
 		long key = dist * 1000000L + load[n] * 1000L + n;
@@ -195,8 +194,9 @@ cb_status_t cb_topo_plan(const struct cb_topo *t, enum cb_topo_bind mode,
 		if (t->numa[i].ncores > 0)
 			with_cores[nwc++] = i;
 	if (mode == CB_TOPO_BIND_AUTO && nranks > t->ncores) {
-		snprintf(note, note_bytes, "%d local ranks on %d cores: not bound",
-		         nranks, t->ncores);
+		snprintf(note, note_bytes,
+		         "%d local ranks on %d cores: not bound", nranks,
+		         t->ncores);
 		mode = CB_TOPO_BIND_NONE;
 	} else if (mode == CB_TOPO_BIND_CORE && nranks > t->ncores) {
 		snprintf(note, note_bytes, "%d local ranks on %d cores: shared",
@@ -204,8 +204,9 @@ cb_status_t cb_topo_plan(const struct cb_topo *t, enum cb_topo_bind mode,
 	}
 	for (int r = 0; r < nranks; r++) {
 		struct cb_topo_slot *s = &slots[r];
-		*s = (struct cb_topo_slot){ .core = -1, .numa = -1, .gpu = -1,
-			                    .nic = -1 };
+		*s = (struct cb_topo_slot){
+			.core = -1, .numa = -1, .gpu = -1, .nic = -1
+		};
 		s->gpu = gpu >= 0 ? gpu : t->ngpus ? r % t->ngpus : -1;
 		int want = want_numa(t, s, nic_fixed, r, with_cores, nwc);
 		switch (mode) {

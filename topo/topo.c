@@ -16,9 +16,9 @@
 const char *cb_topo_path_name(enum cb_topo_path p)
 {
 	static const char *const names[] = {
-		[CB_TOPO_PATH_X] = "X",       [CB_TOPO_PATH_NVL] = "NVL",
-		[CB_TOPO_PATH_PIX] = "PIX",   [CB_TOPO_PATH_PXB] = "PXB",
-		[CB_TOPO_PATH_PHB] = "PHB",   [CB_TOPO_PATH_NODE] = "NODE",
+		[CB_TOPO_PATH_X] = "X",     [CB_TOPO_PATH_NVL] = "NVL",
+		[CB_TOPO_PATH_PIX] = "PIX", [CB_TOPO_PATH_PXB] = "PXB",
+		[CB_TOPO_PATH_PHB] = "PHB", [CB_TOPO_PATH_NODE] = "NODE",
 		[CB_TOPO_PATH_SYS] = "SYS",
 	};
 	return (unsigned)p < sizeof(names) / sizeof(names[0]) ? names[p] : "?";

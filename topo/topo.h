@@ -45,7 +45,7 @@ const char *cb_topo_path_name(enum cb_topo_path p);
 
 /* What hwloc (or sysfs) could not tell about a host. */
 enum {
-	CB_TOPO_UNK_NUMA = 1u << 0,   /* no NUMA information: one node assumed */
+	CB_TOPO_UNK_NUMA = 1u << 0, /* no NUMA information: one node assumed */
 	CB_TOPO_UNK_MEMORY = 1u << 1, /* memory size not reported */
 	CB_TOPO_UNK_PCI = 1u << 2,    /* no PCI devices seen (container, VM) */
 	CB_TOPO_UNK_LINK = 1u << 3,   /* a NIC's link speed or state */
@@ -72,22 +72,22 @@ struct cb_topo_dev {
 	char aliases[96]; /* other names of the same device: "ib0,eth2" */
 	char kind[24];    /* InfiniBand, RoCE, iWARP, Ethernet; CUDA, PCI... */
 	char model[64];
-	char pci[16];     /* "0000:05:00.0"; "" off PCI */
-	int numa;         /* OS index of its one NUMA node; -1 unknown */
-	char cpus[CB_TOPO_LIST];  /* CPU affinity, "" unknown */
-	char numas[64];           /* NUMA affinity, "" unknown */
-	int rdma;                 /* an OpenFabrics (verbs) device */
-	int speed_mbps;           /* -1 unknown */
-	char state[16];           /* "up", "down", "active", ...; "unknown" */
-	char link_note[48];       /* where speed/state came from, or why not */
+	char pci[16];            /* "0000:05:00.0"; "" off PCI */
+	int numa;                /* OS index of its one NUMA node; -1 unknown */
+	char cpus[CB_TOPO_LIST]; /* CPU affinity, "" unknown */
+	char numas[64];          /* NUMA affinity, "" unknown */
+	int rdma;                /* an OpenFabrics (verbs) device */
+	int speed_mbps;          /* -1 unknown */
+	char state[16];          /* "up", "down", "active", ...; "unknown" */
+	char link_note[48];      /* where speed/state came from, or why not */
 };
 
 #define CB_TOPO_MAX_CACHES 8
 
 struct cb_topo {
-	void *hw;        /* hwloc_topology_t; NULL without hwloc */
+	void *hw;         /* hwloc_topology_t; NULL without hwloc */
 	char source[300]; /* "live", "xml FILE", "synthetic DESC" */
-	int this_system; /* binding can be applied to this process */
+	int this_system;  /* binding can be applied to this process */
 	char host[64], arch[32], model[96];
 	int npackages, nnuma, ncores, npus;
 	int64_t mem_bytes; /* -1 unknown */
@@ -204,8 +204,8 @@ int cb_topo_bound_already(const struct cb_topo *t, char *cpus, size_t bytes);
 /* One host's summary: fixed size, so every rank can send it through the
  * bootstrap's allgather. */
 struct cb_topo_inv {
-	char host[64];    /* the name shown */
-	char source[48];  /* "live", or the recorded file's name */
+	char host[64];   /* the name shown */
+	char source[48]; /* "live", or the recorded file's name */
 	int32_t packages, numa, cores, pus, nics, gpus;
 	int64_t mem_bytes; /* -1 unknown */
 	uint32_t unknown;  /* CB_TOPO_UNK_* */

@@ -190,7 +190,7 @@ static void test_synthetic_plans(void)
 		}
 		for (int c = 0; c < 16; c++)
 			CHECK(used[c] <= 1); /* own core each */
-		for (int k = 0; k < 4; k++) /* spread evenly */
+		for (int k = 0; k < 4; k++)  /* spread evenly */
 			CHECK(per_numa[k] == n / 4 + (k < n % 4));
 		/* core: compact, in order; numa: whole nodes, round-robin */
 		CHECK(cb_topo_plan(t, CB_TOPO_BIND_CORE, n, NULL, -1, s, note,
@@ -380,7 +380,9 @@ static void put(const char *root, const char *rel, const char *text)
 static void test_link_sysfs(void)
 {
 	char root[64], cmd[128];
-	struct cb_topo_dev d = { .name = "mlx5_0", .aliases = "ib0", .rdma = 1 };
+	struct cb_topo_dev d = { .name = "mlx5_0",
+		                 .aliases = "ib0",
+		                 .rdma = 1 };
 
 	snprintf(root, sizeof(root), "/tmp/cb-topo-sys-%d", (int)getpid());
 	put(root, "class/infiniband/mlx5_0/ports/1/state", "1: DOWN\n");
@@ -412,8 +414,12 @@ static void test_link_sysfs(void)
 
 static struct cb_topo_inv host(const char *name)
 {
-	struct cb_topo_inv v = { .packages = 2, .numa = 2, .cores = 32,
-		                 .pus = 64, .nics = 2, .gpus = 4,
+	struct cb_topo_inv v = { .packages = 2,
+		                 .numa = 2,
+		                 .cores = 32,
+		                 .pus = 64,
+		                 .nics = 2,
+		                 .gpus = 4,
 		                 .mem_bytes = 256ll << 30 };
 	snprintf(v.host, sizeof(v.host), "%s", name);
 	snprintf(v.source, sizeof(v.source), "live");
