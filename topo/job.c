@@ -95,12 +95,11 @@ static cb_status_t bind_me(struct cb_topo *t, int local_rank, int local_size,
 	j->gpu = s.gpu;
 	if (mode == CB_TOPO_BIND_NONE && !me->note[0])
 		snprintf(me->note, sizeof(me->note), "--bind none");
-	if (mode == CB_TOPO_BIND_AUTO &&
-	    cb_topo_bound_already(t, cpus, sizeof(cpus))) {
+	int kept = mode == CB_TOPO_BIND_AUTO &&
+	           cb_topo_bound_already(t, cpus, sizeof(cpus));
+	if (kept) {
 		/* A launcher (or taskset) chose: auto does not undo it. */
 		s.core = s.numa = -1;
-		snprintf(me->note, sizeof(me->note),
-		         "kept: bound before the start to cpus %.50s", cpus);
 	} else if (!t->this_system && (s.core >= 0 || s.numa >= 0)) {
 		snprintf(me->note, sizeof(me->note),
 		         "planned on %.60s, not applied", me->inv.source);
@@ -113,7 +112,14 @@ static cb_status_t bind_me(struct cb_topo *t, int local_rank, int local_size,
 		s.core = s.numa = -1;
 	}
 	cb_topo_slot_str(t, &s, me->bind, sizeof(me->bind));
-	me->bound = s.core >= 0 || s.numa >= 0;
+	me->bound = kept || s.core >= 0 || s.numa >= 0;
+	if (kept) {
+		/* "unbound (NIC eth0)" -> "cpus 0 as launched (NIC eth0)" */
+		char dev[sizeof(me->bind)];
+		snprintf(dev, sizeof(dev), "%s", me->bind + strlen("unbound"));
+		snprintf(me->bind, sizeof(me->bind),
+		         "cpus %.60s as launched%.80s", cpus, dev);
+	}
 	return CB_OK;
 }
 
