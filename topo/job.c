@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/bootstrap.h"
 #include "core/comm.h"
@@ -42,6 +43,41 @@ struct cb_topo_job {
 	struct cb_topo_inv_diff *diff;
 	int nhosts, differing;
 };
+
+/*
+ * Which ranks share this machine's cores: those with our boot id.  Usually
+ * the ranks of our host; but test hosts made of network namespaces, or
+ * containers, are different hosts on one machine, and binding each host's
+ * ranks from core 0 would pile them onto the same cores.
+ */
+static cb_status_t machine_place(struct cb_boot *boot, int rank, int world,
+                                 int *mrank, int *msize)
+{
+	char mine[40] = "", *all;
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+	cb_status_t st;
+
+	if (f) {
+		if (!fgets(mine, sizeof(mine), f))
+			mine[0] = '\0';
+		fclose(f);
+	}
+	if (!mine[0])
+		gethostname(mine, sizeof(mine) - 1);
+	if (!(all = calloc((size_t)world, sizeof(mine))))
+		return cb_fail(CB_ERR_NOMEM, "out of memory");
+	st = cb_boot_allgather(boot, "every rank's machine", mine, sizeof(mine),
+	                       all);
+	*mrank = *msize = 0;
+	for (int r = 0; !st && r < world; r++) {
+		if (strncmp(all + (size_t)r * sizeof(mine), mine, sizeof(mine)))
+			continue;
+		*mrank += r < rank;
+		(*msize)++;
+	}
+	free(all);
+	return st;
+}
 
 static cb_status_t read_options(enum cb_topo_bind *mode, const char **nic,
                                 int *gpu)
@@ -272,6 +308,10 @@ cb_status_t cb_topo_job_setup(struct cb_boot *boot, int rank, int world,
 	j->gpu = -1;
 	cb_host_identity(name, sizeof(name), me->key, sizeof(me->key));
 	me->rank = rank;
+	/* Every rank takes part, hwloc or not, so the gathers line up. */
+	if (local_rank >= 0 &&
+	    (st = machine_place(boot, rank, world, &local_rank, &local_size)))
+		goto out;
 	snprintf(env, sizeof(env), "COLLBENCH_TOPO_XML_%d", rank);
 	if (!(xml = getenv(env)) || !*xml)
 		xml = cb_opt_get("topo-xml");

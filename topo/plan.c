@@ -83,8 +83,9 @@ static cb_status_t check_overrides(const struct cb_topo *t, const char *nic,
 			return CB_OK;
 		}
 		snprintf(names + strlen(names), sizeof(names) - strlen(names),
-		         "%s%s%s%s", n ? ", " : "", d->name,
-		         d->aliases[0] ? "," : "", d->aliases);
+		         "%s%s%s%s%s", n ? ", " : "", d->name,
+		         d->aliases[0] ? " (" : "", d->aliases,
+		         d->aliases[0] ? ")" : "");
 	}
 	return cb_fail(CB_ERR_USAGE,
 	               "--nic %s: this host has no such NIC (%s%s)", nic,

@@ -187,7 +187,7 @@ cb_status_t cb_topo_plan(const struct cb_topo *t, enum cb_topo_bind mode,
                          int nranks, const char *nic, int gpu,
                          struct cb_topo_slot *slots, char *note,
                          size_t note_bytes);
-/* "core 3 (NUMA 1, cpus 3,15; GPU 1, NIC mlx4_0)", or "none". */
+/* "core 3 (NUMA 1, cpus 3,15; GPU 1, NIC mlx4_0)", or "unbound". */
 void cb_topo_slot_str(const struct cb_topo *t, const struct cb_topo_slot *s,
                       char *buf, size_t bytes);
 /* Bind this process as @s says.  CB_ERR_SYS (recorded) when refused. */
@@ -245,8 +245,9 @@ struct cb_topo_job;
  * Once per run, after the bootstrap: load this rank's topology (live, or
  * --topo-xml / COLLBENCH_TOPO_XML, or COLLBENCH_TOPO_XML_<rank> for one
  * rank), plan and apply --bind for local rank @local_rank of @local_size
- * (-1: inventory only, no binding), and gather every rank's binding and
- * host summary (all ranks take part).  Usage errors (--gpu out of range, a
+ * (-1: inventory only, no binding; ranks of other hosts on the same machine,
+ * such as network-namespace test hosts, count as local for binding), and
+ * gather every rank's binding and host summary (all ranks take part).  Usage errors (--gpu out of range, a
  * file that does not load) come back as CB_ERR_USAGE, recorded.
  */
 cb_status_t cb_topo_job_setup(struct cb_boot *boot, int rank, int world,

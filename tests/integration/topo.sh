@@ -88,6 +88,16 @@ a, b = (json.load(open(f)) for f in sys.argv[1:3])
 sys.exit(a["machine"] != b["machine"] or len(a["nics"]) != len(b["nics"]))' \
 	"$TMP/live.json" "$TMP/live2.json"
 
+# A machine without PCI information (as in a container): it still works,
+# and the summary says what is unknown.
+"$CB" topo --synthetic "pack:1 core:2 pu:1" --xml "$TMP/nopci.xml" >/dev/null &&
+	"$CB" topo --topo-xml "$TMP/nopci.xml" >"$TMP/nopci.txt"
+if grep -q '^GPUs: none found' "$TMP/nopci.txt" && grep -q '^  PCI devices: none visible' "$TMP/nopci.txt"; then
+	pass "no PCI information: said so"
+else
+	fail "no PCI information: $(cat "$TMP/nopci.txt")"
+fi
+
 # Recordings with link infos, as collbench --xml writes them.
 link_variant() { # OUT SPEED_MBPS
 	sed "s|name=\"mlx4_0\" osdev_type=\"3\"/>|name=\"mlx4_0\" osdev_type=\"3\"><info name=\"LinkSpeedMbps\" value=\"$2\"/><info name=\"LinkState\" value=\"active\"/></object>|" \
