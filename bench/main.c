@@ -18,6 +18,7 @@
 
 #include "bench/options.h"
 #include "bench/sweep.h"
+#include "bench/topo_cmd.h"
 #include "coll/coll.h"
 #include "core/comm.h"
 #include "core/log.h"
@@ -156,6 +157,8 @@ int main(int argc, char **argv)
 	case CB_CMD_INFO:
 		info();
 		return 0;
+	case CB_CMD_TOPO:
+		return cb_topo_cmd(argc - 1, argv + 1);
 	default:
 		break;
 	}

@@ -16,6 +16,7 @@
 
 #include "core/comm.h"
 #include "core/log.h"
+#include "topo/topo.h"
 
 cb_status_t cb_parse_size(const char *s, const char *what, size_t *bytes)
 {
@@ -158,6 +159,8 @@ void cb_opts_usage(void)
 	printf("usage: collbench [run] [options]    run a collective sweep\n"
 	       "       collbench info               transports, algorithms, "
 	       "build\n"
+	       "       collbench topo [--help]      topology, NIC/GPU paths, "
+	       "binding plan, inventory\n"
 	       "\n"
 	       "Sizes (bytes, with K/M/G suffixes; as nccl-tests):\n"
 	       "  -b, --minbytes N      smallest size (default 8)\n"
@@ -215,6 +218,13 @@ void cb_opts_usage(void)
 	       "      --tcp-streams N   tcp streams per peer, 1-8 (default 2)\n"
 	       "      --timeout S       give up after S seconds without "
 	       "progress (default 30)\n"
+	       "Topology:\n"
+	       "      --bind MODE       none, core, numa or auto (default: own "
+	       "core, spread over NUMA)\n"
+	       "      --nic NAME        every local rank uses this NIC\n"
+	       "      --gpu INDEX       every local rank uses this GPU\n"
+	       "      --topo-xml FILE   plan on a recorded hwloc XML topology "
+	       "(binds nothing)\n"
 	       "Output:\n"
 	       "      --format F        table (default) or csv, on stdout\n"
 	       "  -O, --output FILE     also write FILE (.csv or .txt)\n"
@@ -244,6 +254,7 @@ enum {
 	OPT_NODES,
 	OPT_SCALING_SIZE,
 	OPT_SCHEDULE_LOG,
+	OPT_TOPO, /* --bind, --nic, --gpu, --topo-xml: checked by topo/ */
 };
 
 static const struct option longopts[] = {
@@ -278,6 +289,10 @@ static const struct option longopts[] = {
 	{ "nodes", required_argument, NULL, OPT_NODES },
 	{ "scaling-size", required_argument, NULL, OPT_SCALING_SIZE },
 	{ "schedule-log", required_argument, NULL, OPT_SCHEDULE_LOG },
+	{ "bind", required_argument, NULL, OPT_TOPO },
+	{ "nic", required_argument, NULL, OPT_TOPO },
+	{ "gpu", required_argument, NULL, OPT_TOPO },
+	{ "topo-xml", required_argument, NULL, OPT_TOPO },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -508,7 +523,7 @@ bad:
 cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 {
 	cb_status_t st = CB_OK;
-	int c, bset = 0, eset = 0;
+	int c, li = 0, bset = 0, eset = 0;
 	const char *dl = "float32", *ol = "sum", *cl = "allreduce";
 
 	*o = (struct cb_opts){
@@ -528,7 +543,11 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 		.noutputs = 1,
 		.outputs = { { NULL, CB_FMT_TABLE } },
 	};
-	/* A command, if any, comes first. */
+	/* A command, if any, comes first; `topo` parses its own options. */
+	if (argc > 1 && !strcmp(argv[1], "topo")) {
+		o->cmd = CB_CMD_TOPO;
+		return CB_OK;
+	}
 	if (argc > 1 && !strcmp(argv[1], "info"))
 		o->cmd = CB_CMD_INFO;
 	if (argc > 1 && (!strcmp(argv[1], "info") || !strcmp(argv[1], "run"))) {
@@ -538,7 +557,7 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:b:e:f:i:w:n:c:d:o:O:r:vh",
-	                        longopts, NULL)) != -1) {
+	                        longopts, &li)) != -1) {
 		switch (c) {
 		case 'b':
 			st = cb_parse_size(optarg, "-b", &o->min_bytes);
@@ -671,6 +690,9 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 				        CB_ERR_USAGE,
 				        "--chunk-bytes must be at least 8");
 			break;
+		case OPT_TOPO:
+			st = cb_topo_opt(longopts[li].name, optarg);
+			break;
 		case ':':
 			st = cb_fail(CB_ERR_USAGE, "option %s needs a value",
 			             argv[optind - 1]);
@@ -686,8 +708,8 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 	if (optind < argc)
 		return cb_fail(
 		        CB_ERR_USAGE,
-		        "unexpected argument '%s' (commands run and info "
-		        "come first)",
+		        "unexpected argument '%s' (commands run, info and "
+		        "topo come first)",
 		        argv[optind]);
 	if (bset && !eset && o->min_bytes > o->max_bytes)
 		o->max_bytes = o->min_bytes;

@@ -41,7 +41,13 @@ enum cb_algo_mode {
 };
 
 struct cb_opts {
-	enum { CB_CMD_RUN, CB_CMD_INFO, CB_CMD_HELP, CB_CMD_VERSION } cmd;
+	enum {
+		CB_CMD_RUN,
+		CB_CMD_INFO,
+		CB_CMD_HELP,
+		CB_CMD_VERSION,
+		CB_CMD_TOPO
+	} cmd;
 	size_t min_bytes, max_bytes, step_bytes; /* step 0: use factor */
 	double factor;
 	int warmup, iters, check;

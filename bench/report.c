@@ -50,6 +50,13 @@ void cb_report_header(FILE *f, enum cb_format fmt, const struct cb_run_info *ri)
 	        "# model: alpha %.3g us, beta %.3g GB/s, gamma %.3g GB/s "
 	        "(%s)\n",
 	        ri->alpha_us, ri->beta_gbps, ri->gamma_gbps, ri->model_source);
+	if (ri->binding)
+		fprintf(f, "# binding: %s\n", ri->binding);
+	for (const char *p = ri->inventory; p && *p;) {
+		int n = (int)strcspn(p, "\n");
+		fprintf(f, "# inventory: %.*s\n", n, p);
+		p += n + (p[n] == '\n');
+	}
 	fflush(f);
 }
 

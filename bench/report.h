@@ -34,6 +34,8 @@ struct cb_run_info {
 	int iters, warmup, check;
 	double alpha_us, beta_gbps, gamma_gbps;
 	const char *model_source; /* "measured between ranks 0 and 1" */
+	const char *binding;      /* topo: "rank 0 -> core 0 (...)", or NULL */
+	const char *inventory;    /* topo: lines, '\n' between; or NULL */
 };
 
 /* What the header of one section (a collective on one group) says. */

@@ -30,6 +30,7 @@
 #include "coll/coll.h"
 #include "coll/reduce.h"
 #include "core/log.h"
+#include "topo/topo.h"
 
 #define MAX_SAMPLES (1u << 20)
 #define MAX_CAND    16
@@ -336,6 +337,8 @@ static cb_status_t open_outputs(struct sweep *sw)
 		.beta_gbps = sw->m.beta_gbps,
 		.gamma_gbps = sw->m.gamma_gbps,
 		.model_source = sw->m.source,
+		.binding = cb_topo_job_binding(c->topo),
+		.inventory = cb_topo_job_inventory(c->topo),
 	};
 	for (int i = 0; i < o->noutputs; i++) {
 		const char *path = o->outputs[i].path;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "topo/topo.h"
 
 #ifndef CB_PLUGIN_DIR
 #define CB_PLUGIN_DIR "/usr/local/lib/collbench"
@@ -313,6 +314,10 @@ cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg, struct cb_comm **out)
 	}
 	if ((st = comm_hosts(c, name, key)))
 		goto fail;
+	/* Bind before transports allocate anything (first touch). */
+	if ((st = cb_topo_job_setup(c->boot, c->rank, c->world, c->local_rank,
+	                            c->local_size, &c->topo)))
+		goto fail;
 	cb_boot_local_addr(c->boot, c->local_ip, sizeof(c->local_ip));
 
 	c->host_api = (struct cb_tp_host){
@@ -367,6 +372,7 @@ void cb_comm_destroy(struct cb_comm *c)
 	for (int i = 0; i < c->ntp; i++)
 		c->tp[i].ops->close(c->tp[i].ctx);
 	cb_boot_close(c->boot);
+	cb_topo_job_free(c->topo);
 	for (int h = 0; c->hosts && h < c->nhosts; h++)
 		free(c->hosts[h]);
 	free(c->hosts);

@@ -15,6 +15,8 @@
 
 #include "core/bootstrap.h"
 
+struct cb_topo_job;
+
 /* ---- options: set by the CLI, read by transports (CLI first, then the
  * environment as COLLBENCH_<KEY> with '-' as '_', upper case) ---- */
 void cb_opt_set(const char *key, const char *value);
@@ -103,6 +105,7 @@ struct cb_comm {
 	char local_ip[64];
 	int stalled_on; /* the rank a timed-out wait waited for, or -1 */
 	struct cb_tp_host host_api;
+	struct cb_topo_job *topo; /* binding, NIC/GPU, inventory (topo/) */
 };
 
 struct cb_comm_cfg {

@@ -1,10 +1,11 @@
 #!/bin/bash
 # tools/deps.sh - install what collbench needs from Debian's archive, if it is
 # missing.  Needs root (or sudo) only when something is missing.
-#   build:  meson ninja-build pkg-config gcc
+#   build:  meson ninja-build pkg-config gcc, libhwloc-dev (topology and
+#           binding) and libjson-c-dev (`collbench topo --format json`)
 #   tests:  openmpi-bin (the mpirun test), python3 (the misbehaving-peer
 #           test), procps (pgrep), iproute2 (the network-namespace
-#           test hosts)
+#           test hosts), valgrind (the topology memory check)
 set -eu
 need=()
 have() { command -v "$1" >/dev/null 2>&1; }
@@ -12,11 +13,16 @@ have meson || need+=(meson)
 have ninja || need+=(ninja-build)
 have pkg-config || need+=(pkg-config)
 have cc || need+=(gcc)
+# Libraries: ask pkg-config (which may itself be missing yet).
+pc() { have pkg-config && pkg-config --exists "$1"; }
+pc hwloc || need+=(libhwloc-dev)
+pc json-c || need+=(libjson-c-dev)
 if [ "${1:-}" = "--test" ]; then
 	have mpirun || need+=(openmpi-bin)
 	have python3 || need+=(python3)
 	have pgrep || need+=(procps)
 	have ip || need+=(iproute2)
+	have valgrind || need+=(valgrind)
 fi
 [ ${#need[@]} -eq 0 ] && exit 0
 echo "tools/deps.sh: installing ${need[*]}" >&2

@@ -4,7 +4,9 @@
 # (COLLBENCH_RANK/WORLD), meeting at a rendezvous on host A's address.
 #  - auto: shm inside each host, tcp between them ("shm+tcp", 2 hosts);
 #  - tcp everywhere, on the interface named with --tcp-if;
-#  - shm alone across hosts: refused with one line and status 77.
+#  - shm alone across hosts: refused with one line and status 77;
+#  - the inventory (`collbench topo --all`): the two hosts alike, then host B
+#    given a recorded topology (COLLBENCH_TOPO_XML_<rank>): it is named.
 # Traffic stays inside the namespaces this test makes (and removes).
 . "$(dirname "$0")/../integration/lib.sh"
 
@@ -37,7 +39,7 @@ run4() {
 	for r in 0 1 2 3; do
 		if [ "$r" -lt 2 ]; then ns=$A host=nodeA; else ns=$B host=nodeB; fi
 		ip netns exec "$ns" env COLLBENCH_RANK=$r COLLBENCH_WORLD=4 \
-			COLLBENCH_HOSTNAME=$host timeout 60 "$CB" \
+			COLLBENCH_HOSTNAME=$host timeout 60 "$CB" ${TOPO_ALL:+topo --all} \
 			--rendezvous "$root:$port" --timeout 10 "$@" \
 			>"$TMP/$name.$r.out" 2>"$TMP/$name.$r.err" &
 		pids+=($!)
@@ -112,5 +114,20 @@ if [ "${rc[*]}" != "77 77 77 77" ] || [ "$lines" -ne 1 ] ||
 	fail "shm across hosts: statuses ${rc[*]}, $lines lines: $(cat "$TMP"/shm.*.err)"
 else
 	pass "shm across hosts refused: $(cat "$TMP"/shm.*.err)"
+fi
+# The inventory across the two hosts (TOPO_ALL: run4 runs `topo --all`).
+TOPO_ALL=1 run4 alike
+if [ "${rc[*]}" = "0 0 0 0" ] && grep -q '^inventory: 2 hosts alike' "$TMP/alike.0.out"; then
+	pass "topo --all, 2 hosts alike: $(cat "$TMP/alike.0.out")"
+else
+	fail "topo --all, hosts alike: statuses ${rc[*]}: $(cat "$TMP"/alike.0.* | head -5)"
+fi
+xml=$(dirname "$0")/../data/topo/24em64t-2n6c2t-pci.xml
+COLLBENCH_TOPO_XML_2=$xml COLLBENCH_TOPO_XML_3=$xml TOPO_ALL=1 run4 differ
+if [ "${rc[*]}" = "1 0 0 0" ] && [ "$(grep -c '^WARNING: host' "$TMP/differ.0.out")" -eq 1 ] &&
+	grep -q '^WARNING: host nodeB differs: cores 12 ' "$TMP/differ.0.out"; then
+	pass "topo --all, host B unlike A: $(grep WARNING "$TMP/differ.0.out" | cut -c1-100)"
+else
+	fail "topo --all, host B differs: statuses ${rc[*]}: $(cat "$TMP"/differ.0.* | head -5)"
 fi
 finish

@@ -91,6 +91,14 @@ def main():
         # host info allgather: key[128] name[64] pid (native int32)
         info = b"fake-key".ljust(128, b"\0") + b"fakehost".ljust(64, b"\0")
         gather(s, 0, 1, info + struct.pack("=i", 4242))
+        # topology allgathers (topo/job.c: machine, then binding and
+        # host summary): rank 0's size, all zeros (another machine, no
+        # topology: nothing to compare, which is no failure)
+        for seq in (1, 2):
+            s.sendall(msg(GET, b"g/%d/0" % seq))
+            t, _, v0 = recv_msg(s)
+            assert t == VALUE, t
+            gather(s, seq, 1, b"\0" * len(v0))
         # address allgather: u32 bytes[4], blob[4][256]; tcp is index 0
         ls = socket.socket()
         ls.bind(("127.0.0.1", 0))
@@ -103,7 +111,7 @@ def main():
             + struct.pack("=I", 16) + b"\0" * 4
         addrs = struct.pack("=4I", len(blob), 0, 0, 0) + blob.ljust(256, b"\0") \
             + b"\0" * (3 * 256)
-        got = gather(s, 1, 1, addrs)
+        got = gather(s, 3, 1, addrs)
         n0 = struct.unpack("=I", got[0][:4])[0]
         b0 = got[0][16:16 + n0]
         fam, = struct.unpack("=H", b0[8:10])
@@ -117,7 +125,7 @@ def main():
             d.sendall(struct.pack("=IiiiQ", TCP_MAGIC, 1, st, 2, jobid))
             streams.append(d)
         # the barrier after connecting
-        gather(s, 2, 1, b"\1")
+        gather(s, 4, 1, b"\1")
         # a data message whose header does not parse
         streams[0].sendall(b"\x00" * 4 + b"\x11" * 60)
         time.sleep(2)

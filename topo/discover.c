@@ -1,0 +1,622 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * topo/discover.c - one host's topology from hwloc: the live machine, a
+ * recorded hwloc XML file or a synthetic description, copied into struct
+ * cb_topo.
+ *
+ * GPUs: a PCI device with a CUDA, NVML, OpenCL, ROCm SMI or Level Zero OS
+ * device, or else of PCI class 3D controller (0302) or other display (0380),
+ * or an NVIDIA VGA device (0300).  Other VGA devices are left out: on
+ * servers they are the BMC's display chip (Matrox, ASPEED, ATI ES1000).
+ * NICs: a device with network (netdev) or OpenFabrics (verbs) OS devices;
+ * all OS devices of one PCI function are one NIC, named after its verbs
+ * device when it has one.
+ *
+ * Paths between devices follow the PCI tree (see cb_topo_path_name); link
+ * speed and state come from sysfs for the live machine only, and from the
+ * file's LinkSpeedMbps/LinkState infos (written by cb_topo_export_xml) or
+ * hwloc's InfiniBand port state for a recording: the machine running
+ * collbench never leaks into a recorded one.
+ */
+#include <errno.h>
+#include <hwloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "topo/topo.h"
+
+#define LINK_SPEED_INFO "LinkSpeedMbps"
+#define LINK_STATE_INFO "LinkState"
+
+static void list_str(hwloc_const_bitmap_t set, char *buf, size_t bytes)
+{
+	if (!set || hwloc_bitmap_iszero(set))
+		buf[0] = '\0';
+	else
+		hwloc_bitmap_list_snprintf(buf, bytes, set);
+}
+
+static const char *info(hwloc_obj_t o, const char *name)
+{
+	const char *v = o ? hwloc_obj_get_info_by_name(o, name) : NULL;
+	return v && *v ? v : NULL;
+}
+
+static void extract_machine(struct cb_topo *t)
+{
+	hwloc_topology_t hw = t->hw;
+	hwloc_obj_t root = hwloc_get_root_obj(hw);
+	const char *v;
+
+	snprintf(t->host, sizeof(t->host), "%s",
+	         (v = info(root, "HostName")) ? v : "unknown");
+	snprintf(t->arch, sizeof(t->arch), "%s",
+	         (v = info(root, "Architecture")) ? v : "unknown");
+	if (!(v = info(root, "DMIProductName")))
+		if (!(v = info(root, "PlatformModel")))
+			v = info(root, "PlatformName");
+	snprintf(t->model, sizeof(t->model), "%s", v ? v : "");
+	t->npackages = hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_PACKAGE);
+	t->nnuma = hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_NUMANODE);
+	t->npus = hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_PU);
+	t->mem_bytes = root->total_memory ? (int64_t)root->total_memory : -1;
+	if (t->mem_bytes < 0)
+		t->unknown |= CB_TOPO_UNK_MEMORY;
+	/* Live, hwloc says whether the OS told it about NUMA; without that
+	 * it made up one node.  A recording is taken as it is. */
+	if (t->this_system && !hwloc_topology_get_support(hw)->discovery->numa)
+		t->unknown |= CB_TOPO_UNK_NUMA;
+}
+
+static cb_status_t extract_cpus(struct cb_topo *t)
+{
+	hwloc_topology_t hw = t->hw;
+	hwloc_obj_type_t ctype = HWLOC_OBJ_CORE;
+
+	/* Some machines (and synthetic descriptions) have no core level:
+	 * each PU is then its own core. */
+	if (hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_CORE) <= 0)
+		ctype = HWLOC_OBJ_PU;
+	t->ncores = hwloc_get_nbobjs_by_type(hw, ctype);
+	t->numa =
+	        calloc((size_t)(t->nnuma > 0 ? t->nnuma : 1), sizeof(*t->numa));
+	t->cores = calloc((size_t)(t->ncores > 0 ? t->ncores : 1),
+	                  sizeof(*t->cores));
+	if (!t->numa || !t->cores)
+		return cb_fail(CB_ERR_NOMEM, "out of memory");
+	for (int i = 0; i < t->nnuma; i++) {
+		hwloc_obj_t n = hwloc_get_obj_by_type(hw, HWLOC_OBJ_NUMANODE,
+		                                      (unsigned)i);
+		struct cb_topo_numa *tn = &t->numa[i];
+		tn->os_index = (int)n->os_index;
+		tn->mem_bytes =
+		        n->attr->numanode.local_memory
+		                ? (int64_t)n->attr->numanode.local_memory
+		                : -1;
+		tn->ncores = hwloc_get_nbobjs_inside_cpuset_by_type(
+		        hw, n->cpuset, ctype);
+		tn->npus = hwloc_get_nbobjs_inside_cpuset_by_type(hw, n->cpuset,
+		                                                  HWLOC_OBJ_PU);
+		list_str(n->cpuset, tn->cpus, sizeof(tn->cpus));
+	}
+	for (int i = 0; i < t->ncores; i++) {
+		hwloc_obj_t c = hwloc_get_obj_by_type(hw, ctype, (unsigned)i);
+		hwloc_obj_t p = hwloc_get_ancestor_obj_by_type(
+		        hw, HWLOC_OBJ_PACKAGE, c);
+		struct cb_topo_core *tc = &t->cores[i];
+		tc->package = p ? (int)p->logical_index : -1;
+		tc->numa = -1;
+		for (int k = 0; k < t->nnuma && tc->numa < 0; k++) {
+			hwloc_obj_t n = hwloc_get_obj_by_type(
+			        hw, HWLOC_OBJ_NUMANODE, (unsigned)k);
+			if (hwloc_bitmap_isincluded(c->cpuset, n->cpuset))
+				tc->numa = k;
+		}
+		list_str(c->cpuset, tc->cpus, sizeof(tc->cpus));
+	}
+	return CB_OK;
+}
+
+static void extract_caches(struct cb_topo *t)
+{
+	static const hwloc_obj_type_t types[] = {
+		HWLOC_OBJ_L1CACHE, HWLOC_OBJ_L2CACHE, HWLOC_OBJ_L3CACHE,
+		HWLOC_OBJ_L4CACHE, HWLOC_OBJ_L5CACHE,
+	};
+
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		int depth = hwloc_get_type_depth(t->hw, types[i]);
+		if (depth < 0 || t->ncaches == CB_TOPO_MAX_CACHES)
+			continue;
+		hwloc_obj_t c = hwloc_get_obj_by_depth(t->hw, depth, 0);
+		t->cache[t->ncaches].level = (int)c->attr->cache.depth;
+		t->cache[t->ncaches].type =
+		        c->attr->cache.type == HWLOC_OBJ_CACHE_DATA ? 'd'
+		        : c->attr->cache.type == HWLOC_OBJ_CACHE_INSTRUCTION
+		                ? 'i'
+		                : 'u';
+		t->cache[t->ncaches].bytes = (int64_t)c->attr->cache.size;
+		t->cache[t->ncaches].count =
+		        (int)hwloc_get_nbobjs_by_depth(t->hw, depth);
+		t->ncaches++;
+	}
+}
+
+/* ---- devices ---- */
+
+struct found {
+	struct cb_topo_dev d;
+	hwloc_obj_t obj; /* the PCI device, or the OS device off PCI */
+	hwloc_obj_t osdevs[8];
+	int nosdevs;
+	int is_gpu;
+};
+
+static int is_gpu_osdev(hwloc_obj_t o)
+{
+	const char *st = o->subtype ? o->subtype : "";
+
+	if (o->attr->osdev.type == HWLOC_OBJ_OSDEV_COPROC)
+		return 1;
+	return o->attr->osdev.type == HWLOC_OBJ_OSDEV_GPU &&
+	       (!strcmp(st, "NVML") || !strcmp(st, "RSMI") ||
+	        !strcmp(st, "LevelZero"));
+}
+
+static int is_net_osdev(hwloc_obj_t o)
+{
+	return o->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK ||
+	       o->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS;
+}
+
+static void add_alias(struct cb_topo_dev *d, const char *name)
+{
+	size_t n = strlen(d->aliases);
+
+	if (!strcmp(name, d->name))
+		return;
+	snprintf(d->aliases + n, sizeof(d->aliases) - n, "%s%s", n ? "," : "",
+	         name);
+}
+
+static void name_gpu(struct found *f)
+{
+	struct cb_topo_dev *d = &f->d;
+	hwloc_obj_t best = NULL;
+	const char *v;
+
+	for (int i = 0; i < f->nosdevs; i++) {
+		hwloc_obj_t o = f->osdevs[i];
+		if (!is_gpu_osdev(o))
+			continue;
+		/* CUDA's name first: it is the one programs use. */
+		if (!best || (o->subtype && !strcmp(o->subtype, "CUDA")))
+			best = o;
+	}
+	if (best) {
+		snprintf(d->name, sizeof(d->name), "%s", best->name);
+		snprintf(d->kind, sizeof(d->kind), "%s",
+		         best->subtype ? best->subtype : "GPU");
+		if ((v = info(best, "GPUModel")))
+			snprintf(d->model, sizeof(d->model), "%s", v);
+	} else {
+		snprintf(d->name, sizeof(d->name), "%s", d->pci);
+		snprintf(d->kind, sizeof(d->kind), "PCI");
+	}
+	for (int i = 0; i < f->nosdevs; i++)
+		if (is_gpu_osdev(f->osdevs[i]))
+			add_alias(d, f->osdevs[i]->name);
+}
+
+static void name_nic(struct found *f)
+{
+	struct cb_topo_dev *d = &f->d;
+	int ib = 0;
+
+	for (int i = 0; i < f->nosdevs; i++) {
+		hwloc_obj_t o = f->osdevs[i];
+		if (o->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS &&
+		    !d->rdma) {
+			d->rdma = 1;
+			snprintf(d->name, sizeof(d->name), "%s", o->name);
+		}
+		if (!strncmp(o->name, "ib", 2))
+			ib = 1;
+	}
+	if (!d->rdma)
+		for (int i = 0; i < f->nosdevs && !d->name[0]; i++)
+			if (is_net_osdev(f->osdevs[i]))
+				snprintf(d->name, sizeof(d->name), "%s",
+				         f->osdevs[i]->name);
+	for (int i = 0; i < f->nosdevs; i++)
+		if (is_net_osdev(f->osdevs[i]))
+			add_alias(d, f->osdevs[i]->name);
+	/* A recording cannot say more; sysfs refines it for the live
+	 * machine (RoCE, iWARP). */
+	snprintf(d->kind, sizeof(d->kind), "%s",
+	         ib        ? "InfiniBand"
+	         : d->rdma ? "RDMA"
+	                   : "Ethernet");
+}
+
+static int pci_gpu_class(hwloc_obj_t pci)
+{
+	unsigned cls = pci->attr->pcidev.class_id;
+
+	return cls == 0x0302 || cls == 0x0380 ||
+	       (cls == 0x0300 && pci->attr->pcidev.vendor_id == 0x10de);
+}
+
+static void locality(struct cb_topo *t, struct found *f)
+{
+	hwloc_obj_t anc = hwloc_get_non_io_ancestor_obj(t->hw, f->obj);
+	hwloc_obj_t root = hwloc_get_root_obj(t->hw);
+	struct cb_topo_dev *d = &f->d;
+
+	d->numa = -1;
+	/* Hanging from the root of a multi-node machine means the OS did
+	 * not say where the device is. */
+	if (!anc || (anc == root && t->nnuma > 1)) {
+		t->unknown |= CB_TOPO_UNK_LOCALITY;
+		return;
+	}
+	list_str(anc->cpuset, d->cpus, sizeof(d->cpus));
+	list_str(anc->nodeset, d->numas, sizeof(d->numas));
+	if (hwloc_bitmap_weight(anc->nodeset) == 1)
+		d->numa = hwloc_bitmap_first(anc->nodeset);
+}
+
+static void link_from_recording(struct found *f)
+{
+	struct cb_topo_dev *d = &f->d;
+	const char *v;
+
+	snprintf(d->link_note, sizeof(d->link_note), "not in the recording");
+	for (int i = 0; i < f->nosdevs; i++) {
+		hwloc_obj_t o = f->osdevs[i];
+		if ((v = info(o, LINK_SPEED_INFO)) && d->speed_mbps < 0)
+			d->speed_mbps = atoi(v);
+		if ((v = info(o, LINK_STATE_INFO)) &&
+		    !strcmp(d->state, "unknown"))
+			snprintf(d->state, sizeof(d->state), "%s", v);
+	}
+	/* hwloc records an InfiniBand port's state as a number. */
+	static const char *const ib_states[] = { "nop",    "down",
+		                                 "init",   "armed",
+		                                 "active", "active_defer" };
+	for (int i = 0; i < f->nosdevs && !strcmp(d->state, "unknown"); i++) {
+		if (f->osdevs[i]->attr->osdev.type !=
+		            HWLOC_OBJ_OSDEV_OPENFABRICS ||
+		    !(v = info(f->osdevs[i], "Port1State")))
+			continue;
+		int s = atoi(v);
+		if (s >= 0 && s <= 5)
+			snprintf(d->state, sizeof(d->state), "%s",
+			         ib_states[s]);
+	}
+	if (d->speed_mbps >= 0 || strcmp(d->state, "unknown"))
+		snprintf(d->link_note, sizeof(d->link_note), "recorded");
+}
+
+static void collect(struct cb_topo *t, struct found **out, int *n)
+{
+	hwloc_topology_t hw = t->hw;
+	struct found *fs = NULL;
+	int nf = 0, cap = 0;
+
+	for (hwloc_obj_t o = NULL; (o = hwloc_get_next_osdev(hw, o));) {
+		int gpu = is_gpu_osdev(o), net = is_net_osdev(o);
+		hwloc_obj_t pci =
+		        o->parent && o->parent->type == HWLOC_OBJ_PCI_DEVICE
+		                ? o->parent
+		                : NULL;
+		hwloc_obj_t key = pci ? pci : o;
+		int i;
+		for (i = 0; i < nf && fs[i].obj != key; i++)
+			;
+		if (i == nf) {
+			if (!gpu && !net && !(pci && pci_gpu_class(pci)))
+				continue;
+			if (nf == cap) {
+				cap = cap ? 2 * cap : 16;
+				struct found *nfs =
+				        realloc(fs, (size_t)cap * sizeof(*fs));
+				if (!nfs)
+					break;
+				fs = nfs;
+			}
+			memset(&fs[nf], 0, sizeof(fs[nf]));
+			fs[nf].obj = key;
+			nf++;
+		}
+		if (fs[i].nosdevs < 8)
+			fs[i].osdevs[fs[i].nosdevs++] = o;
+		if (gpu)
+			fs[i].is_gpu = 1;
+	}
+	/* GPUs that no driver published an OS device for. */
+	for (hwloc_obj_t p = NULL; (p = hwloc_get_next_pcidev(hw, p));) {
+		int i;
+		if (!pci_gpu_class(p))
+			continue;
+		for (i = 0; i < nf && fs[i].obj != p; i++)
+			;
+		if (i < nf) {
+			fs[i].is_gpu = 1;
+			continue;
+		}
+		if (nf == cap) {
+			cap = cap ? 2 * cap : 16;
+			struct found *nfs =
+			        realloc(fs, (size_t)cap * sizeof(*fs));
+			if (!nfs)
+				break;
+			fs = nfs;
+		}
+		memset(&fs[nf], 0, sizeof(fs[nf]));
+		fs[nf].obj = p;
+		fs[nf].is_gpu = 1;
+		nf++;
+	}
+	*out = fs;
+	*n = nf;
+}
+
+static int cmp_found(const void *a, const void *b)
+{
+	const struct found *x = a, *y = b;
+
+	if (x->is_gpu != y->is_gpu)
+		return y->is_gpu - x->is_gpu;
+	/* Off PCI last; then bus id order; then name. */
+	if (!x->d.pci[0] != !y->d.pci[0])
+		return !x->d.pci[0] - !y->d.pci[0];
+	int c = strcmp(x->d.pci, y->d.pci);
+	return c ? c : strcmp(x->d.name, y->d.name);
+}
+
+/* Bridges on the way from @o up to (not including) @anc. */
+static int bridges_below(hwloc_obj_t o, hwloc_obj_t anc)
+{
+	int n = 0;
+
+	for (o = o->parent; o && o != anc; o = o->parent)
+		n += o->type == HWLOC_OBJ_BRIDGE;
+	return n;
+}
+
+static enum cb_topo_path path_between(hwloc_topology_t hw, hwloc_obj_t a,
+                                      hwloc_obj_t b)
+{
+	hwloc_obj_t lca = NULL;
+
+	if (a == b)
+		return CB_TOPO_PATH_X;
+	/* hwloc_get_common_ancestor_obj() compares depths, and I/O objects
+	 * have none: walk the parents instead. */
+	for (hwloc_obj_t x = a; x && !lca; x = x->parent)
+		for (hwloc_obj_t y = b; y; y = y->parent)
+			if (x == y) {
+				lca = x;
+				break;
+			}
+	if (lca && lca->type == HWLOC_OBJ_BRIDGE) {
+		if (lca->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_HOST)
+			return CB_TOPO_PATH_PHB;
+		return bridges_below(a, lca) + bridges_below(b, lca) == 0
+		               ? CB_TOPO_PATH_PIX
+		               : CB_TOPO_PATH_PXB;
+	}
+	hwloc_obj_t na = hwloc_get_non_io_ancestor_obj(hw, a);
+	hwloc_obj_t nb = hwloc_get_non_io_ancestor_obj(hw, b);
+	if (na && nb && hwloc_bitmap_isequal(na->nodeset, nb->nodeset) &&
+	    hwloc_bitmap_weight(na->nodeset) == 1)
+		return CB_TOPO_PATH_NODE;
+	return CB_TOPO_PATH_SYS;
+}
+
+static void nvlinks(struct cb_topo *t, struct found *fs, int ndev)
+{
+	struct hwloc_distances_s *dist[4];
+	unsigned nr = 4;
+
+	if (hwloc_distances_get_by_name(t->hw, "NVLinkBandwidth", &nr, dist,
+	                                0) != 0)
+		return;
+	for (unsigned k = 0; k < nr && k < 4; k++) {
+		struct hwloc_distances_s *ds = dist[k];
+		for (unsigned i = 0; i < ds->nbobjs; i++)
+			for (unsigned j = 0; j < ds->nbobjs; j++) {
+				if (i == j || !ds->values[i * ds->nbobjs + j])
+					continue;
+				int a = -1, b = -1;
+				for (int d = 0; d < t->ngpus; d++) {
+					hwloc_obj_t p = fs[d].obj;
+					if (ds->objs[i] == p ||
+					    ds->objs[i]->parent == p)
+						a = d;
+					if (ds->objs[j] == p ||
+					    ds->objs[j]->parent == p)
+						b = d;
+				}
+				if (a >= 0 && b >= 0 && a != b)
+					t->path[a * ndev + b] =
+					        CB_TOPO_PATH_NVL;
+			}
+		hwloc_distances_release(t->hw, ds);
+	}
+}
+
+static cb_status_t extract_devices(struct cb_topo *t, int live, int synthetic)
+{
+	struct found *fs;
+	int nf;
+
+	collect(t, &fs, &nf);
+	/* A synthetic topology has no I/O by design. */
+	if (!synthetic && hwloc_get_next_pcidev(t->hw, NULL) == NULL)
+		t->unknown |= CB_TOPO_UNK_PCI;
+	for (int i = 0; i < nf; i++) {
+		struct found *f = &fs[i];
+		struct cb_topo_dev *d = &f->d;
+		const char *v;
+		if (f->obj->type == HWLOC_OBJ_PCI_DEVICE) {
+			struct hwloc_pcidev_attr_s *pa = &f->obj->attr->pcidev;
+			snprintf(d->pci, sizeof(d->pci), "%04x:%02x:%02x.%01x",
+			         pa->domain, pa->bus, pa->dev, pa->func);
+			if ((v = info(f->obj, "PCIDevice")) ||
+			    (v = info(f->obj, "PCIVendor")))
+				snprintf(d->model, sizeof(d->model), "%s", v);
+		}
+		d->speed_mbps = -1;
+		snprintf(d->state, sizeof(d->state), "unknown");
+		if (f->is_gpu) {
+			name_gpu(f);
+		} else {
+			name_nic(f);
+			if (live)
+				cb_topo_link_read("/sys", d);
+			else
+				link_from_recording(f);
+			if (d->speed_mbps < 0 || !strcmp(d->state, "unknown"))
+				t->unknown |= CB_TOPO_UNK_LINK;
+		}
+		locality(t, f);
+	}
+	qsort(fs, (size_t)nf, sizeof(*fs), cmp_found);
+	t->dev = calloc((size_t)(nf ? nf : 1), sizeof(*t->dev));
+	t->path = calloc((size_t)(nf ? nf * nf : 1), 1);
+	if (!t->dev || !t->path) {
+		free(fs);
+		return cb_fail(CB_ERR_NOMEM, "out of memory");
+	}
+	for (int i = 0; i < nf; i++) {
+		t->dev[i] = fs[i].d;
+		if (fs[i].is_gpu)
+			t->ngpus++;
+		else
+			t->nnics++;
+	}
+	for (int i = 0; i < nf; i++)
+		for (int j = 0; j < nf; j++)
+			t->path[i * nf + j] = (unsigned char)path_between(
+			        t->hw, fs[i].obj, fs[j].obj);
+	nvlinks(t, fs, nf);
+	free(fs);
+	return CB_OK;
+}
+
+cb_status_t cb_topo_load(const char *xml, const char *synthetic,
+                         struct cb_topo **out)
+{
+	struct cb_topo *t = calloc(1, sizeof(*t));
+	hwloc_topology_t hw;
+	cb_status_t st;
+
+	if (!t)
+		return cb_fail(CB_ERR_NOMEM, "out of memory");
+	if (xml && access(xml, R_OK) != 0) {
+		st = cb_fail(CB_ERR_USAGE, "cannot read topology file '%s': %s",
+		             xml, strerror(errno));
+		free(t);
+		return st;
+	}
+	/* hwloc's own multi-line reports about odd firmware data would break
+	 * the one-line-per-problem rule; the user can still ask for them. */
+	setenv("HWLOC_HIDE_ERRORS", "2", 0);
+	if (hwloc_topology_init(&hw) != 0) {
+		free(t);
+		return cb_fail(CB_ERR_SYS, "hwloc: cannot initialize: %s",
+		               strerror(errno));
+	}
+	t->hw = hw;
+	/* PCI devices and bridges that lead to something worth showing,
+	 * and OS devices. */
+	hwloc_topology_set_io_types_filter(hw,
+	                                   HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+	if (xml) {
+		snprintf(t->source, sizeof(t->source), "xml %s", xml);
+		if (hwloc_topology_set_xml(hw, xml) != 0 ||
+		    hwloc_topology_load(hw) != 0) {
+			st = cb_fail(CB_ERR_USAGE,
+			             "topology file '%s' is not an hwloc XML "
+			             "topology that hwloc %s can load",
+			             xml, HWLOC_VERSION);
+			goto fail;
+		}
+	} else if (synthetic) {
+		snprintf(t->source, sizeof(t->source), "synthetic %s",
+		         synthetic);
+		if (hwloc_topology_set_synthetic(hw, synthetic) != 0 ||
+		    hwloc_topology_load(hw) != 0) {
+			st = cb_fail(CB_ERR_USAGE,
+			             "synthetic topology '%s' does not parse "
+			             "(hwloc's syntax, e.g. \"pack:2 numa:2 "
+			             "core:4 pu:2\")",
+			             synthetic);
+			goto fail;
+		}
+	} else {
+		snprintf(t->source, sizeof(t->source), "live");
+		if (hwloc_topology_load(hw) != 0) {
+			st = cb_fail(CB_ERR_SYS,
+			             "hwloc cannot discover this machine: %s",
+			             strerror(errno));
+			goto fail;
+		}
+		t->this_system = hwloc_topology_is_thissystem(hw);
+	}
+	extract_machine(t);
+	if ((st = extract_cpus(t)))
+		goto fail;
+	extract_caches(t);
+	if ((st = extract_devices(t, !xml && !synthetic, synthetic != NULL)))
+		goto fail;
+	*out = t;
+	return CB_OK;
+fail:
+	cb_topo_free(t);
+	return st;
+}
+
+void cb_topo_free(struct cb_topo *t)
+{
+	if (!t)
+		return;
+	if (t->hw)
+		hwloc_topology_destroy(t->hw);
+	free(t->numa);
+	free(t->cores);
+	free(t->dev);
+	free(t->path);
+	free(t);
+}
+
+cb_status_t cb_topo_export_xml(struct cb_topo *t, const char *path)
+{
+	/* Keep what sysfs said about the live links in the recording. */
+	for (int i = 0; t->this_system && i < t->nnics; i++) {
+		const struct cb_topo_dev *d = cb_topo_nic(t, i);
+		hwloc_obj_t o = NULL;
+		char v[16];
+		while ((o = hwloc_get_next_osdev(t->hw, o)))
+			if (!strcmp(o->name, d->name))
+				break;
+		if (!o || info(o, LINK_STATE_INFO))
+			continue;
+		if (d->speed_mbps >= 0) {
+			snprintf(v, sizeof(v), "%d", d->speed_mbps);
+			hwloc_obj_add_info(o, LINK_SPEED_INFO, v);
+		}
+		if (strcmp(d->state, "unknown"))
+			hwloc_obj_add_info(o, LINK_STATE_INFO, d->state);
+	}
+	if (hwloc_topology_export_xml(t->hw, path, 0) != 0)
+		return cb_fail(CB_ERR_USAGE, "cannot write '%s': %s", path,
+		               strerror(errno));
+	return CB_OK;
+}
+const int cb_topo_have_hwloc = 1;

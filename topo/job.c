@@ -1,0 +1,410 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * topo/job.c - topology in a run: each rank loads its host's topology, binds
+ * itself as --bind says (knowing its local rank and how many ranks share the
+ * host), and sends rank 0 its binding and its host's summary in one
+ * allgather at start-up.  Rank 0 turns them into the header's binding line
+ * and inventory lines.
+ *
+ * Which topology: COLLBENCH_TOPO_XML_<rank> (one rank only: how a test makes
+ * one host look different), else --topo-xml / COLLBENCH_TOPO_XML, else the
+ * live machine.  A recorded topology plans a binding but applies none.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/bootstrap.h"
+#include "core/comm.h"
+#include "core/log.h"
+#include "topo/topo.h"
+
+#define SHOW_RANKS 16 /* in the binding line */
+
+/* One rank's part of the gather (same build on every host). */
+struct entry {
+	char key[128]; /* host identity */
+	int32_t rank;
+	int32_t has_topo;
+	int32_t bound;  /* to a core or a NUMA node */
+	char bind[160]; /* "core 0 (NUMA 0, cpus 0)" */
+	char note[96];  /* "--bind none", "planned on X, not applied" */
+	struct cb_topo_inv inv;
+};
+
+struct cb_topo_job {
+	char nic[32];
+	int gpu;
+	/* rank 0 */
+	char *binding, *inventory;
+	struct cb_topo_inv *hosts;
+	struct cb_topo_inv_diff *diff;
+	int nhosts, differing;
+};
+
+/*
+ * Which ranks share this machine's cores: those with our boot id.  Usually
+ * the ranks of our host; but test hosts made of network namespaces, or
+ * containers, are different hosts on one machine, and binding each host's
+ * ranks from core 0 would pile them onto the same cores.
+ */
+static cb_status_t machine_place(struct cb_boot *boot, int rank, int world,
+                                 int *mrank, int *msize)
+{
+	char mine[40] = "", *all;
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+	cb_status_t st;
+
+	if (f) {
+		if (!fgets(mine, sizeof(mine), f))
+			mine[0] = '\0';
+		fclose(f);
+	}
+	if (!mine[0])
+		gethostname(mine, sizeof(mine) - 1);
+	if (!(all = calloc((size_t)world, sizeof(mine))))
+		return cb_fail(CB_ERR_NOMEM, "out of memory");
+	st = cb_boot_allgather(boot, "every rank's machine", mine, sizeof(mine),
+	                       all);
+	*mrank = *msize = 0;
+	for (int r = 0; !st && r < world; r++) {
+		if (strncmp(all + (size_t)r * sizeof(mine), mine, sizeof(mine)))
+			continue;
+		*mrank += r < rank;
+		(*msize)++;
+	}
+	free(all);
+	return st;
+}
+
+static cb_status_t read_options(enum cb_topo_bind *mode, const char **nic,
+                                int *gpu)
+{
+	const char *v;
+	char *end;
+
+	*mode = CB_TOPO_BIND_AUTO;
+	*gpu = -1;
+	*nic = cb_opt_get("nic");
+	if ((v = cb_opt_get("bind")) &&
+	    cb_topo_bind_parse(v, "--bind (or COLLBENCH_BIND)", mode))
+		return CB_ERR_USAGE;
+	if ((v = cb_opt_get("gpu"))) {
+		errno = 0;
+		long g = strtol(v, &end, 10);
+		if (errno || end == v || *end || g < 0 || g > 1023)
+			return cb_fail(
+			        CB_ERR_USAGE,
+			        "--gpu '%s' is not a GPU index (0, 1, ...)", v);
+		*gpu = (int)g;
+	}
+	return CB_OK;
+}
+
+/* Plan and apply this rank's binding; fills bind and note. */
+static cb_status_t bind_me(struct cb_topo *t, int local_rank, int local_size,
+                           struct entry *me, struct cb_topo_job *j)
+{
+	struct cb_topo_slot *slots;
+	enum cb_topo_bind mode;
+	const char *nic;
+	char cpus[CB_TOPO_LIST];
+	int gpu;
+	cb_status_t st;
+
+	if ((st = read_options(&mode, &nic, &gpu)))
+		return st;
+	if (!(slots = calloc((size_t)local_size, sizeof(*slots))))
+		return cb_fail(CB_ERR_NOMEM, "out of memory");
+	if ((st = cb_topo_plan(t, mode, local_size, nic, gpu, slots, me->note,
+	                       sizeof(me->note)))) {
+		free(slots);
+		return st;
+	}
+	struct cb_topo_slot s = slots[local_rank];
+	free(slots);
+	if (s.nic >= 0)
+		snprintf(j->nic, sizeof(j->nic), "%s",
+		         cb_topo_nic(t, s.nic)->name);
+	j->gpu = s.gpu;
+	if (mode == CB_TOPO_BIND_NONE && !me->note[0])
+		snprintf(me->note, sizeof(me->note), "--bind none");
+	int kept = mode == CB_TOPO_BIND_AUTO &&
+	           cb_topo_bound_already(t, cpus, sizeof(cpus));
+	if (kept) {
+		/* A launcher (or taskset) chose: auto does not undo it. */
+		s.core = s.numa = -1;
+	} else if (!t->this_system && (s.core >= 0 || s.numa >= 0)) {
+		snprintf(me->note, sizeof(me->note),
+		         "planned on %.60s, not applied", me->inv.source);
+	} else if ((st = cb_topo_bind_apply(t, &s))) {
+		/* Not fatal: the run goes on unbound, and says so. */
+		cb_log(CB_LOG_WARN, "%s", cb_fail_msg());
+		snprintf(me->note, sizeof(me->note), "not applied: %.80s",
+		         cb_fail_msg());
+		cb_fail_clear();
+		s.core = s.numa = -1;
+	}
+	cb_topo_slot_str(t, &s, me->bind, sizeof(me->bind));
+	me->bound = kept || s.core >= 0 || s.numa >= 0;
+	if (kept) {
+		/* "unbound (NIC eth0)" -> "cpus 0 as launched (NIC eth0)" */
+		char dev[sizeof(me->bind)];
+		snprintf(dev, sizeof(dev), "%s", me->bind + strlen("unbound"));
+		snprintf(me->bind, sizeof(me->bind),
+		         "cpus %.60s as launched%.80s", cpus, dev);
+	}
+	return CB_OK;
+}
+
+static char *binding_line(const struct entry *all, int world, int nhosts)
+{
+	size_t cap = 256 + (size_t)SHOW_RANKS * 300, n = 0;
+	char *s = malloc(cap);
+	int same_note = 1, unbound = 1;
+
+	if (!s)
+		return NULL;
+	for (int r = 0; r < world; r++) {
+		same_note &= !strcmp(all[r].note, all[0].note);
+		unbound &= !all[r].bound;
+	}
+	s[0] = '\0';
+	if (unbound && same_note) {
+		snprintf(s, cap, "none%s%s%s", all[0].note[0] ? " (" : "",
+		         all[0].note, all[0].note[0] ? ")" : "");
+		return s;
+	}
+	for (int r = 0; r < world && r < SHOW_RANKS && n < cap; r++)
+		n += (size_t)snprintf(
+		        s + n, cap - n, "%srank %d%s%s -> %s%s%s%s",
+		        r ? ", " : "", r, nhosts > 1 ? " on " : "",
+		        nhosts > 1 ? all[r].inv.host : "", all[r].bind,
+		        !same_note && all[r].note[0] ? " [" : "",
+		        same_note ? "" : all[r].note,
+		        !same_note && all[r].note[0] ? "]" : "");
+	if (world > SHOW_RANKS && n < cap)
+		n += (size_t)snprintf(s + n, cap - n, ", ... (%d more)",
+		                      world - SHOW_RANKS);
+	if (same_note && all[0].note[0] && n < cap)
+		snprintf(s + n, cap - n, "; %s", all[0].note);
+	return s;
+}
+
+static void inventory_lines(struct cb_topo_job *j, size_t cap);
+
+/* Rank 0: one summary per host, or per rank of a host whose ranks loaded
+ * different topologies. */
+static cb_status_t inventory(struct cb_topo_job *j, struct entry *all,
+                             int world)
+{
+	size_t cap = 1024 + (size_t)world * 600, n = 0;
+
+	j->hosts = calloc((size_t)world, sizeof(*j->hosts));
+	j->diff = calloc((size_t)world, sizeof(*j->diff));
+	j->inventory = malloc(cap);
+	if (!j->hosts || !j->diff || !j->inventory)
+		return cb_fail(CB_ERR_NOMEM, "out of memory");
+	j->inventory[0] = '\0';
+	int *rep = calloc((size_t)world, sizeof(int)); /* a rank of each */
+	if (!rep)
+		return cb_fail(CB_ERR_NOMEM, "out of memory");
+	int notopo = 0;
+	for (int r = 0; r < world; r++) {
+		int h, same_host = 0;
+		/* A build without hwloc has nothing to compare. */
+		if (!all[r].has_topo) {
+			notopo++;
+			continue;
+		}
+		for (h = 0; h < j->nhosts; h++) {
+			const struct entry *e = &all[rep[h]];
+			if (strcmp(e->key, all[r].key))
+				continue;
+			same_host = 1;
+			if (!memcmp(&e->inv, &all[r].inv, sizeof(e->inv)))
+				break;
+		}
+		if (h < j->nhosts)
+			continue;
+		rep[j->nhosts] = r;
+		j->hosts[j->nhosts] = all[r].inv;
+		if (same_host)
+			snprintf(j->hosts[j->nhosts].host,
+			         sizeof(j->hosts[0].host), "%.40s (rank %d)",
+			         all[r].inv.host, r);
+		j->nhosts++;
+	}
+	free(rep);
+	if (notopo == world) {
+		snprintf(j->inventory, cap, "unknown (built without hwloc)");
+		return CB_OK;
+	}
+	j->differing = cb_topo_inv_compare(j->hosts, j->nhosts, j->diff);
+	inventory_lines(j, cap);
+	n = strlen(j->inventory);
+	if (notopo && n < cap)
+		snprintf(j->inventory + n, cap - n,
+		         "\n%d rank%s sent no topology (built without hwloc): "
+		         "not compared",
+		         notopo, notopo == 1 ? "" : "s");
+	return CB_OK;
+}
+
+/* The lines of the inventory (hosts compared already). */
+static void inventory_lines(struct cb_topo_job *j, size_t cap)
+{
+	char line[1024];
+	size_t n;
+
+	if (j->nhosts == 1) {
+		cb_topo_inv_str(&j->hosts[0], line, sizeof(line));
+		snprintf(j->inventory, cap, "1 host: %s: %s", j->hosts[0].host,
+		         line);
+		return;
+	}
+	if (!j->differing) {
+		cb_topo_inv_str(&j->hosts[0], line, sizeof(line));
+		snprintf(j->inventory, cap, "%d hosts alike: %s", j->nhosts,
+		         line);
+		return;
+	}
+	n = (size_t)snprintf(j->inventory, cap,
+	                     "%d hosts, %d unlike the others (see below)",
+	                     j->nhosts, j->differing);
+	for (int h = 0; h < j->nhosts && n < cap; h++) {
+		if (!j->diff[h].differs)
+			continue;
+		n += (size_t)snprintf(j->inventory + n, cap - n,
+		                      "\nWARNING: host %s differs: %s",
+		                      j->hosts[h].host, j->diff[h].why);
+		cb_log(CB_LOG_WARN, "inventory: host %s differs: %s",
+		       j->hosts[h].host, j->diff[h].why);
+	}
+	for (int h = 0; h < j->nhosts && n < cap; h++) {
+		cb_topo_inv_str(&j->hosts[h], line, sizeof(line));
+		n += (size_t)snprintf(j->inventory + n, cap - n, "\n%s: %s",
+		                      j->hosts[h].host, line);
+	}
+}
+
+cb_status_t cb_topo_job_setup(struct cb_boot *boot, int rank, int world,
+                              int local_rank, int local_size,
+                              struct cb_topo_job **out)
+{
+	struct cb_topo_job *j = calloc(1, sizeof(*j));
+	struct entry *me = calloc(1, sizeof(*me)), *all = NULL;
+	struct cb_topo *t = NULL;
+	char name[64], env[48];
+	const char *xml;
+	cb_status_t st;
+
+	if (!j || !me) {
+		st = cb_fail(CB_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	j->gpu = -1;
+	cb_host_identity(name, sizeof(name), me->key, sizeof(me->key));
+	me->rank = rank;
+	/* Every rank takes part, hwloc or not, so the gathers line up. */
+	if (local_rank >= 0 &&
+	    (st = machine_place(boot, rank, world, &local_rank, &local_size)))
+		goto out;
+	snprintf(env, sizeof(env), "COLLBENCH_TOPO_XML_%d", rank);
+	if (!(xml = getenv(env)) || !*xml)
+		xml = cb_opt_get("topo-xml");
+	st = cb_topo_load(xml, NULL, &t);
+	if (st == CB_ERR_UNAVAILABLE) {
+		cb_fail_clear();
+		snprintf(me->bind, sizeof(me->bind), "unbound");
+		snprintf(me->note, sizeof(me->note), "built without hwloc");
+	} else if (st) {
+		goto out;
+	} else {
+		me->has_topo = 1;
+		cb_topo_inv_fill(t, name, &me->inv);
+		if (local_rank < 0)
+			snprintf(me->bind, sizeof(me->bind), "unbound");
+		else if ((st = bind_me(t, local_rank, local_size, me, j)))
+			goto out;
+	}
+	if (!(all = calloc((size_t)world, sizeof(*all)))) {
+		st = cb_fail(CB_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	if ((st = cb_boot_allgather(boot, "every rank's topology", me,
+	                            sizeof(*me), all)))
+		goto out;
+	if (rank == 0) {
+		int nhosts = 0;
+		for (int r = 0; r < world; r++) {
+			int k = 0;
+			while (k < r && strcmp(all[k].key, all[r].key))
+				k++;
+			nhosts += k == r;
+		}
+		if (!(j->binding = binding_line(all, world, nhosts))) {
+			st = cb_fail(CB_ERR_NOMEM, "out of memory");
+			goto out;
+		}
+		if ((st = inventory(j, all, world)))
+			goto out;
+	}
+out:
+	cb_topo_free(t);
+	free(all);
+	free(me);
+	if (st) {
+		cb_topo_job_free(j);
+		return st;
+	}
+	*out = j;
+	return CB_OK;
+}
+
+void cb_topo_job_free(struct cb_topo_job *j)
+{
+	if (!j)
+		return;
+	free(j->binding);
+	free(j->inventory);
+	free(j->hosts);
+	free(j->diff);
+	free(j);
+}
+
+const char *cb_topo_job_binding(const struct cb_topo_job *j)
+{
+	return j ? j->binding : NULL;
+}
+
+const char *cb_topo_job_inventory(const struct cb_topo_job *j)
+{
+	return j ? j->inventory : NULL;
+}
+
+int cb_topo_job_differing(const struct cb_topo_job *j)
+{
+	return j ? j->differing : 0;
+}
+
+const char *cb_topo_job_nic(const struct cb_topo_job *j)
+{
+	return j && j->nic[0] ? j->nic : NULL;
+}
+
+int cb_topo_job_gpu(const struct cb_topo_job *j)
+{
+	return j ? j->gpu : -1;
+}
+
+int cb_topo_job_hosts(const struct cb_topo_job *j,
+                      const struct cb_topo_inv **inv,
+                      const struct cb_topo_inv_diff **diff)
+{
+	*inv = j ? j->hosts : NULL;
+	*diff = j ? j->diff : NULL;
+	return j ? j->nhosts : 0;
+}
