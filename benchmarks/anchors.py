@@ -15,7 +15,9 @@ timed like nccl-tests), with the same iteration counts per size as the
 anchor (1000 up to 64 KiB, 100 up to 4 MiB, 20 above).  It prints, per size,
 the median over rounds of each tool's busbw (or time for small sizes) and the
 ratio collbench / Open MPI.  float32 sum allreduce, as the anchor.
-Long: this is a benchmark, not a test.
+--coll picks the collective (allreduce, allgather, reduce_scatter, broadcast,
+reduce: those the anchor has) and --algo collbench's algorithm (default
+auto).  Long: this is a benchmark, not a test.
 """
 import argparse
 import csv
@@ -35,7 +37,10 @@ def parse_size(s):
     return int(s[:-1]) * mult[s[-1].upper()] if s[-1].upper() in mult else int(s)
 
 
-def collbench(cb, np_, tr, lo, hi):
+MPI_NAME = {"broadcast": "bcast"}
+
+
+def collbench(cb, np_, tr, lo, hi, coll="allreduce", algo="auto"):
     """{bytes: (time_us, busbw)} for out-of-place rows."""
     out = {}
     for a, b, iters in ((lo, min(hi, 1 << 16), 1000), (max(lo, 1 << 17), min(hi, 1 << 22), 100),
@@ -43,6 +48,7 @@ def collbench(cb, np_, tr, lo, hi):
         if a > b:
             continue
         r = subprocess.run([cb, "--np", str(np_), "--transport", tr, "--format", "csv",
+                            "--coll", coll, "--algo", algo,
                             "-b", str(a), "-e", str(b), "-n", str(iters), "-w", str(iters // 10 + 1)],
                            capture_output=True, text=True, timeout=900)
         if r.returncode != 0:
@@ -53,9 +59,9 @@ def collbench(cb, np_, tr, lo, hi):
     return out
 
 
-def openmpi(np_, tr, lo, hi):
+def openmpi(np_, tr, lo, hi, coll="allreduce"):
     r = subprocess.run([os.path.join(ANCHORS, "run-mpi.sh"), str(np_), "sm" if tr == "shm" else "tcp",
-                        "-c", "allreduce", "-b", str(lo), "-e", str(hi)],
+                        "-c", MPI_NAME.get(coll, coll), "-b", str(lo), "-e", str(hi)],
                        capture_output=True, text=True, timeout=900)
     if r.returncode != 0:
         sys.exit(f"run-mpi.sh failed: {r.stderr.strip()[-500:]}")
@@ -93,17 +99,20 @@ def main():
     ap.add_argument("--max", default="64M")
     ap.add_argument("--collbench", default=os.path.join(ROOT, "build", "collbench"))
     ap.add_argument("--gloo", action="store_true")
+    ap.add_argument("--coll", default="allreduce",
+                    help="allreduce, allgather, reduce_scatter, broadcast or reduce")
+    ap.add_argument("--algo", default="auto", help="collbench's --algo")
     args = ap.parse_args()
     lo, hi = parse_size(args.min), parse_size(args.max)
     for tr in args.transports.split(","):
         cbr, mpr, glr = [], [], []
         for i in range(args.rounds):
             print(f"# {tr} round {i + 1}/{args.rounds}", file=sys.stderr, flush=True)
-            cbr.append(collbench(args.collbench, args.np, tr, lo, hi))
-            mpr.append(openmpi(args.np, tr, lo, hi))
+            cbr.append(collbench(args.collbench, args.np, tr, lo, hi, args.coll, args.algo))
+            mpr.append(openmpi(args.np, tr, lo, hi, args.coll))
             if args.gloo and tr == "tcp":
                 glr.append(gloo(args.np, hi))
-        print(f"\n## allreduce float32 sum, np={args.np}, collbench --transport {tr} vs Open MPI "
+        print(f"\n## {args.coll} float32 sum, np={args.np}, collbench --transport {tr} --algo {args.algo} vs Open MPI "
               f"{'sm' if tr == 'shm' else 'tcp'}; medians of {args.rounds} interleaved rounds")
         print(f"{'bytes':>8} {'cb time_us':>11} {'ompi time_us':>12} {'cb busbw':>9} {'ompi busbw':>10} "
               f"{'cb/ompi bw':>10}")
