@@ -3,13 +3,14 @@
  * coll/tree.c - trees, pipelined: binomial broadcast and reduce, and the
  * double binary tree allreduce (NCCL's "Tree"), on the schedule executor.
  *
- * The buffer is cut into pieces of --chunk-bytes (default 256 KiB, whole
+ * The buffer is cut into pieces of --chunk-bytes (default 512 KiB, whole
  * elements); each piece is one executor segment, so up to CB_SCHED_WINDOW
  * pieces are in flight and a piece moves down (or up) the tree while the
- * next one follows.  256 KiB: a piece costs tens of microseconds on the wire
- * or in a copy, so the per-message overhead (a few microseconds here) stays
- * small; small enough that a 2-4 MiB message already pipelines and that the
- * tcp staging (2 per tree and segment, 8 segments) stays a few MiB.
+ * next one follows.  512 KiB, as ring's: measured on shm, np 4 and 8, 256K
+ * to 8M, it was as fast as 256 KiB or faster everywhere (up to 1.5x at
+ * 1-8 MiB: fewer round transitions on an oversubscribed host), 64-128 KiB
+ * lost up to 2x, 1 MiB won nothing more; tcp showed no difference above
+ * the noise.  Staging for tcp: 4 chunks per segment, 8 segments.
  *
  * Binomial tree over virtual ranks v = (rank - root) mod n: v's parent is
  * v with its lowest set bit cleared, its children v + 2^k for 2^k below
@@ -68,7 +69,7 @@
 #include "coll/sched.h"
 #include "core/log.h"
 
-#define TREE_CHUNK_DEFAULT (256u << 10)
+#define TREE_CHUNK_DEFAULT (512u << 10)
 
 static size_t tree_chunk(size_t chunk_bytes, size_t esize)
 {
