@@ -128,10 +128,112 @@ def pingpong(algo, me, count, es):
     return (64, 64 * b, 1, 0) if me == 0 else (1, 0, 64, 64 * b)
 
 
+def pieces(nbytes, chunk, es):
+    """sizes of the pieces a buffer of nbytes is cut into (chunk rounded
+    down to whole elements)"""
+    c = max(chunk // es * es, es)
+    return [min(c, nbytes - o) for o in range(0, nbytes, c)]
+
+
+def ring_exec(coll, n, me, root, count, es, chunk):
+    """ring's reduce_scatter, allgather (count per block) and chained
+    broadcast: p-1 steps per piece of a block; the chain root -> root+1"""
+    if n == 1:
+        return (0, 0, 0, 0)
+    ps = pieces(count * es, chunk, es)
+    k, b = len(ps), count * es
+    if coll in ("reduce_scatter", "allgather"):
+        return ((n - 1) * k, (n - 1) * b, (n - 1) * k, (n - 1) * b)
+    v = (me - root) % n
+    sends = v != n - 1
+    recvs = v != 0
+    return (k * sends, b * sends, k * recvs, b * recvs)
+
+
+def binomial(coll, n, me, root, count, es, chunk):
+    """binomial tree on v = me - root: children v + 2^j for 2^j below v's
+    lowest set bit (every 2^j < n at the root), parent v minus that bit"""
+    ps = pieces(count * es, chunk, es)
+    k, b = len(ps), count * es
+    v = (me - root) % n
+    lb = v & -v if v else 2 * n
+    nch = sum(1 for j in range(32) if (1 << j) < lb and v + (1 << j) < n)
+    up = 1 if v else 0
+    if coll == "broadcast":
+        return (nch * k, nch * b, up * k, up * b)
+    return (up * k, up * b, nch * k, nch * b)
+
+
+def btree(n, i):
+    """NCCL-style in-order binary tree on 0..n-1: (parent, [children])"""
+    if i == 0:
+        p2 = 1
+        while 2 * p2 < n:
+            p2 *= 2
+        return -1, ([p2] if n > 1 else [])
+    b = i & -i
+    parent = i - b if (i & 2 * b) or i + b >= n else i + b
+    ch, h = [], b // 2
+    while h:
+        if not ch:
+            ch.append(i - h)
+        if i + h < n:
+            ch.append(i + h)
+            break
+        h //= 2
+    return parent, ch
+
+
+def dbt_rank(t, i, n):
+    """tree 1 is tree 0 mirrored (even n) or shifted by one (odd n)"""
+    if t == 0:
+        return i
+    return (i + 1) % n if n % 2 else n - 1 - i
+
+
+def dbt(n, me, count, es, chunk):
+    """double binary tree: half t of the vector reduced up tree t and
+    broadcast down, in pieces; per piece, a rank receives from and sends
+    to each child and its parent once"""
+    if n == 1:
+        return (0, 0, 0, 0)
+    out = [0, 0, 0, 0]
+    for t in range(2):
+        half = (count // 2 + (1 if t < count % 2 else 0)) * es
+        ps = pieces(half, chunk, es)
+        idx = [i for i in range(n) if dbt_rank(t, i, n) == me][0]
+        parent, ch = btree(n, idx)
+        links = len(ch) + (parent >= 0)
+        out[0] += links * len(ps)
+        out[1] += links * half
+        out[2] += links * len(ps)
+        out[3] += links * half
+    return tuple(out)
+
+
+def dbt_complementary(n):
+    """every rank forwards (has children) in at most one of the two trees,
+    except rank 0 of an odd n (one child in each)"""
+    for r in range(n):
+        inner = 0
+        for t in range(2):
+            idx = [i for i in range(n) if dbt_rank(t, i, n) == r][0]
+            inner += bool(btree(n, idx)[1])
+        if inner > 1 and not (n % 2 and r == 0):
+            return False
+    return True
+
+
 def expected(coll, algo, n, me, root, count, es, chunk):
     """None when this test has no formula for the pair (yet)."""
     if algo == "ring" and coll == "allreduce":
         return ring_allreduce(n, me, count, es, chunk)
+    if algo == "ring":
+        return ring_exec(coll, n, me, root, count, es, chunk)
+    if algo == "tree" and coll in ("broadcast", "reduce"):
+        return binomial(coll, n, me, root, count, es, chunk)
+    if algo == "tree":
+        return dbt(n, me, count, es, chunk)
     if algo == "linear":
         return linear(coll, n, me, root, count, es, chunk)
     if algo == "pairwise":
@@ -226,6 +328,9 @@ def main():
             failures.append(f"schedule {coll} {algo} {dt} n={n} rank={me} "
                             f"root={rt} count={count}: sent/recv "
                             f"{got}, the algorithm gives {exp}")
+    if not dbt_complementary(np_):
+        failures.append(f"the double binary trees for {np_} ranks are not "
+                        f"complementary")
     for msg in failures[:25]:
         print("FAIL:", msg)
     print(f"{len(rows)} rows, {len(have)} (collective, algorithm) pairs, "
