@@ -224,7 +224,174 @@ def dbt_complementary(n):
     return True
 
 
-def expected(coll, algo, n, me, root, count, es, chunk):
+def blen(count, p, i):
+    return count // p + (1 if i < count % p else 0)
+
+
+def bstart(count, p, i):
+    rem = count % p
+    return i * (count // p) + min(i, rem)
+
+
+def fold(n, me):
+    """power-of-two part p', extras r, lg; me's index nr among the p'
+    (-1: an odd extra, folded into me-1)"""
+    lg = 0
+    while (2 << lg) <= n:
+        lg += 1
+    p2, r = 1 << lg, n - (1 << lg)
+    if me < 2 * r:
+        nr = -1 if me % 2 else me // 2
+    else:
+        nr = me - r
+    return p2, r, lg, nr
+
+
+def frank(r, nr):
+    return 2 * nr if nr < r else nr + r
+
+
+def tally(msgs):
+    """(sent, recv) message lists of byte sizes -> the four counters"""
+    sent, recv = msgs
+    return (len(sent), sum(sent), len(recv), sum(recv))
+
+
+def rd(coll, n, me, count, es, chunk):
+    """recursive doubling; MPICH's fold-in of the extras"""
+    if n == 1:
+        return (0, 0, 0, 0)
+    p2, r, lg, nr = fold(n, me)
+    sent, recv = [], []
+    if coll == "allgather":
+        blk = count * es
+        if blk == 0:
+            return (0, 0, 0, 0)
+        if nr < 0:
+            return tally(([blk], [me * blk, (n - me - 1) * blk]))
+        if me < 2 * r:
+            recv.append(blk)
+        for k in range(lg):
+            m = 1 << k
+            lo, plo = nr & ~(m - 1), (nr ^ m) & ~(m - 1)
+            sent.append((frank(r, lo + m) - frank(r, lo)) * blk)
+            recv.append((frank(r, plo + m) - frank(r, plo)) * blk)
+        if me < 2 * r:
+            sent += [(me + 1) * blk, (n - me - 2) * blk]
+        return tally((sent, recv))
+    ce = max(chunk // es, 1)
+    npc = ceil_div(count, ce)
+    for j in range(npc):
+        b = blen(count, npc, j) * es
+        if nr < 0:
+            sent.append(b)
+            recv.append(b)
+            continue
+        if me < 2 * r:
+            recv.append(b)
+        sent += [b] * lg
+        recv += [b] * lg
+        if me < 2 * r:
+            sent.append(b)
+    return tally((sent, recv))
+
+
+def rabenseifner(coll, n, me, count, es, chunk):
+    """recursive halving (+ recursive doubling for allreduce); pieces of
+    --chunk-bytes (reduce_scatter: n blocks of a piece fit the chunk)"""
+    if n == 1:
+        return (0, 0, 0, 0)
+    p2, r, lg, nr = fold(n, me)
+    ce = max(chunk // es, 1)
+    sent, recv = [], []
+    if coll == "reduce_scatter":
+        npc = ceil_div(count, max(ce // n, 1))
+        for j in range(npc):
+            bb = blen(count, npc, j) * es
+            if nr < 0:
+                sent.append(n * bb)
+                recv.append(bb)
+                continue
+            if me < 2 * r:
+                recv.append(n * bb)
+            lo, m = 0, p2 // 2
+            while m >= 1:
+                klo = lo + m if nr & m else lo
+                slo = lo if nr & m else lo + m
+                sent.append((frank(r, slo + m) - frank(r, slo)) * bb)
+                recv.append((frank(r, klo + m) - frank(r, klo)) * bb)
+                lo, m = klo, m // 2
+            if me < 2 * r:
+                sent.append(bb)
+        return tally((sent, recv))
+    npc = ceil_div(count, ce)
+    for j in range(npc):
+        cnt = blen(count, npc, j)
+
+        def blk(i):
+            return bstart(cnt, p2, i) * es
+        if nr < 0:
+            sent.append(cnt * es)
+            recv.append(cnt * es)
+            continue
+        if me < 2 * r:
+            recv.append(cnt * es)
+        lo, m = 0, p2 // 2
+        while m >= 1:
+            klo = lo + m if nr & m else lo
+            slo = lo if nr & m else lo + m
+            sb, kb = blk(slo + m) - blk(slo), blk(klo + m) - blk(klo)
+            if sb:
+                sent.append(sb)
+            if kb:
+                recv.append(kb)
+            lo, m = klo, m // 2
+        m = 1
+        while m < p2:
+            mlo, plo = nr & ~(m - 1), (nr ^ m) & ~(m - 1)
+            mb, pb = blk(mlo + m) - blk(mlo), blk(plo + m) - blk(plo)
+            if mb:
+                sent.append(mb)
+            if pb:
+                recv.append(pb)
+            m *= 2
+        if me < 2 * r:
+            sent.append(cnt * es)
+    return tally((sent, recv))
+
+
+def ps_sched(n, me, count, es, chunk, k_srv):
+    """parameter server: shards pushed to their servers, reduced, pulled"""
+    if n == 1:
+        return (0, 0, 0, 0)
+    ce = max(chunk // es, 1)
+    shards = k_srv or n
+    w = n - k_srv
+
+    def pcs(k):  # byte sizes of shard k's pieces
+        sl = blen(count, shards, k)
+        npc = ceil_div(sl, ce)
+        return [blen(sl, npc, j) * es for j in range(npc)]
+    sent, recv = [], []
+    if k_srv:
+        if me < w:
+            for k in range(shards):
+                sent += pcs(k)
+                recv += pcs(k)
+        else:
+            sent += pcs(me - w) * w
+            recv += pcs(me - w) * w
+        return tally((sent, recv))
+    for t in range(n):
+        if t != me:
+            sent += pcs(t)      # push
+            recv += pcs(t)      # pull
+    sent += pcs(me) * (n - 1)   # serve
+    recv += pcs(me) * (n - 1)   # pushes in
+    return tally((sent, recv))
+
+
+def expected(coll, algo, n, me, root, count, es, chunk, ps=0):
     """None when this test has no formula for the pair (yet)."""
     if algo == "ring" and coll == "allreduce":
         return ring_allreduce(n, me, count, es, chunk)
@@ -234,6 +401,12 @@ def expected(coll, algo, n, me, root, count, es, chunk):
         return binomial(coll, n, me, root, count, es, chunk)
     if algo == "tree":
         return dbt(n, me, count, es, chunk)
+    if algo == "rd":
+        return rd(coll, n, me, count, es, chunk)
+    if algo == "rabenseifner":
+        return rabenseifner(coll, n, me, count, es, chunk)
+    if algo == "ps":
+        return ps_sched(n, me, count, es, chunk, ps)
     if algo == "linear":
         return linear(coll, n, me, root, count, es, chunk)
     if algo == "pairwise":
@@ -319,7 +492,7 @@ def main():
         if coll != "barrier" and \
                 (count * n if coll in BLOCKS else count) * es != nbytes:
             failures.append(f"schedule log: count and bytes disagree: {f}")
-        exp = expected(coll, algo, n, me, rt, count, es, chunk)
+        exp = expected(coll, algo, n, me, rt, count, es, chunk, ps)
         if exp is None:
             unknown += 1
             continue
