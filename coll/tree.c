@@ -403,7 +403,9 @@ static cb_status_t tree_size(const struct cb_plan_cfg *cfg,
 		segs = div_up(cb_block_len(cfg->max_count, 2, 0) * es, chunk);
 		sc->max_ops = segs * 2 * DBT_MAX_OPS + 1;
 		sc->stage_bytes = chunk;
-		sc->stage_per_seg = 4; /* two children in each tree, at most */
+		/* a rank is inner in one tree (two children), or rank 0 of
+		 * an odd n in both with one child each */
+		sc->stage_per_seg = 2;
 		return CB_OK;
 	default:
 		return cb_fail(CB_ERR_INVALID, "tree: no %s",
@@ -414,7 +416,7 @@ static cb_status_t tree_size(const struct cb_plan_cfg *cfg,
 static void tree_gen(struct cb_sched *s, const struct cb_plan_cfg *cfg,
                      const struct cb_coll_args *a)
 {
-	switch (a->coll) {
+	switch (cfg->coll) { /* what the plan was sized for */
 	case CB_COLL_BROADCAST:
 		gen_bcast(s, cfg, a);
 		break;
