@@ -364,7 +364,9 @@ static void gen_reduce_scatter(struct cb_plan *pl, const struct cb_coll_args *a)
 	size_t chunk = ring_chunk(pl, es);
 
 	if (p == 1) {
-		cb_sched_copy(s, 0, 0, CB_SB_RECV, 0, CB_SB_SEND, 0, blk);
+		if (a->sendbuf != a->recvbuf)
+			cb_sched_copy(s, 0, 0, CB_SB_RECV, 0, CB_SB_SEND, 0,
+			              blk);
 		return;
 	}
 	for (size_t po = 0, j = 0; po < blk; po += chunk, j++) {
@@ -457,6 +459,9 @@ static cb_status_t ring_run(struct cb_plan *pl, const struct cb_coll_args *a)
 		return ring_allreduce_run(pl, a);
 	if (a->count > pl->max_count)
 		return cb_fail(CB_ERR_INVALID, "ring: count above the plan's");
+	if (a->coll != pl->coll)
+		return cb_fail(CB_ERR_INVALID, "ring: a %s plan cannot run %s",
+		               cb_coll_name(pl->coll), cb_coll_name(a->coll));
 	cb_sched_begin(pl->sched, a);
 	switch (a->coll) {
 	case CB_COLL_REDUCE_SCATTER:
@@ -469,8 +474,7 @@ static cb_status_t ring_run(struct cb_plan *pl, const struct cb_coll_args *a)
 		gen_broadcast(pl, a);
 		break;
 	default:
-		return cb_fail(CB_ERR_INVALID, "ring: a %s plan cannot run %s",
-		               cb_coll_name(pl->coll), cb_coll_name(a->coll));
+		break; /* ring_sched_size() built no other */
 	}
 	return cb_sched_run(pl->sched);
 }
