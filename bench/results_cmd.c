@@ -57,9 +57,7 @@ static int status_exit(cb_status_t st)
 {
 	fprintf(stderr, "collbench: %s\n",
 	        cb_fail_msg() ? cb_fail_msg() : cb_status_str(st));
-	return st == CB_ERR_USAGE         ? 2
-	       : st == CB_ERR_UNAVAILABLE ? 77
-	                                  : 1;
+	return st == CB_ERR_USAGE ? 2 : st == CB_ERR_UNAVAILABLE ? 77 : 1;
 }
 
 enum { O_METRIC = 256, O_SIZE, O_TOL };
@@ -101,10 +99,11 @@ static int parse(int argc, char **argv, struct args *a)
 			if (strcmp(a->cmd, "plot"))
 				return usage(a->cmd, "--metric is for plot");
 			if ((a->metric = cb_plot_metric_parse(optarg)) < 0)
-				return usage(a->cmd,
-				             "unknown metric '%s' (busbw, algbw "
-				             "or time)",
-				             optarg);
+				return usage(
+				        a->cmd,
+				        "unknown metric '%s' (busbw, algbw "
+				        "or time)",
+				        optarg);
 			break;
 		case O_SIZE: {
 			long w, h;
@@ -135,10 +134,11 @@ static int parse(int argc, char **argv, struct args *a)
 			double t = strtod(optarg, &end);
 			if (end == optarg || (*end && strcmp(end, "%")) ||
 			    !(t >= 0 && t <= 1000))
-				return usage(a->cmd,
-				             "--tolerance '%s' is not a "
-				             "percentage in 0..1000 (e.g. 10%%)",
-				             optarg);
+				return usage(
+				        a->cmd,
+				        "--tolerance '%s' is not a "
+				        "percentage in 0..1000 (e.g. 10%%)",
+				        optarg);
 			a->tol = t / 100;
 			break;
 		}
@@ -152,7 +152,8 @@ static int parse(int argc, char **argv, struct args *a)
 	}
 	for (; optind < argc; optind++) {
 		if (a->nfiles == MAX_RUNS)
-			return usage(a->cmd, "at most %d result files", MAX_RUNS);
+			return usage(a->cmd, "at most %d result files",
+			             MAX_RUNS);
 		a->files[a->nfiles++] = argv[optind];
 	}
 	return 0;
@@ -212,8 +213,8 @@ static int cmd_report(const struct args *a, struct cb_results **runs)
 
 	if (!f) {
 		free_all(runs, a->nfiles);
-		return status_exit(cb_fail(CB_ERR_SYS, "cannot write %s: %m",
-		                           a->out));
+		return status_exit(
+		        cb_fail(CB_ERR_SYS, "cannot write %s: %m", a->out));
 	}
 	st = cb_report_html(f, runs, a->nfiles, &missing);
 	if (fclose(f) && !st)

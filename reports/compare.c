@@ -23,8 +23,8 @@ static int key_cmp(const struct cb_res_row *x, const struct cb_res_row *y)
 	    (c = strcmp(x->transport, y->transport)) ||
 	    (c = strcmp(x->dtype, y->dtype)) || (c = strcmp(x->op, y->op)))
 		return c;
-#define CMP(f)                                  \
-	if (x->f != y->f)                       \
+#define CMP(f)                                                                 \
+	if (x->f != y->f)                                                      \
 		return x->f < y->f ? -1 : 1;
 	CMP(ranks)
 	CMP(hosts)
@@ -91,8 +91,9 @@ void cb_compare(FILE *f, const struct cb_results *base,
 	        "(0 bytes, barrier, one rank)\n# by time in us (lower is "
 	        "better); ratio = new / base\n#\n",
 	        b, n, tol * 100);
-	fprintf(f, "# %-14s %-12s %-8s %-8s %-4s %5s %5s %12s %-3s %4s %6s "
-	           "%11s %11s %7s  %s\n",
+	fprintf(f,
+	        "# %-14s %-12s %-8s %-8s %-4s %5s %5s %12s %-3s %4s %6s "
+	        "%11s %11s %7s  %s\n",
 	        "collective", "algo", "transport", "dtype", "op", "ranks",
 	        "hosts", "bytes", "pl.", "root", "metric", "base", "new",
 	        "ratio", "verdict");

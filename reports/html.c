@@ -64,8 +64,9 @@ static const char *jstr(json_object *v)
 
 static void b64(FILE *f, const unsigned char *p, size_t n)
 {
-	static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-	                        "0123456789+/";
+	static const char t[] =
+	        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	        "0123456789+/";
 
 	for (size_t i = 0; i < n; i += 3) {
 		unsigned v = (unsigned)p[i] << 16;
@@ -121,8 +122,8 @@ static void unlink_plot(const char *dir, const char *base)
 }
 
 struct plots {
-	int missing;     /* gnuplot not on PATH */
-	char note[512];  /* why a plot is absent */
+	int missing;    /* gnuplot not on PATH */
+	char note[512]; /* why a plot is absent */
 };
 
 static void plots(FILE *f, struct cb_results *const *runs, int nruns,
@@ -132,7 +133,8 @@ static void plots(FILE *f, struct cb_results *const *runs, int nruns,
 		const char *base, *alt;
 		enum cb_plot_metric m;
 	} want[] = {
-		{ "busbw", "bus bandwidth against message size", CB_PLOT_BUSBW },
+		{ "busbw", "bus bandwidth against message size",
+		  CB_PLOT_BUSBW },
 		{ "time", "time against message size (log scale)",
 		  CB_PLOT_TIME },
 	};
@@ -170,9 +172,10 @@ static void plots(FILE *f, struct cb_results *const *runs, int nruns,
 			if (scaling && i == 0) {
 				snprintf(out, sizeof(out),
 				         "%s/busbw-scaling.png", dir);
-				embed_png(f, out,
-				          "scaling: bus bandwidth at the largest "
-				          "size against the group size");
+				embed_png(
+				        f, out,
+				        "scaling: bus bandwidth at the largest "
+				        "size against the group size");
 			}
 		}
 		unlink_plot(dir, want[i].base);
@@ -182,7 +185,8 @@ static void plots(FILE *f, struct cb_results *const *runs, int nruns,
 	}
 	rmdir(dir);
 	if (!any)
-		fputs("<p class=\"note\">No plots (see the warnings).</p>\n", f);
+		fputs("<p class=\"note\">No plots (see the warnings).</p>\n",
+		      f);
 	fputs("</div>\n", f);
 }
 
@@ -230,8 +234,7 @@ static int run_failed(const struct cb_results *r, uint64_t *wrong,
 		*wrong += r->rows[i].wrong;
 		*bad_rows += r->rows[i].wrong > 0;
 	}
-	return (st && strcmp(json_object_get_string(st), "complete")) ||
-	       *wrong;
+	return (st && strcmp(json_object_get_string(st), "complete")) || *wrong;
 }
 
 static void warnings(FILE *f, struct cb_results *const *runs, int nruns,
@@ -255,7 +258,8 @@ static void warnings(FILE *f, struct cb_results *const *runs, int nruns,
 		if (wrong) {
 			for (size_t k = 0; k < r->nrows; k++)
 				if (r->rows[k].wrong) {
-					const struct cb_res_row *x = &r->rows[k];
+					const struct cb_res_row *x =
+					        &r->rows[k];
 					snprintf(buf, sizeof(buf),
 					         "(first: %s %s %s %s %s, %llu "
 					         "bytes, %s, %d ranks)",
@@ -275,12 +279,12 @@ static void warnings(FILE *f, struct cb_results *const *runs, int nruns,
 			warn(&w, label, what, buf);
 		}
 		hosts = jget(r, "topology", "hosts");
-		for (size_t k = 0; hosts && json_object_is_type(hosts,
-		                                                json_type_array) &&
-		                   k < json_object_array_length(hosts);
+		for (size_t k = 0;
+		     hosts && json_object_is_type(hosts, json_type_array) &&
+		     k < json_object_array_length(hosts);
 		     k++) {
-			json_object *h = json_object_array_get_idx(hosts, k), *d,
-			            *why, *name;
+			json_object *h = json_object_array_get_idx(hosts, k),
+			            *d, *why, *name;
 			if (json_object_object_get_ex(h, "differs", &d) &&
 			    json_object_get_boolean(d) &&
 			    json_object_object_get_ex(h, "host", &name)) {
@@ -326,8 +330,7 @@ static void join(json_object *a, const char *sep, char *buf, size_t n)
 	}
 	for (size_t i = 0; i < json_object_array_length(a); i++)
 		snprintf(buf + strlen(buf), n - strlen(buf), "%s%s",
-		         i ? sep : "",
-		         jstr(json_object_array_get_idx(a, i)));
+		         i ? sep : "", jstr(json_object_array_get_idx(a, i)));
 }
 
 static void metadata(FILE *f, const struct cb_results *r)
@@ -351,7 +354,7 @@ static void metadata(FILE *f, const struct cb_results *r)
 	kv(f, "start time (UTC)", jstr(jget(r, "start_time", NULL)));
 	join(jget(r, "hosts", NULL), ", ", buf, sizeof(buf));
 	char line[4200];
-	snprintf(line, sizeof(line), "%s ranks on %s", 
+	snprintf(line, sizeof(line), "%s ranks on %s",
 	         jstr(jget(r, "ranks", NULL)), buf);
 	kv(f, "ranks and hosts", line);
 	kv(f, "transport", jstr(jget(r, "transport", NULL)));
@@ -387,8 +390,7 @@ static void metadata(FILE *f, const struct cb_results *r)
 		json_object_object_foreach(v, key, val)
 		{
 			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf),
-			         "%s%s=%s", buf[0] ? " " : "", key,
-			         jstr(val));
+			         "%s%s=%s", buf[0] ? " " : "", key, jstr(val));
 		}
 		kv(f, "environment", buf[0] ? buf : "(none relevant)");
 	}
@@ -398,10 +400,11 @@ static void metadata(FILE *f, const struct cb_results *r)
 static void rows(FILE *f, const struct cb_results *r)
 {
 	static const char *const head[] = {
-		"collective", "algo", "transport", "dtype", "op", "ranks",
-		"hosts", "size", "placement", "time (us)", "algbw (GB/s)",
-		"busbw (GB/s)", "#wrong", "model (us)", "min (us)", "p50 (us)",
-		"p99 (us)", "max (us)", "slowest rank",
+		"collective", "algo",       "transport",    "dtype",
+		"op",         "ranks",      "hosts",        "size",
+		"placement",  "time (us)",  "algbw (GB/s)", "busbw (GB/s)",
+		"#wrong",     "model (us)", "min (us)",     "p50 (us)",
+		"p99 (us)",   "max (us)",   "slowest rank",
 	};
 
 	fputs("<div class=\"scroll\"><table class=\"rows\">\n<thead><tr>", f);
@@ -468,8 +471,8 @@ static const char style[] =
         "ul.warnings li{color:#8a1414;margin:.3em 0}.ok{color:#175e17}\n"
         ".note{color:#666}\n";
 
-cb_status_t cb_report_html(FILE *f, struct cb_results *const *runs,
-                           int nruns, int *plots_missing)
+cb_status_t cb_report_html(FILE *f, struct cb_results *const *runs, int nruns,
+                           int *plots_missing)
 {
 	struct plots pl = { 0 };
 	char label[128];
@@ -480,10 +483,11 @@ cb_status_t cb_report_html(FILE *f, struct cb_results *const *runs,
 		size_t bad;
 		failed |= run_failed(runs[i], &wrong, &bad);
 	}
-	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta "
-	           "charset=\"utf-8\">\n<title>collbench report</title>\n"
-	           "<style>\n%s</style>\n</head>\n<body>\n"
-	           "<h1>collbench report</h1>\n<p class=\"sub\">",
+	fprintf(f,
+	        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta "
+	        "charset=\"utf-8\">\n<title>collbench report</title>\n"
+	        "<style>\n%s</style>\n</head>\n<body>\n"
+	        "<h1>collbench report</h1>\n<p class=\"sub\">",
 	        style);
 	for (int i = 0; i < nruns; i++) {
 		cb_results_label(runs[i], label, sizeof(label));

@@ -172,9 +172,10 @@ static void titles(struct series *s, int ns, int ncomp, char *plot_title,
 			int k = c % ncomp; /* the run's label last */
 			if (varies[k] && s[i].comp[k][0])
 				snprintf(st[i] + strlen(st[i]),
-				         sizeof(st[i]) - strlen(st[i]), "%s%s%s%s",
-				         st[i][0] ? " " : "", k ? "" : "(",
-				         s[i].comp[k], k ? "" : ")");
+				         sizeof(st[i]) - strlen(st[i]),
+				         "%s%s%s%s", st[i][0] ? " " : "",
+				         k ? "" : "(", s[i].comp[k],
+				         k ? "" : ")");
 		}
 	}
 }
@@ -194,8 +195,7 @@ static int find_gnuplot(char *path, size_t bytes)
 }
 
 /* Run gnuplot on @gp in @dir; one line from its stderr when it fails. */
-static cb_status_t run_gnuplot(const char *exe, const char *dir,
-                               const char *gp)
+static cb_status_t run_gnuplot(const char *exe, const char *dir, const char *gp)
 {
 	int fds[2], status;
 	char err[4096] = "";
@@ -260,8 +260,7 @@ static cb_status_t split_out(const char *out, struct files *fl)
 	const char *slash = strrchr(out, '/'), *name = slash ? slash + 1 : out;
 	const char *dot = strrchr(name, '.');
 
-	if (!dot || (strcmp(dot, ".png") && strcmp(dot, ".svg")) ||
-	    dot == name)
+	if (!dot || (strcmp(dot, ".png") && strcmp(dot, ".svg")) || dot == name)
 		return cb_fail(CB_ERR_USAGE,
 		               "%s: the image is FILE.png or FILE.svg", out);
 	if (strlen(out) >= sizeof(fl->dir) ||
@@ -377,10 +376,11 @@ cb_status_t cb_plot(struct cb_results *const *runs, int nruns,
 			hi = r->bytes > hi ? r->bytes : hi;
 		}
 	if (np == 0) {
-		rc = cb_fail(CB_ERR_USAGE,
-		             "nothing to plot: no out-of-place rows with a size "
-		             "above 0%s",
-		             cfg->metric == CB_PLOT_TIME ? " and a time" : "");
+		rc = cb_fail(
+		        CB_ERR_USAGE,
+		        "nothing to plot: no out-of-place rows with a size "
+		        "above 0%s",
+		        cfg->metric == CB_PLOT_TIME ? " and a time" : "");
 		goto out;
 	}
 	qsort(p, np, sizeof(*p), by_key_size);
@@ -410,7 +410,7 @@ cb_status_t cb_plot(struct cb_results *const *runs, int nruns,
 	             "'index N'); out-of-place rows\n");
 	for (int i = 0; i < ns; i++) {
 		fprintf(dat, "# index %d: %s\n# bytes %s\n", i, st[i],
-		        cfg->metric == CB_PLOT_TIME ? "time_us"
+		        cfg->metric == CB_PLOT_TIME    ? "time_us"
 		        : cfg->metric == CB_PLOT_ALGBW ? "algbw_gbps"
 		                                       : "busbw_gbps");
 		for (size_t k = s[i].first; k < s[i].first + s[i].n; k++)
@@ -423,8 +423,9 @@ cb_status_t cb_plot(struct cb_results *const *runs, int nruns,
 	/* the size plot */
 	char dname[1100];
 	snprintf(dname, sizeof(dname), "%s.dat", fl.base);
-	fprintf(gp, "# collbench: %s.%s from %s; edit, then run `gnuplot "
-	            "%s.gp` in this folder\n",
+	fprintf(gp,
+	        "# collbench: %s.%s from %s; edit, then run `gnuplot "
+	        "%s.gp` in this folder\n",
 	        fl.base, fl.ext, dname, fl.base);
 	terminal(gp, &fl, cfg, "");
 	fputs("set title ", gp);
@@ -455,8 +456,7 @@ cb_status_t cb_plot(struct cb_results *const *runs, int nruns,
 		fputs("set logscale y 10\n", gp);
 	else
 		fputs("set yrange [0:*]\n", gp);
-	fprintf(gp, "set key %s\n",
-	        ns > 8 ? "outside right top" : "left top");
+	fprintf(gp, "set key %s\n", ns > 8 ? "outside right top" : "left top");
 	plot_cmd(gp, dname, 0, ns, st);
 
 	/* the scaling plot: busbw at each series' largest size per group */
@@ -479,8 +479,9 @@ cb_status_t cb_plot(struct cb_results *const *runs, int nruns,
 				maxg = g > maxg ? g : maxg;
 			}
 			if (pts > 1) {
-				fprintf(dat, "# index %d: %s %s %s %s %s\n# %s "
-				             "busbw_gbps bytes\n",
+				fprintf(dat,
+				        "# index %d: %s %s %s %s %s\n# %s "
+				        "busbw_gbps bytes\n",
 				        first + nscale, sc->comp[0],
 				        sc->comp[1], sc->comp[2], sc->comp[3],
 				        sc->comp[4], nodes ? "hosts" : "ranks");
@@ -491,8 +492,8 @@ cb_status_t cb_plot(struct cb_results *const *runs, int nruns,
 						        nodes ? p[k].r->hosts
 						              : p[k].r->ranks,
 						        p[k].r->busbw_gbps,
-						        (unsigned long long)
-						                p[k].r->bytes);
+						        (unsigned long long)p[k]
+						                .r->bytes);
 				fputs("\n\n", dat);
 				nscale++;
 			}
@@ -505,7 +506,8 @@ cb_status_t cb_plot(struct cb_results *const *runs, int nruns,
 			terminal(gp, &fl, cfg, "-scaling");
 			fputs("set title ", gp);
 			char t2[600];
-			snprintf(t2, sizeof(t2), "scaling%s%s: busbw at the "
+			snprintf(t2, sizeof(t2),
+			         "scaling%s%s: busbw at the "
 			         "largest size",
 			         title[0] ? ", " : "", title);
 			gp_str(gp, t2);

@@ -142,10 +142,9 @@ cb_status_t cb_results_write(FILE *f, const struct cb_results *r)
 	for (size_t i = 0; i < r->nrows; i++)
 		json_object_array_add(rows, row_json(&r->rows[i]));
 	json_object_object_add(doc, "rows", rows);
-	s = json_object_to_json_string_ext(doc,
-	                                   JSON_C_TO_STRING_PRETTY |
-	                                           JSON_C_TO_STRING_SPACED |
-	                                           JSON_C_TO_STRING_NOSLASHESCAPE);
+	s = json_object_to_json_string_ext(
+	        doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+	                     JSON_C_TO_STRING_NOSLASHESCAPE);
 	bad = fputs(s, f) == EOF || fputc('\n', f) == EOF || fflush(f);
 	json_object_put(doc);
 	return bad ? cb_fail(CB_ERR_SYS, "cannot write the JSON results: %s",
@@ -171,9 +170,12 @@ static cb_status_t get(const struct rd *rd, json_object *o, const char *key,
                        json_type t, int null_ok, json_object **v)
 {
 	static const char *const tn[] = {
-		[json_type_null] = "null",       [json_type_boolean] = "a boolean",
-		[json_type_double] = "a number", [json_type_int] = "a whole number",
-		[json_type_object] = "an object", [json_type_array] = "an array",
+		[json_type_null] = "null",
+		[json_type_boolean] = "a boolean",
+		[json_type_double] = "a number",
+		[json_type_int] = "a whole number",
+		[json_type_object] = "an object",
+		[json_type_array] = "an array",
 		[json_type_string] = "a string",
 	};
 
@@ -189,8 +191,8 @@ static cb_status_t get(const struct rd *rd, json_object *o, const char *key,
 	return bad_row(rd, key, what);
 }
 
-static cb_status_t get_str(const struct rd *rd, json_object *o,
-                           const char *key, char *buf, size_t bytes)
+static cb_status_t get_str(const struct rd *rd, json_object *o, const char *key,
+                           char *buf, size_t bytes)
 {
 	json_object *v;
 	cb_status_t st = get(rd, o, key, json_type_string, 0, &v);
@@ -204,9 +206,9 @@ static cb_status_t get_str(const struct rd *rd, json_object *o,
 }
 
 /* A whole number in lo..hi; null reads as @null_as when @null_ok. */
-static cb_status_t get_int(const struct rd *rd, json_object *o,
-                           const char *key, int64_t lo, int64_t hi,
-                           int null_ok, int64_t null_as, int64_t *out)
+static cb_status_t get_int(const struct rd *rd, json_object *o, const char *key,
+                           int64_t lo, int64_t hi, int null_ok, int64_t null_as,
+                           int64_t *out)
 {
 	json_object *v;
 	cb_status_t st = get(rd, o, key, json_type_int, null_ok, &v);
@@ -229,8 +231,8 @@ static cb_status_t get_int(const struct rd *rd, json_object *o,
 	return CB_OK;
 }
 
-static cb_status_t get_num(const struct rd *rd, json_object *o,
-                           const char *key, double *out)
+static cb_status_t get_num(const struct rd *rd, json_object *o, const char *key,
+                           double *out)
 {
 	json_object *v;
 	cb_status_t st = get(rd, o, key, json_type_double, 1, &v);
@@ -305,7 +307,8 @@ static cb_status_t read_file(const char *path, char **buf, size_t *len)
 	}
 	for (;;) {
 		if (n + 1 >= cap) {
-			char *nb = cap < (1ul << 31) ? realloc(b, cap * 2) : NULL;
+			char *nb =
+			        cap < (1ul << 31) ? realloc(b, cap * 2) : NULL;
 			if (!nb) {
 				free(b);
 				fclose(f);
@@ -366,8 +369,8 @@ static cb_status_t parse(const char *path, const char *buf, size_t len,
 		end++;
 	if (end < len) {
 		json_object_put(o);
-		return cb_fail(CB_ERR_USAGE,
-		               "%s: text after the JSON document", path);
+		return cb_fail(CB_ERR_USAGE, "%s: text after the JSON document",
+		               path);
 	}
 	*out = o;
 	return CB_OK;
@@ -398,9 +401,10 @@ cb_status_t cb_results_load(const char *path, struct cb_results **out)
 	    !json_object_object_get_ex(doc, "schema", &v) ||
 	    !json_object_is_type(v, json_type_string) ||
 	    strcmp(json_object_get_string(v), CB_RESULTS_SCHEMA)) {
-		st = cb_fail(CB_ERR_USAGE,
-		             "%s: not collbench results (no \"schema\": \"%s\")",
-		             path, CB_RESULTS_SCHEMA);
+		st = cb_fail(
+		        CB_ERR_USAGE,
+		        "%s: not collbench results (no \"schema\": \"%s\")",
+		        path, CB_RESULTS_SCHEMA);
 		goto fail;
 	}
 	if (!json_object_object_get_ex(doc, "schema_version", &v) ||

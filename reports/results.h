@@ -74,8 +74,8 @@ void cb_results_label(const struct cb_results *r, char *buf, size_t bytes);
 struct cb_results_meta {
 	int argc;
 	char *const *argv;
-	const char *build;  /* CB_BUILD_INFO; NULL: unknown */
-	long long start;    /* seconds since 1970 (UTC); <= 0: unknown */
+	const char *build; /* CB_BUILD_INFO; NULL: unknown */
+	long long start;   /* seconds since 1970 (UTC); <= 0: unknown */
 	const struct cb_run_info *ri;
 	const struct cb_opts *o;
 	char *const *hosts; /* [nhosts] */
@@ -96,8 +96,7 @@ cb_status_t cb_results_from_meta(const struct cb_results_meta *m,
 /* The same from the live process on rank 0: argv and settings from @o,
  * hosts and topology from @c, the header's facts from @ri, the clock, the
  * environment. */
-cb_status_t cb_results_for_run(const struct cb_opts *o,
-                               const struct cb_comm *c,
+cb_status_t cb_results_for_run(const struct cb_opts *o, const struct cb_comm *c,
                                const struct cb_run_info *ri,
                                struct cb_results **out);
 /* In reproducible mode, zero what a measurement makes vary (times,
@@ -158,7 +157,7 @@ void cb_compare(FILE *f, const struct cb_results *base,
  * metadata, warnings and the rows of each run.  @plots_missing gets 1
  * when gnuplot was not found (the page says so).  CB_ERR_SYS on a write
  * failure. */
-cb_status_t cb_report_html(FILE *f, struct cb_results *const *runs,
-                           int nruns, int *plots_missing);
+cb_status_t cb_report_html(FILE *f, struct cb_results *const *runs, int nruns,
+                           int *plots_missing);
 
 #endif

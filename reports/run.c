@@ -55,7 +55,8 @@ static json_object *split(const char *s, const char *sep)
 	while (s && *s) {
 		const char *e = strstr(s, sep);
 		size_t len = e ? (size_t)(e - s) : strlen(s);
-		json_object_array_add(a, json_object_new_string_len(s, (int)len));
+		json_object_array_add(a,
+		                      json_object_new_string_len(s, (int)len));
 		s = e ? e + n : NULL;
 	}
 	return a;
@@ -65,14 +66,27 @@ static json_object *split(const char *s, const char *sep)
 static int env_relevant(const char *kv)
 {
 	static const char *const prefix[] = {
-		"COLLBENCH_", "OMPI_COMM_WORLD_", "PMI_", "PMIX_RANK",
+		"COLLBENCH_",
+		"OMPI_COMM_WORLD_",
+		"PMI_",
+		"PMIX_RANK",
 	};
 	static const char *const exact[] = {
-		"RANK",          "WORLD_SIZE",     "LOCAL_RANK",
-		"LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
-		"SLURM_JOB_ID",  "SLURM_JOB_NODELIST", "SLURM_NNODES",
-		"SLURM_NTASKS",  "SLURM_PROCID",   "SLURM_LOCALID",
-		"SLURM_STEP_ID", "CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS",
+		"RANK",
+		"WORLD_SIZE",
+		"LOCAL_RANK",
+		"LOCAL_WORLD_SIZE",
+		"MASTER_ADDR",
+		"MASTER_PORT",
+		"SLURM_JOB_ID",
+		"SLURM_JOB_NODELIST",
+		"SLURM_NNODES",
+		"SLURM_NTASKS",
+		"SLURM_PROCID",
+		"SLURM_LOCALID",
+		"SLURM_STEP_ID",
+		"CUDA_VISIBLE_DEVICES",
+		"OMP_NUM_THREADS",
 	};
 	size_t n = strcspn(kv, "=");
 
@@ -146,8 +160,8 @@ static json_object *settings(const struct cb_opts *o)
 	add(s, "timeout_s", dbl(o->timeout_s, "%g"));
 	if (o->ranks || o->nodes) {
 		json_object *w = json_object_new_object();
-		add(w, "by", json_object_new_string(o->ranks ? "ranks"
-		                                             : "nodes"));
+		add(w, "by",
+		    json_object_new_string(o->ranks ? "ranks" : "nodes"));
 		add(w, "list",
 		    json_object_new_string(o->ranks ? o->ranks : o->nodes));
 		add(s, "sweep", w);
@@ -208,8 +222,8 @@ static json_object *topology(const struct cb_results_meta *m)
 	add(t, "inventory", split(m->ri->inventory, "\n"));
 	hosts = json_object_new_array();
 	for (int i = 0; i < n; i++)
-		json_object_array_add(hosts,
-		                      inv_host(&inv[i], diff ? &diff[i] : NULL));
+		json_object_array_add(
+		        hosts, inv_host(&inv[i], diff ? &diff[i] : NULL));
 	add(t, "hosts", hosts);
 	return t;
 }
@@ -254,8 +268,8 @@ cb_status_t cb_results_from_meta(const struct cb_results_meta *m,
 	for (int i = 0; i < m->nhosts; i++) {
 		snprintf(buf, sizeof(buf), "host%d", i);
 		json_object_array_add(
-		        v, json_object_new_string(m->reproducible ? buf
-		                                                  : m->hosts[i]));
+		        v, json_object_new_string(
+		                   m->reproducible ? buf : m->hosts[i]));
 	}
 	add(o, "hosts", v);
 	add(o, "transport", json_object_new_string(ri->transport));
@@ -265,13 +279,11 @@ cb_status_t cb_results_from_meta(const struct cb_results_meta *m,
 	v = json_object_new_object();
 	add(v, "alpha_us", dbl(m->reproducible ? 0 : ri->alpha_us, "%.4g"));
 	add(v, "beta_gbps", dbl(m->reproducible ? 0 : ri->beta_gbps, "%.4g"));
-	add(v, "gamma_gbps",
-	    dbl(m->reproducible ? 0 : ri->gamma_gbps, "%.4g"));
+	add(v, "gamma_gbps", dbl(m->reproducible ? 0 : ri->gamma_gbps, "%.4g"));
 	add(v, "source", str_or_null(ri->model_source));
 	add(o, "model", v);
 	add(o, "topology", m->reproducible ? NULL : topology(m));
-	add(o, "environment",
-	    environment(m->reproducible ? NULL : m->env));
+	add(o, "environment", environment(m->reproducible ? NULL : m->env));
 	add(o, "wrong", json_object_new_int64(0));
 	add(o, "avg_busbw_gbps", dbl(0, "%.6g"));
 	*out = r;
@@ -293,8 +305,7 @@ int cb_results_reproducible(void)
 	return e && !strcmp(e, "1");
 }
 
-cb_status_t cb_results_for_run(const struct cb_opts *o,
-                               const struct cb_comm *c,
+cb_status_t cb_results_for_run(const struct cb_opts *o, const struct cb_comm *c,
                                const struct cb_run_info *ri,
                                struct cb_results **out)
 {
@@ -327,8 +338,7 @@ void cb_results_scrub(struct cb_row *rows, int n)
 	}
 }
 
-void cb_results_add_rows(struct cb_results *r, const struct cb_row *rows,
-                         int n)
+void cb_results_add_rows(struct cb_results *r, const struct cb_row *rows, int n)
 {
 	for (int i = 0; r && i < n; i++) {
 		const struct cb_row *x = &rows[i];

@@ -19,17 +19,65 @@
 #include "reports/results.h"
 
 static const struct cb_row fixed[] = {
-	{ "allreduce", "ring", "shm", CB_DT_FLOAT32, "sum", 4, 1, 8, 2, 0, -1,
-	  1.25, 0.0064, 0.0096, 0, 1.125, 1.0, 1.2, 2.5, 3.75, 2 },
-	{ "allreduce", "ring", "shm", CB_DT_FLOAT32, "sum", 4, 1, 8, 2, 1, -1,
-	  1.5, 0.00533333, 0.008, 0, 1.125, 1.1, 1.4, 2.0, 2.25, 3 },
-	{ "allreduce", "rd", "shm", CB_DT_FLOAT32, "sum", 4, 1, 67108864,
-	  16777216, 0, -1, 12345.678, 5.43593, 8.15390, 0, 11000.5, 12000.0,
-	  12300.0, 13000.25, 14000.125, 1 },
-	{ "broadcast", "tree", "shm+tcp", CB_DT_BFLOAT16, "none", 8, 2, 1024,
-	  512, 0, 3, 10.0, 0.1024, 0.1024, 7, 9.5, 9.0, 10.0, 11.0, 12.0, 0 },
-	{ "barrier", "dissemination", "tcp", CB_DT_FLOAT32, "none", 2, 2, 0, 0,
-	  0, -1, 20.5, 0, 0, 0, 18.0, 19.0, 20.0, 25.0, 30.0, -1 },
+	{ "allreduce", "ring", "shm", CB_DT_FLOAT32, "sum",  4,      1, 8,
+	  2,           0,      -1,    1.25,          0.0064, 0.0096, 0, 1.125,
+	  1.0,         1.2,    2.5,   3.75,          2 },
+	{ "allreduce", "ring", "shm", CB_DT_FLOAT32, "sum", 4, 1,     8,   2,
+	  1,           -1,     1.5,   0.00533333,    0.008, 0, 1.125, 1.1, 1.4,
+	  2.0,         2.25,   3 },
+	{ "allreduce",
+	  "rd",
+	  "shm",
+	  CB_DT_FLOAT32,
+	  "sum",
+	  4,
+	  1,
+	  67108864,
+	  16777216,
+	  0,
+	  -1,
+	  12345.678,
+	  5.43593,
+	  8.15390,
+	  0,
+	  11000.5,
+	  12000.0,
+	  12300.0,
+	  13000.25,
+	  14000.125,
+	  1 },
+	{ "broadcast",
+	  "tree",
+	  "shm+tcp",
+	  CB_DT_BFLOAT16,
+	  "none",
+	  8,
+	  2,
+	  1024,
+	  512,
+	  0,
+	  3,
+	  10.0,
+	  0.1024,
+	  0.1024,
+	  7,
+	  9.5,
+	  9.0,
+	  10.0,
+	  11.0,
+	  12.0,
+	  0 },
+	{ "barrier", "dissemination",
+	  "tcp",     CB_DT_FLOAT32,
+	  "none",    2,
+	  2,         0,
+	  0,         0,
+	  -1,        20.5,
+	  0,         0,
+	  0,         18.0,
+	  19.0,      20.0,
+	  25.0,      30.0,
+	  -1 },
 };
 #define NFIXED (int)(sizeof(fixed) / sizeof(fixed[0]))
 
@@ -95,9 +143,14 @@ static struct cb_results *fixed_results(void)
 	char *argv[] = { "collbench", "--coll", "allreduce,broadcast,barrier",
 		         "-O", "x \"y\".json" };
 	char *hosts[] = { "node01", "node02" };
-	char *env[] = { "HOME=/root", "COLLBENCH_SHM_MAP=0", "RANK=0",
-		        "SLURM_JOB_ID=77", "MASTER_ADDR=node01",
-		        "COLLBENCH_TCP_IF=eth0", "PATH=/bin", NULL };
+	char *env[] = { "HOME=/root",
+		        "COLLBENCH_SHM_MAP=0",
+		        "RANK=0",
+		        "SLURM_JOB_ID=77",
+		        "MASTER_ADDR=node01",
+		        "COLLBENCH_TCP_IF=eth0",
+		        "PATH=/bin",
+		        NULL };
 	struct cb_opts o = {
 		.min_bytes = 8,
 		.max_bytes = 64u << 20,
@@ -223,13 +276,13 @@ static int refused(const char *tmp, const char *text, const char *needle)
 }
 
 #define HEAD "{\"schema\": \"collbench-results\", \"schema_version\": 1, "
-#define ROW                                                                  \
-	"\"collective\": \"allreduce\", \"algo\": \"ring\", \"transport\": "  \
-	"\"shm\", \"dtype\": \"float32\", \"op\": \"sum\", \"ranks\": 2, "    \
-	"\"hosts\": 1, \"bytes\": 8, \"count\": 2, \"inplace\": false, "      \
-	"\"time_us\": 1, \"algbw_gbps\": 0.008, \"busbw_gbps\": 0.008, "      \
-	"\"wrong\": 0, \"algo_model_us\": 1, \"time_min_us\": 1, "            \
-	"\"time_p50_us\": 1, \"time_p99_us\": 1, \"time_max_us\": 1, "        \
+#define ROW                                                                    \
+	"\"collective\": \"allreduce\", \"algo\": \"ring\", \"transport\": "   \
+	"\"shm\", \"dtype\": \"float32\", \"op\": \"sum\", \"ranks\": 2, "     \
+	"\"hosts\": 1, \"bytes\": 8, \"count\": 2, \"inplace\": false, "       \
+	"\"time_us\": 1, \"algbw_gbps\": 0.008, \"busbw_gbps\": 0.008, "       \
+	"\"wrong\": 0, \"algo_model_us\": 1, \"time_min_us\": 1, "             \
+	"\"time_p50_us\": 1, \"time_p99_us\": 1, \"time_max_us\": 1, "         \
 	"\"slowest_rank\": 0"
 
 static void bad_files(const char *tmp)
@@ -255,7 +308,8 @@ static void bad_files(const char *tmp)
 	              "schema_version"));
 	CHECK(refused(tmp, HEAD "\"rows\": {}}", "no \"rows\""));
 	CHECK(refused(tmp, HEAD "\"rows\": [7]}", "row 0 is not an object"));
-	CHECK(refused(tmp, HEAD "\"rows\": [{" ROW "}]}", "\"root\" is missing"));
+	CHECK(refused(tmp, HEAD "\"rows\": [{" ROW "}]}",
+	              "\"root\" is missing"));
 	CHECK(refused(tmp, HEAD "\"rows\": [{" ROW ", \"root\": \"0\"}]}",
 	              "\"root\" is not a whole number"));
 	CHECK(refused(tmp,
