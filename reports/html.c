@@ -162,8 +162,13 @@ static void plots(FILE *f, struct cb_results *const *runs, int nruns,
 		snprintf(out, sizeof(out), "%s/%s.png", dir, want[i].base);
 		cb_fail_clear();
 		cb_status_t st = cb_plot(runs, nruns, &cfg, &scaling);
-		if (st == CB_ERR_UNAVAILABLE)
+		if (st == CB_ERR_UNAVAILABLE) {
+			/* not cb_plot's line: it names the temporary files */
 			pl->missing = 1;
+			snprintf(pl->note, sizeof(pl->note),
+			         "gnuplot is not on PATH (Debian: apt install "
+			         "gnuplot-nox): no plots");
+		}
 		if (st && !pl->note[0])
 			snprintf(pl->note, sizeof(pl->note), "%s",
 			         cb_fail_msg() ? cb_fail_msg() : "plot failed");
@@ -464,7 +469,7 @@ static const char style[] =
         "th{background:#f4f4f4}.n{text-align:right;"
         "font-variant-numeric:tabular-nums}\n"
         "table.meta th{width:12em}table.meta td{word-break:break-word}\n"
-        "tr.bad td{background:#fbe0e0}\n"
+        "tr.bad td{background:#fbe0e0}table.rows td{white-space:nowrap}\n"
         ".scroll{overflow-x:auto;max-height:40em;overflow-y:auto}\n"
         "figure{margin:1em 0}img{max-width:100%;border:1px solid #eee}\n"
         "figcaption{color:#666;font-size:.9em}\n"

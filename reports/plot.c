@@ -308,8 +308,11 @@ static void plot_cmd(FILE *gp, const char *dat, int first, int ns,
 			gp_str(gp, dat);
 		else
 			fputs("''", gp);
-		fprintf(gp, " index %d using 1:2 with linespoints lw 2 title ",
-		        first + i);
+		/* gnuplot cycles 8 colours: dashes tell the next 8 apart */
+		fprintf(gp,
+		        " index %d using 1:2 with linespoints lw 2 dt %d "
+		        "title ",
+		        first + i, i / 8 + 1);
 		gp_str(gp, st[i]);
 	}
 	fputc('\n', gp);
