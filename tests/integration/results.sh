@@ -9,6 +9,9 @@
 . "$(dirname "$0")/lib.sh"
 D=${1:?usage: results.sh COLLBENCH DATA_DIR}
 HERE=$(cd "$(dirname "$0")" && pwd)
+# absolute: the test works in its own folder (meson passes ./collbench)
+CB=$(cd "$(dirname "$CB")" && pwd)/$(basename "$CB")
+D=$(cd "$D" && pwd)
 CHECK="python3 $HERE/results_check.py"
 cd "$TMP" || exit 1
 
@@ -52,7 +55,10 @@ $CHECK json run.json sweep.json repro.json && pass "JSON parses, rows complete" 
 # a run that fails midway still writes valid JSON, "status": "failed"
 "$CB" --np 2 -b 1M -e 64M -n 200 --transport tcp -O fail.json >/dev/null 2>&1 &
 lp=$!
-sleep 2
+# the file appears when the measurements start: then stop rank 1 (forked
+# after rank 0, so the larger pid)
+for _ in $(seq 100); do [ -e fail.json ] && break; sleep 0.1; done
+sleep 0.5
 kill -9 "$(pgrep -P "$lp" | sort -n | tail -1)" 2>/dev/null
 wait "$lp"
 python3 -c 'import json, sys; d = json.load(open("fail.json"))
