@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "bench/options.h"
+#include "bench/results_cmd.h"
 #include "bench/sweep.h"
 #include "bench/topo_cmd.h"
 #include "coll/coll.h"
@@ -159,6 +160,8 @@ int main(int argc, char **argv)
 		return 0;
 	case CB_CMD_TOPO:
 		return cb_topo_cmd(argc - 1, argv + 1);
+	case CB_CMD_RESULTS:
+		return cb_results_cmd(argc - 1, argv + 1);
 	default:
 		break;
 	}

@@ -139,13 +139,15 @@ static cb_status_t add_output(struct cb_opts *o, const char *path)
 
 	if (dot && !strcasecmp(dot, ".csv"))
 		f = CB_FMT_CSV;
+	else if (dot && !strcasecmp(dot, ".json"))
+		f = CB_FMT_JSON;
 	else if (dot &&
 	         (!strcasecmp(dot, ".txt") || !strcasecmp(dot, ".table")))
 		f = CB_FMT_TABLE;
 	else
 		return cb_fail(CB_ERR_USAGE,
 		               "-O %s: the format comes from the extension: "
-		               ".csv or .txt",
+		               ".csv, .json or .txt",
 		               path);
 	if (o->noutputs == CB_MAX_OUTPUTS)
 		return cb_fail(CB_ERR_USAGE, "at most %d -O files",
@@ -161,6 +163,9 @@ void cb_opts_usage(void)
 	       "build\n"
 	       "       collbench topo [--help]      topology, NIC/GPU paths, "
 	       "binding plan, inventory\n"
+	       "       collbench plot|compare|report --help   plots, "
+	       "comparisons, HTML reports\n"
+	       "                                    of JSON results\n"
 	       "\n"
 	       "Sizes (bytes, with K/M/G suffixes; as nccl-tests):\n"
 	       "  -b, --minbytes N      smallest size (default 8)\n"
@@ -226,8 +231,11 @@ void cb_opts_usage(void)
 	       "      --topo-xml FILE   plan on a recorded hwloc XML topology "
 	       "(binds nothing)\n"
 	       "Output:\n"
-	       "      --format F        table (default) or csv, on stdout\n"
-	       "  -O, --output FILE     also write FILE (.csv or .txt)\n"
+	       "      --format F        table (default), csv or json, on "
+	       "stdout\n"
+	       "  -O, --output FILE     also write FILE (.csv, .json or .txt)\n"
+	       "      --plot FILE       draw FILE.png or FILE.svg (gnuplot) at "
+	       "the end\n"
 	       "  -v, --verbose         more on stderr (twice: debug)\n"
 	       "\n"
 	       "Exit status: 0 ok, 1 the run failed (wrong values, a rank "
@@ -255,6 +263,7 @@ enum {
 	OPT_SCALING_SIZE,
 	OPT_SCHEDULE_LOG,
 	OPT_TOPO, /* --bind, --nic, --gpu, --topo-xml: checked by topo/ */
+	OPT_PLOT,
 };
 
 static const struct option longopts[] = {
@@ -293,6 +302,7 @@ static const struct option longopts[] = {
 	{ "nic", required_argument, NULL, OPT_TOPO },
 	{ "gpu", required_argument, NULL, OPT_TOPO },
 	{ "topo-xml", required_argument, NULL, OPT_TOPO },
+	{ "plot", required_argument, NULL, OPT_PLOT },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -548,6 +558,14 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 		o->cmd = CB_CMD_TOPO;
 		return CB_OK;
 	}
+	if (argc > 1 && (!strcmp(argv[1], "plot") ||
+	                 !strcmp(argv[1], "compare") ||
+	                 !strcmp(argv[1], "report"))) {
+		o->cmd = CB_CMD_RESULTS;
+		return CB_OK;
+	}
+	o->argc = argc;
+	o->argv = argv;
 	if (argc > 1 && !strcmp(argv[1], "info"))
 		o->cmd = CB_CMD_INFO;
 	if (argc > 1 && (!strcmp(argv[1], "info") || !strcmp(argv[1], "run"))) {
@@ -676,11 +694,13 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 				o->outputs[0].format = CB_FMT_TABLE;
 			else if (!strcmp(optarg, "csv"))
 				o->outputs[0].format = CB_FMT_CSV;
+			else if (!strcmp(optarg, "json"))
+				o->outputs[0].format = CB_FMT_JSON;
 			else
-				st = cb_fail(
-				        CB_ERR_USAGE,
-				        "unknown format '%s' (table or csv)",
-				        optarg);
+				st = cb_fail(CB_ERR_USAGE,
+				             "unknown format '%s' (table, csv or "
+				             "json)",
+				             optarg);
 			break;
 		case OPT_CHUNK:
 			st = cb_parse_size(optarg, "--chunk-bytes",
@@ -693,6 +713,16 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 		case OPT_TOPO:
 			st = cb_topo_opt(longopts[li].name, optarg);
 			break;
+		case OPT_PLOT: {
+			const char *dot = strrchr(optarg, '.');
+			o->plot = optarg;
+			if (!dot || (strcmp(dot, ".png") && strcmp(dot, ".svg")))
+				st = cb_fail(CB_ERR_USAGE,
+				             "--plot %s: the image is FILE.png or "
+				             "FILE.svg",
+				             optarg);
+			break;
+		}
 		case ':':
 			st = cb_fail(CB_ERR_USAGE, "option %s needs a value",
 			             argv[optind - 1]);

@@ -17,7 +17,7 @@
 #define CB_MAX_LOCAL_RANKS 256
 #define CB_MAX_OUTPUTS     8
 
-enum cb_format { CB_FMT_TABLE, CB_FMT_CSV };
+enum cb_format { CB_FMT_TABLE, CB_FMT_CSV, CB_FMT_JSON };
 
 struct cb_output {
 	const char *path; /* NULL: stdout */
@@ -46,7 +46,8 @@ struct cb_opts {
 		CB_CMD_INFO,
 		CB_CMD_HELP,
 		CB_CMD_VERSION,
-		CB_CMD_TOPO
+		CB_CMD_TOPO,
+		CB_CMD_RESULTS /* plot, compare, report: bench/results_cmd.c */
 	} cmd;
 	size_t min_bytes, max_bytes, step_bytes; /* step 0: use factor */
 	double factor;
@@ -74,6 +75,9 @@ struct cb_opts {
 	int noutputs;
 	int verbose;
 	char *argv_line; /* for the record */
+	int argc;        /* the command line as given, for the JSON record */
+	char **argv;
+	const char *plot; /* --plot FILE.png|.svg, or NULL */
 };
 
 /* Parse a count list: "2,4,8", "2:16:x2" (multiply), "1:8:+1" (add), where

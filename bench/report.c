@@ -20,6 +20,8 @@ double cb_busbw(double algbw_gbps, double factor)
 
 void cb_report_header(FILE *f, enum cb_format fmt, const struct cb_run_info *ri)
 {
+	if (fmt == CB_FMT_JSON)
+		return; /* written whole at the end (reports/results.h) */
 	if (fmt == CB_FMT_CSV) {
 		/* The foundation's 14 columns, then what came later. */
 		fputs("collective,algo,transport,dtype,op,ranks,hosts,bytes,"
@@ -63,7 +65,7 @@ void cb_report_header(FILE *f, enum cb_format fmt, const struct cb_run_info *ri)
 void cb_report_section(FILE *f, enum cb_format fmt,
                        const struct cb_section *sec)
 {
-	if (fmt == CB_FMT_CSV)
+	if (fmt == CB_FMT_CSV || fmt == CB_FMT_JSON)
 		return;
 	fprintf(f, "#\n# %s on %d rank%s, %d host%s (%s)\n", sec->coll,
 	        sec->ranks, sec->ranks == 1 ? "" : "s", sec->hosts,
@@ -111,6 +113,8 @@ void cb_report_point(FILE *f, enum cb_format fmt, const struct cb_row *rows,
 {
 	const struct cb_row *r = &rows[0];
 
+	if (fmt == CB_FMT_JSON)
+		return;
 	if (fmt == CB_FMT_CSV) {
 		for (int i = 0; i < n; i++)
 			csv_row(f, &rows[i]);
@@ -138,7 +142,7 @@ void cb_report_point(FILE *f, enum cb_format fmt, const struct cb_row *rows,
 void cb_report_footer(FILE *f, enum cb_format fmt, uint64_t wrong,
                       double avg_busbw_gbps)
 {
-	if (fmt == CB_FMT_CSV)
+	if (fmt == CB_FMT_CSV || fmt == CB_FMT_JSON)
 		return;
 	fprintf(f, "# Wrong values: %llu %s\n", (unsigned long long)wrong,
 	        wrong ? "FAILED" : "OK");

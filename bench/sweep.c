@@ -30,6 +30,7 @@
 #include "coll/coll.h"
 #include "coll/reduce.h"
 #include "core/log.h"
+#include "reports/results.h"
 #include "topo/topo.h"
 
 #define MAX_SAMPLES (1u << 20)
@@ -77,6 +78,7 @@ struct sweep {
 	enum cb_coll coll;
 	int workers; /* ranks that hold input (ps with servers: n - K) */
 	char transport[32]; /* what connects the group's members */
+	struct cb_results *res; /* rank 0, for JSON and --plot; else NULL */
 };
 
 static size_t next_size(const struct cb_opts *o, size_t bytes)
@@ -267,6 +269,8 @@ static void emit(struct sweep *sw, const struct cb_algo *algo,
 		sw->busbw_n++;
 		sw->wrong += r->wrong;
 	}
+	cb_results_scrub(rows, nrows);
+	cb_results_add_rows(sw->res, rows, nrows);
 	if (sw->progress_shown) {
 		fputs("\r\033[K", stderr);
 		sw->progress_shown = 0;
@@ -340,6 +344,10 @@ static cb_status_t open_outputs(struct sweep *sw)
 		.binding = cb_topo_job_binding(c->topo),
 		.inventory = cb_topo_job_inventory(c->topo),
 	};
+	cb_status_t st;
+	if (cb_results_wanted(o) &&
+	    (st = cb_results_for_run(o, c, &ri, &sw->res)))
+		return st;
 	for (int i = 0; i < o->noutputs; i++) {
 		const char *path = o->outputs[i].path;
 		sw->out[i] = path ? fopen(path, "w") : stdout;
@@ -911,6 +919,11 @@ cb_status_t cb_sweep(struct cb_comm *c, const struct cb_opts *o,
 		}
 	*wrong = sw.wrong;
 out:
+	if (sw.res) {
+		cb_status_t wst = cb_results_finish(sw.res, o, sw.out, st);
+		st = st ? st : wst;
+		cb_results_free(sw.res);
+	}
 	for (int i = 0; i < o->noutputs; i++)
 		if (sw.out[i] && sw.out[i] != stdout)
 			fclose(sw.out[i]);

@@ -3,9 +3,11 @@
 # missing.  Needs root (or sudo) only when something is missing.
 #   build:  meson ninja-build pkg-config gcc, libhwloc-dev (topology and
 #           binding) and libjson-c-dev (`collbench topo --format json`)
+#   run:    gnuplot-nox (collbench plot, --plot and the report's images;
+#           found on PATH at run time, optional)
 #   tests:  openmpi-bin (the mpirun test), python3 (the misbehaving-peer
 #           test), procps (pgrep), iproute2 (the network-namespace
-#           test hosts), valgrind (the topology memory check)
+#           test hosts), valgrind (the topology and results memory checks)
 set -eu
 need=()
 have() { command -v "$1" >/dev/null 2>&1; }
@@ -17,6 +19,7 @@ have cc || need+=(gcc)
 pc() { have pkg-config && pkg-config --exists "$1"; }
 pc hwloc || need+=(libhwloc-dev)
 pc json-c || need+=(libjson-c-dev)
+have gnuplot || need+=(gnuplot-nox)
 if [ "${1:-}" = "--test" ]; then
 	have mpirun || need+=(openmpi-bin)
 	have python3 || need+=(python3)
