@@ -58,10 +58,14 @@
  *               the levels only where a rank's sends overlap, as shm's
  *               reader-side copies do: then (L + k - 1)(alpha + s beta))
  *   reduce      L (k alpha + m beta + m gamma)
- *   allreduce   (2D + 4k)(alpha + s beta) + 2 k s gamma, k pieces per half,
- *               s = m/(2k), D the trees' depth: an inner rank sends and
- *               receives 4 pieces per segment (3 in its inner tree, 1 as a
- *               leaf), 2m in all; ~ 4k alpha + 2 m beta + m gamma.
+ *   allreduce   (2D + 4(k-1))(alpha + s beta) + (D + 2(k-1)) s gamma,
+ *               k pieces per half, s = m/(2k), D the trees' depth: the
+ *               first piece goes up D levels and down D; then an inner
+ *               rank sends and receives 4 pieces per segment (3 in its
+ *               inner tree, 1 as a leaf) and reduces 2, so each further
+ *               segment adds 4 message times: ~ 4k alpha + 2m beta + m gamma
+ *               for large m (ring: 2(p-1)/p m beta), 2D alpha for small m
+ *               (ring: 2(p-1) alpha).
  */
 #include <string.h>
 
@@ -467,8 +471,8 @@ static double tree_model_us(enum cb_coll coll, size_t bytes, int p,
 		if (k < 1)
 			k = 1;
 		s = m / (2 * k);
-		return (2 * depth + 4 * k) * (alpha_us + s / bw) +
-		       (gw ? 2 * k * s / gw : 0);
+		return (2 * depth + 4 * (k - 1)) * (alpha_us + s / bw) +
+		       (gw ? (depth + 2 * (k - 1)) * s / gw : 0);
 	default:
 		return 0.0;
 	}
