@@ -2,7 +2,8 @@
 /*
  * coll/rd.c - recursive doubling (allreduce, allgather) and Rabenseifner's
  * allreduce (recursive-halving reduce-scatter, then recursive-doubling
- * allgather), on the schedule executor.
+ * allgather) and reduce_scatter (the halving alone), on the schedule
+ * executor.
  *
  * Any rank count n: with p' = 2^floor(log2 n) and r = n - p', the first 2r
  * ranks pair up before and after the power-of-two part (Thakur, Rabenseifner
