@@ -77,8 +77,9 @@ void cb_report_section(FILE *f, enum cb_format fmt,
 	if (sec->ps_servers > 0)
 		fprintf(f,
 		        "# ps: the last %d rank%s serve only: no input of their "
-		        "own, left out of the times and of busbw's n\n",
-		        sec->ps_servers, sec->ps_servers == 1 ? "" : "s");
+		        "own, left out of ps's times and of its busbw's n (%d)\n",
+		        sec->ps_servers, sec->ps_servers == 1 ? "" : "s",
+		        sec->ranks - sec->ps_servers);
 	fprintf(f, "# %63s %-33s %-33s\n", "", "out-of-place",
 	        sec->has_inplace ? "in-place" : "");
 	fprintf(f,

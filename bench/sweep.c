@@ -76,7 +76,7 @@ struct sweep {
 	/* the group of the section running now */
 	int *members, n, me, nhosts_group;
 	enum cb_coll coll;
-	int workers; /* ranks that hold input (ps with servers: n - K) */
+	int workers; /* ranks that hold input in this section's ps rows */
 	char transport[32]; /* what connects the group's members */
 	struct cb_results *res; /* rank 0, for JSON and --plot; else NULL */
 };
@@ -138,6 +138,15 @@ static void set_buffers(const struct sweep *sw, struct cb_coll_args *a,
 	}
 }
 
+/* Ranks that hold input for @algo: all but ps's dedicated servers. */
+static int workers_of(const struct sweep *sw, const struct cb_algo *algo)
+{
+	if (!strcmp(algo->name, "ps") && sw->o->ps_servers > 0 &&
+	    sw->o->ps_servers < sw->n)
+		return sw->n - sw->o->ps_servers;
+	return sw->n;
+}
+
 static cb_status_t run_point(struct sweep *sw, const struct cb_algo *algo,
                              struct cb_plan *plan, struct cb_coll_args *a,
                              int inplace, struct rank_result *me)
@@ -156,7 +165,7 @@ static cb_status_t run_point(struct sweep *sw, const struct cb_algo *algo,
 			.n = sw->n,
 			.me = sw->me,
 			.root = a->root,
-			.nin = sw->workers,
+			.nin = workers_of(sw, algo),
 			.count = a->count,
 		};
 		cb_verify_poison(&v, a->recvbuf);
@@ -215,7 +224,7 @@ static void emit(struct sweep *sw, const struct cb_algo *algo,
 {
 	struct cb_row rows[2];
 	int nrows = has_inplace(a->coll) ? 2 : 1;
-	int workers = sw->workers;
+	int workers = workers_of(sw, algo);
 	double factor = cb_coll_busbw_factor(a->coll, workers);
 	double p50s[CB_MAX_LOCAL_RANKS * 4];
 
@@ -738,9 +747,15 @@ static cb_status_t section(struct sweep *sw)
 		return st;
 	if (cd.n == 0)
 		return CB_OK; /* skipped with a note */
-	for (int i = 0; i < cd.n; i++)
-		if (!strcmp(cd.a[i]->name, "ps") && o->ps_servers > 0)
+	/* the header's factor: ps's with dedicated servers when only ps
+	 * runs; with others beside it, theirs, and a note for ps's rows */
+	int only_ps = 1;
+	for (int i = 0; i < cd.n; i++) {
+		if (strcmp(cd.a[i]->name, "ps"))
+			only_ps = 0;
+		else if (o->ps_servers > 0)
 			sw->workers = sw->n - o->ps_servers;
+	}
 	if (sw->c->rank == 0) {
 		char members[256];
 		int contiguous = 1;
@@ -757,8 +772,8 @@ static cb_status_t section(struct sweep *sw)
 			.ranks = sw->n,
 			.hosts = sw->nhosts_group,
 			.members = members,
-			.busbw_factor =
-			        cb_coll_busbw_factor(sw->coll, sw->workers),
+			.busbw_factor = cb_coll_busbw_factor(
+			        sw->coll, only_ps ? sw->workers : sw->n),
 			.busbw_formula = cb_coll_busbw_formula(sw->coll),
 			.ps_servers = sw->workers < sw->n ? o->ps_servers : 0,
 			.has_inplace = has_inplace(sw->coll),

@@ -33,4 +33,16 @@ PY
 		pass "pingpong skipped on 3 ranks with a note" ||
 		fail "no note for pingpong on 3 ranks: $(head -3 "$TMP/err")"
 fi
+# ps with a dedicated server beside another algorithm: only ps's rows leave
+# the server's input out (each algorithm checked against its own inputs)
+"$CB" --np 3 --algo ring,ps --ps-servers 1 -b 1K -e 64K -f 8 -w 0 -n 2 \
+	--alpha-us 1 --beta-gbps 1 --format csv >"$TMP/ps.csv" 2>"$TMP/err"
+rc=$?
+bad=$(awk -F, 'NR > 1 && $14 != 0' "$TMP/ps.csv")
+algos=$(awk -F, 'NR > 1 { print $2 }' "$TMP/ps.csv" | sort -u | tr '\n' ' ')
+if [ $rc -ne 0 ] || [ -n "$bad" ] || [ "$algos" != "ps ring " ]; then
+	fail "ring,ps with a server: exit $rc, algos '$algos', wrong rows: $bad $(head -2 "$TMP/err")"
+else
+	pass "ring and ps (1 dedicated server) side by side, all exact"
+fi
 finish
