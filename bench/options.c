@@ -196,7 +196,8 @@ void cb_opts_usage(void)
 	       "(collbench info)\n"
 	       "  -r, --root N          root of broadcast and reduce (default "
 	       "0)\n"
-	       "      --ps-servers K    ps: K dedicated servers, 0 = every rank "
+	       "      --ps-servers K    ps: K dedicated servers, 0 = every "
+	       "rank "
 	       "serves (default 0)\n"
 	       "      --chunk-bytes N   pipelining chunk (default: the "
 	       "algorithm's)\n"
@@ -353,9 +354,9 @@ static cb_status_t parse_algo(const char *s, struct cb_opts *o)
 	if (!strcmp(s, "all")) {
 		for (int i = 0; cb_algos[i] && o->nalgos < CB_MAX_ALGO_SEL; i++)
 			if (cb_algos[i]->colls)
-				o->algos[o->nalgos++] = (struct cb_algo_sel){
-					cb_algos[i], 0, SIZE_MAX
-				};
+				o->algos[o->nalgos++] =
+				        (struct cb_algo_sel){ cb_algos[i], 0,
+					                      SIZE_MAX };
 		return CB_OK;
 	}
 	if (strlen(s) >= sizeof(buf))
@@ -375,18 +376,19 @@ static cb_status_t parse_algo(const char *s, struct cb_opts *o)
 		if (ranges) {
 			char *dash;
 			if (!colon || !(dash = strchr(colon + 1, '-')))
-				return cb_fail(
-				        CB_ERR_USAGE,
-				        "--algo '%s': a size range is "
-				        "NAME:LOW-HIGH, e.g. rd:0-64K;ring:64K-max",
-				        t);
+				return cb_fail(CB_ERR_USAGE,
+				               "--algo '%s': a size range is "
+				               "NAME:LOW-HIGH, e.g. "
+				               "rd:0-64K;ring:64K-max",
+				               t);
 			*colon = *dash = 0;
 			if (strchr(t, ','))
-				return cb_fail(CB_ERR_USAGE,
-				               "--algo '%s': with size ranges, "
-				               "separate the entries with ';' and "
-				               "give every entry a range",
-				               s);
+				return cb_fail(
+				        CB_ERR_USAGE,
+				        "--algo '%s': with size ranges, "
+				        "separate the entries with ';' and "
+				        "give every entry a range",
+				        s);
 			if ((st = cb_parse_size(colon + 1, "--algo range start",
 			                        &sel.lo)))
 				return st;
@@ -395,9 +397,10 @@ static cb_status_t parse_algo(const char *s, struct cb_opts *o)
 			                        &sel.hi)))
 				return st;
 			if (sel.hi <= sel.lo)
-				return cb_fail(CB_ERR_USAGE,
-				               "--algo %s: the range %s-%s is empty",
-				               t, colon + 1, dash + 1);
+				return cb_fail(
+				        CB_ERR_USAGE,
+				        "--algo %s: the range %s-%s is empty",
+				        t, colon + 1, dash + 1);
 		} else if (colon) {
 			return cb_fail(CB_ERR_USAGE,
 			               "--algo '%s': give every entry a size "
@@ -484,8 +487,8 @@ cb_status_t cb_parse_counts(const char *s, const char *what, int max, int *out,
 				break;
 			if (k == CB_MAX_COUNTS)
 				return cb_fail(CB_ERR_USAGE,
-				               "%s '%s': more than %d values", what,
-				               s, CB_MAX_COUNTS);
+				               "%s '%s': more than %d values",
+				               what, s, CB_MAX_COUNTS);
 			v[k++] = x;
 		}
 	} else {
@@ -501,8 +504,8 @@ cb_status_t cb_parse_counts(const char *s, const char *what, int max, int *out,
 				continue;
 			if (k == CB_MAX_COUNTS)
 				return cb_fail(CB_ERR_USAGE,
-				               "%s '%s': more than %d values", what,
-				               s, CB_MAX_COUNTS);
+				               "%s '%s': more than %d values",
+				               what, s, CB_MAX_COUNTS);
 			v[k++] = x;
 		}
 	}
@@ -519,9 +522,10 @@ cb_status_t cb_parse_counts(const char *s, const char *what, int max, int *out,
 				break;
 			}
 	if (*n == 0)
-		return cb_fail(CB_ERR_USAGE,
-		               "%s '%s' leaves nothing to run (at most %d here)",
-		               what, s, max);
+		return cb_fail(
+		        CB_ERR_USAGE,
+		        "%s '%s' leaves nothing to run (at most %d here)", what,
+		        s, max);
 	return CB_OK;
 bad:
 	return cb_fail(CB_ERR_USAGE,
@@ -558,9 +562,9 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 		o->cmd = CB_CMD_TOPO;
 		return CB_OK;
 	}
-	if (argc > 1 && (!strcmp(argv[1], "plot") ||
-	                 !strcmp(argv[1], "compare") ||
-	                 !strcmp(argv[1], "report"))) {
+	if (argc > 1 &&
+	    (!strcmp(argv[1], "plot") || !strcmp(argv[1], "compare") ||
+	     !strcmp(argv[1], "report"))) {
 		o->cmd = CB_CMD_RESULTS;
 		return CB_OK;
 	}
@@ -647,7 +651,8 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 		case OPT_RANKS:
 		case OPT_NODES: {
 			int tmp[CB_MAX_COUNTS], n;
-			const char *what = c == OPT_RANKS ? "--ranks" : "--nodes";
+			const char *what =
+			        c == OPT_RANKS ? "--ranks" : "--nodes";
 			/* the syntax now; the values once the world is known */
 			st = cb_parse_counts(optarg, what, 0, tmp, &n);
 			*(c == OPT_RANKS ? &o->ranks : &o->nodes) = optarg;
@@ -697,10 +702,11 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 			else if (!strcmp(optarg, "json"))
 				o->outputs[0].format = CB_FMT_JSON;
 			else
-				st = cb_fail(CB_ERR_USAGE,
-				             "unknown format '%s' (table, csv or "
-				             "json)",
-				             optarg);
+				st = cb_fail(
+				        CB_ERR_USAGE,
+				        "unknown format '%s' (table, csv or "
+				        "json)",
+				        optarg);
 			break;
 		case OPT_CHUNK:
 			st = cb_parse_size(optarg, "--chunk-bytes",
@@ -716,11 +722,13 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 		case OPT_PLOT: {
 			const char *dot = strrchr(optarg, '.');
 			o->plot = optarg;
-			if (!dot || (strcmp(dot, ".png") && strcmp(dot, ".svg")))
-				st = cb_fail(CB_ERR_USAGE,
-				             "--plot %s: the image is FILE.png or "
-				             "FILE.svg",
-				             optarg);
+			if (!dot ||
+			    (strcmp(dot, ".png") && strcmp(dot, ".svg")))
+				st = cb_fail(
+				        CB_ERR_USAGE,
+				        "--plot %s: the image is FILE.png or "
+				        "FILE.svg",
+				        optarg);
 			break;
 		}
 		case ':':
@@ -749,8 +757,9 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 		               o->max_bytes, o->min_bytes);
 	char dnames[256] = "";
 	for (int i = 0; i < CB_DT_COUNT; i++)
-		snprintf(dnames + strlen(dnames), sizeof(dnames) - strlen(dnames),
-		         "%s%s", i ? ", " : "", cb_dtype_name(i));
+		snprintf(dnames + strlen(dnames),
+		         sizeof(dnames) - strlen(dnames), "%s%s", i ? ", " : "",
+		         cb_dtype_name(i));
 	if ((st = parse_list(dl, "datatype", CB_DT_COUNT, cb_dtype_parse,
 	                     (int *)o->dtypes, &o->ndtypes, dnames)))
 		return st;

@@ -76,8 +76,10 @@ void cb_report_section(FILE *f, enum cb_format fmt,
 	        sec->busbw_formula, sec->coll, sec->busbw_factor);
 	if (sec->ps_servers > 0)
 		fprintf(f,
-		        "# ps: the last %d rank%s serve only: no input of their "
-		        "own, left out of ps's times and of its busbw's n (%d)\n",
+		        "# ps: the last %d rank%s serve only: no input of "
+		        "their "
+		        "own, left out of ps's times and of its busbw's n "
+		        "(%d)\n",
 		        sec->ps_servers, sec->ps_servers == 1 ? "" : "s",
 		        sec->ranks - sec->ps_servers);
 	fprintf(f, "# %63s %-33s %-33s\n", "", "out-of-place",
@@ -91,9 +93,9 @@ void cb_report_section(FILE *f, enum cb_format fmt,
 	fprintf(f,
 	        "# %10s %12s %8s %6s %4s %13s %10s %7s %7s %6s %10s %7s %7s "
 	        "%6s %9s %9s %9s %9s %9s %4s\n",
-	        "(B)", "(elements)", "", "", "", "", "(us)", "(GB/s)",
-	        "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)",
-	        "(us)", "(us)", "(us)", "rank");
+	        "(B)", "(elements)", "", "", "", "", "(us)", "(GB/s)", "(GB/s)",
+	        "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)", "(us)",
+	        "(us)", "(us)", "rank");
 	fflush(f);
 }
 

@@ -77,7 +77,7 @@ struct sweep {
 	int *members, n, me, nhosts_group;
 	enum cb_coll coll;
 	int workers; /* ranks that hold input in this section's ps rows */
-	char transport[32]; /* what connects the group's members */
+	char transport[32];     /* what connects the group's members */
 	struct cb_results *res; /* rank 0, for JSON and --plot; else NULL */
 };
 
@@ -190,7 +190,7 @@ static cb_status_t run_point(struct sweep *sw, const struct cb_algo *algo,
 	if (!inplace)
 		me->sched = *algo->stats(plan);
 	size_t ns = (size_t)o->iters < sw->nsamples ? (size_t)o->iters
-	                                             : sw->nsamples;
+	                                            : sw->nsamples;
 	qsort(sw->samples, ns, sizeof(double), cmp_double);
 	double us = 1e3 * div;
 	me->mean[inplace] = (double)(prev - t0) / o->iters / us;
@@ -313,14 +313,18 @@ static void emit(struct sweep *sw, const struct cb_algo *algo,
 		struct scale_pt *p = NULL;
 		for (int i = 0; i < sw->nscale; i++)
 			if (sw->scale[i].coll == (int)a->coll &&
-			    sw->scale[i].k == sw->n && sw->scale[i].algo == algo)
+			    sw->scale[i].k == sw->n &&
+			    sw->scale[i].algo == algo)
 				p = &sw->scale[i];
 		if (!p && sw->nscale < sw->scale_cap)
 			p = &sw->scale[sw->nscale++];
 		if (p && (p->algo == NULL || bytes >= p->bytes))
-			*p = (struct scale_pt){ a->coll, sw->n,
-				                sw->nhosts_group, algo,
-				                rows[0].busbw_gbps, bytes };
+			*p = (struct scale_pt){ a->coll,
+				                sw->n,
+				                sw->nhosts_group,
+				                algo,
+				                rows[0].busbw_gbps,
+				                bytes };
 	}
 }
 
@@ -404,8 +408,8 @@ static double measure_gamma(void)
  * in us.  The best batch, because a shared machine's noise only ever adds
  * time. */
 static cb_status_t pair_time(struct cb_comm *c, const int pair[2], int me,
-                             const struct cb_algo *algo, size_t bytes,
-                             int warm, int batches, int calls, double *us)
+                             const struct cb_algo *algo, size_t bytes, int warm,
+                             int batches, int calls, double *us)
 {
 	struct cb_plan_cfg pc = {
 		.group = { .members = pair, .n = 2, .me = me },
@@ -420,7 +424,7 @@ static cb_status_t pair_time(struct cb_comm *c, const int pair[2], int me,
 	if ((st = cb_comm_mem_alloc(c, 2 * bytes + 64, &buf)))
 		return st;
 	memset(buf, 0, 2 * bytes + 64);
-	if ((st = algo->plan_build(c, &pc, &plan))) {
+	if ((st = cb_algo_plan_build(algo, c, &pc, &plan))) {
 		cb_comm_mem_free(c, buf, 2 * bytes + 64);
 		return st;
 	}
@@ -491,9 +495,9 @@ static cb_status_t calibrate(struct sweep *sw)
 			mine.beta_gbps = (double)big / (per_msg * 1e3);
 	}
 	snprintf(mine.source, sizeof(mine.source), "%s",
-	         !need ? (c->world > 1 ? "alpha and beta given"
-	                               : "one rank: no links")
-	         : o->alpha_us > 0 ? "alpha given, beta measured"
+	         !need              ? (c->world > 1 ? "alpha and beta given"
+	                                            : "one rank: no links")
+	         : o->alpha_us > 0  ? "alpha given, beta measured"
 	         : o->beta_gbps > 0 ? "beta given, alpha measured"
 	                            : "alpha and beta measured");
 	if (need)
@@ -565,12 +569,13 @@ static cb_status_t candidates(struct sweep *sw, struct cands *cd)
 		const char *why;
 		if (!cb_algo_does(a, sw->coll))
 			continue;
-		if (a->refuse && (why = a->refuse(sw->coll, sw->n,
-		                                  o->ps_servers))) {
+		if (a->refuse &&
+		    (why = a->refuse(sw->coll, sw->n, o->ps_servers))) {
 			if (explicit_one && !o->ranks && !o->nodes)
-				return cb_fail(CB_ERR_USAGE, "%s %s on %d ranks: %s",
-				               a->name, cb_coll_name(sw->coll),
-				               sw->n, why);
+				return cb_fail(CB_ERR_USAGE,
+				               "%s %s on %d ranks: %s", a->name,
+				               cb_coll_name(sw->coll), sw->n,
+				               why);
 			if (sw->c->rank == 0)
 				cb_log(CB_LOG_WARN,
 				       "skipping %s %s on %d ranks: %s",
@@ -628,7 +633,8 @@ static int pick(struct sweep *sw, const struct cands *cd, size_t bytes,
 				if (i != best)
 					snprintf(alt + strlen(alt),
 					         sizeof(alt) - strlen(alt),
-					         "%s%s %.3g", alt[0] ? ", " : "",
+					         "%s%s %.3g",
+					         alt[0] ? ", " : "",
 					         cd->a[i]->name,
 					         model_of(sw, cd->a[i], bytes));
 			cb_log(CB_LOG_INFO,
@@ -664,7 +670,7 @@ static cb_status_t section_dtype(struct sweep *sw, struct cands *cd,
 	for (int i = 0; i < cd->n; i++)
 		cd->plan[i] = NULL;
 	for (int i = 0; i < cd->n && member && !st; i++)
-		st = cd->a[i]->plan_build(c, &pc, &cd->plan[i]);
+		st = cb_algo_plan_build(cd->a[i], c, &pc, &cd->plan[i]);
 	/* Wake the whole path once (connections, page tables, caches,
 	 * branch predictors) before the first timed point, so the first row
 	 * of a sweep is not the cost of a cold start. */
@@ -674,7 +680,8 @@ static cb_status_t section_dtype(struct sweep *sw, struct cands *cd,
 			.dtype = dt,
 			.op = o->ops[0],
 			.root = o->root,
-			.count = o->min_bytes / es / (blocks ? (size_t)sw->n : 1),
+			.count = o->min_bytes / es /
+			         (blocks ? (size_t)sw->n : 1),
 		};
 		set_buffers(sw, &wake, 0);
 		for (int k = 0; k < 20 && !st; k++)
@@ -694,7 +701,8 @@ static cb_status_t section_dtype(struct sweep *sw, struct cands *cd,
 			if (sw->coll == CB_COLL_BARRIER)
 				a.count = 0;
 			size_t bytes =
-			        cb_coll_size_elems(sw->coll, a.count, sw->n) * es;
+			        cb_coll_size_elems(sw->coll, a.count, sw->n) *
+			        es;
 			int idx[MAX_CAND], np = pick(sw, cd, bytes, idx);
 			progress_line(sw, b);
 			for (int j = 0; j < np && !st; j++) {
@@ -714,8 +722,8 @@ static cb_status_t section_dtype(struct sweep *sw, struct cands *cd,
 				 * ranks line up before the next point; ranks
 				 * outside the group wait here. */
 				if ((st = cb_boot_allgather(
-				             c->boot, "every rank's timings", &me,
-				             sizeof(me), sw->all)))
+				             c->boot, "every rank's timings",
+				             &me, sizeof(me), sw->all)))
 					break;
 				if (c->rank == 0)
 					emit(sw, al, &a, bytes);
@@ -766,7 +774,8 @@ static cb_status_t section(struct sweep *sw)
 			         sw->n - 1);
 		else
 			snprintf(members, sizeof(members),
-			         "ranks of the first %d hosts", sw->nhosts_group);
+			         "ranks of the first %d hosts",
+			         sw->nhosts_group);
 		struct cb_section sec = {
 			.coll = cb_coll_name(sw->coll),
 			.ranks = sw->n,
@@ -826,24 +835,27 @@ static void scaling_summary(struct sweep *sw, FILE *f)
 {
 	if (sw->nscale == 0)
 		return;
-	fprintf(f, "#\n# Scaling (busbw, out of place, first dtype/op; "
-	           "efficiency against the smallest group\n# that moves data)\n");
+	fprintf(f,
+	        "#\n# Scaling (busbw, out of place, first dtype/op; "
+	        "efficiency against the smallest group\n# that moves data)\n");
 	/* grouped by collective and algorithm, groups in order */
 	for (int i = 1; i < sw->nscale; i++)
 		for (int j = i; j > 0; j--) {
-			struct scale_pt *x = &sw->scale[j - 1], *y = &sw->scale[j];
-			int before = y->coll < x->coll ||
-			             (y->coll == x->coll && y->algo != x->algo &&
-			              strcmp(y->algo->name, x->algo->name) < 0);
+			struct scale_pt *x = &sw->scale[j - 1],
+			                *y = &sw->scale[j];
+			int before =
+			        y->coll < x->coll ||
+			        (y->coll == x->coll && y->algo != x->algo &&
+			         strcmp(y->algo->name, x->algo->name) < 0);
 			if (!before)
 				break;
 			struct scale_pt t = *x;
 			*x = *y;
 			*y = t;
 		}
-	fprintf(f, "# %-14s %-13s %6s %12s %10s %10s\n", "collective",
-	        "algo", sw->o->nodes ? "hosts" : "ranks", "size (B)",
-	        "busbw", "efficiency");
+	fprintf(f, "# %-14s %-13s %6s %12s %10s %10s\n", "collective", "algo",
+	        sw->o->nodes ? "hosts" : "ranks", "size (B)", "busbw",
+	        "efficiency");
 	for (int i = 0; i < sw->nscale; i++) {
 		struct scale_pt *p = &sw->scale[i], *base = NULL;
 		/* the smallest group with a bandwidth (one rank moves
@@ -875,8 +887,8 @@ cb_status_t cb_sweep(struct cb_comm *c, const struct cb_opts *o,
 
 	sw.all = calloc((size_t)c->world, sizeof(*sw.all));
 	sw.members = calloc((size_t)c->world, sizeof(int));
-	sw.nsamples = (size_t)o->iters < MAX_SAMPLES ? (size_t)o->iters
-	                                              : MAX_SAMPLES;
+	sw.nsamples =
+	        (size_t)o->iters < MAX_SAMPLES ? (size_t)o->iters : MAX_SAMPLES;
 	sw.samples = calloc(sw.nsamples, sizeof(double));
 	sw.scale_cap = CB_COLL_COUNT * CB_MAX_COUNTS * MAX_CAND;
 	sw.scale = calloc((size_t)sw.scale_cap, sizeof(*sw.scale));

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "coll/coll.h"
+#include "coll/sched.h"
 
 extern const struct cb_algo cb_algo_ring;
 extern const struct cb_algo cb_algo_tree;
@@ -32,6 +33,15 @@ const struct cb_algo *const cb_algos[] = {
 	&cb_algo_bibw,
 	NULL,
 };
+
+cb_status_t cb_algo_plan_build(const struct cb_algo *a, struct cb_comm *c,
+                               const struct cb_plan_cfg *cfg,
+                               struct cb_plan **plan)
+{
+	if (a->sched)
+		return cb_sched_plan_build(a->sched, c, cfg, plan);
+	return a->plan_build(c, cfg, plan);
+}
 
 const struct cb_algo *cb_algo_find(const char *name)
 {

@@ -95,10 +95,10 @@ static void linear_gen(struct cb_sched *s, const struct cb_plan_cfg *cfg,
 				cb_sched_copy(s, seg, 0, CB_SB_RECV, off,
 				              CB_SB_SEND, off, len);
 				for (int i = 1; i < n; i++)
-					cb_sched_recv_reduce(s, seg, 1,
-					                     (root + i) % n,
-					                     CB_SB_RECV, off,
-					                     CB_SB_RECV, off, len);
+					cb_sched_recv_reduce(
+					        s, seg, 1, (root + i) % n,
+					        CB_SB_RECV, off, CB_SB_RECV,
+					        off, len);
 			} else {
 				cb_sched_send(s, seg, 0, root, CB_SB_SEND, off,
 				              len);
@@ -109,16 +109,9 @@ static void linear_gen(struct cb_sched *s, const struct cb_plan_cfg *cfg,
 
 static const struct cb_sched_algo linear_sa = { linear_size, linear_gen };
 
-static cb_status_t linear_build(struct cb_comm *c,
-                                const struct cb_plan_cfg *cfg,
-                                struct cb_plan **plan)
-{
-	return cb_sched_plan_build(&linear_sa, c, cfg, plan);
-}
-
 static double linear_model_us(enum cb_coll coll, size_t bytes, int n,
-                              int ps_servers, double alpha_us,
-                              double beta_gbps, double gamma_gbps)
+                              int ps_servers, double alpha_us, double beta_gbps,
+                              double gamma_gbps)
 {
 	(void)ps_servers;
 	if (n < 2)
@@ -136,10 +129,7 @@ const struct cb_algo cb_algo_linear = {
 	               "itself; the naive baseline",
 	.colls = 1u << CB_COLL_BROADCAST | 1u << CB_COLL_REDUCE,
 	.model_us = linear_model_us,
-	.plan_build = linear_build,
-	.run = cb_sched_plan_run,
-	.plan_free = cb_sched_plan_free,
-	.stats = cb_sched_plan_stats,
+	CB_SCHED_PLAN_OPS(linear_sa),
 };
 
 /* ---- pairwise alltoall ---- */
@@ -175,20 +165,12 @@ static void pairwise_gen(struct cb_sched *s, const struct cb_plan_cfg *cfg,
 	for (int k = 1; k < n; k++) {
 		int to = (me + k) % n, from = (me - k + n) % n;
 		cb_sched_send(s, 0, 1 + k, to, src, (size_t)to * blk, blk);
-		cb_sched_recv(s, 0, 1 + k, from, CB_SB_RECV,
-		              (size_t)from * blk, blk);
+		cb_sched_recv(s, 0, 1 + k, from, CB_SB_RECV, (size_t)from * blk,
+		              blk);
 	}
 }
 
-static const struct cb_sched_algo pairwise_sa = { pairwise_size,
-	                                          pairwise_gen };
-
-static cb_status_t pairwise_build(struct cb_comm *c,
-                                  const struct cb_plan_cfg *cfg,
-                                  struct cb_plan **plan)
-{
-	return cb_sched_plan_build(&pairwise_sa, c, cfg, plan);
-}
+static const struct cb_sched_algo pairwise_sa = { pairwise_size, pairwise_gen };
 
 static double pairwise_model_us(enum cb_coll coll, size_t bytes, int n,
                                 int ps_servers, double alpha_us,
@@ -209,10 +191,7 @@ const struct cb_algo cb_algo_pairwise = {
 	               "rank-k",
 	.colls = 1u << CB_COLL_ALLTOALL,
 	.model_us = pairwise_model_us,
-	.plan_build = pairwise_build,
-	.run = cb_sched_plan_run,
-	.plan_free = cb_sched_plan_free,
-	.stats = cb_sched_plan_stats,
+	CB_SCHED_PLAN_OPS(pairwise_sa),
 };
 
 /* ---- dissemination barrier ---- */
@@ -234,8 +213,7 @@ static cb_status_t dissemination_size(const struct cb_plan_cfg *cfg,
 	return CB_OK;
 }
 
-static void dissemination_gen(struct cb_sched *s,
-                              const struct cb_plan_cfg *cfg,
+static void dissemination_gen(struct cb_sched *s, const struct cb_plan_cfg *cfg,
                               const struct cb_coll_args *a)
 {
 	int n = cfg->group.n, me = cfg->group.me;
@@ -250,13 +228,6 @@ static void dissemination_gen(struct cb_sched *s,
 
 static const struct cb_sched_algo dissemination_sa = { dissemination_size,
 	                                               dissemination_gen };
-
-static cb_status_t dissemination_build(struct cb_comm *c,
-                                       const struct cb_plan_cfg *cfg,
-                                       struct cb_plan **plan)
-{
-	return cb_sched_plan_build(&dissemination_sa, c, cfg, plan);
-}
 
 static double dissemination_model_us(enum cb_coll coll, size_t bytes, int n,
                                      int ps_servers, double alpha_us,
@@ -276,10 +247,7 @@ const struct cb_algo cb_algo_dissemination = {
 	               "for rank-2^k",
 	.colls = 1u << CB_COLL_BARRIER,
 	.model_us = dissemination_model_us,
-	.plan_build = dissemination_build,
-	.run = cb_sched_plan_run,
-	.plan_free = cb_sched_plan_free,
-	.stats = cb_sched_plan_stats,
+	CB_SCHED_PLAN_OPS(dissemination_sa),
 };
 
 /* ---- direct sendrecv ---- */
@@ -309,16 +277,9 @@ static void direct_gen(struct cb_sched *s, const struct cb_plan_cfg *cfg,
 
 static const struct cb_sched_algo direct_sa = { direct_size, direct_gen };
 
-static cb_status_t direct_build(struct cb_comm *c,
-                                const struct cb_plan_cfg *cfg,
-                                struct cb_plan **plan)
-{
-	return cb_sched_plan_build(&direct_sa, c, cfg, plan);
-}
-
 static double direct_model_us(enum cb_coll coll, size_t bytes, int n,
-                              int ps_servers, double alpha_us,
-                              double beta_gbps, double gamma_gbps)
+                              int ps_servers, double alpha_us, double beta_gbps,
+                              double gamma_gbps)
 {
 	(void)coll;
 	(void)ps_servers;
@@ -334,10 +295,7 @@ const struct cb_algo cb_algo_direct = {
 	               "previous at once",
 	.colls = 1u << CB_COLL_SENDRECV,
 	.model_us = direct_model_us,
-	.plan_build = direct_build,
-	.run = cb_sched_plan_run,
-	.plan_free = cb_sched_plan_free,
-	.stats = cb_sched_plan_stats,
+	CB_SCHED_PLAN_OPS(direct_sa),
 };
 
 /* ---- pingpong: latency, bw, bibw ---- */
@@ -406,25 +364,6 @@ static const struct cb_sched_algo latency_sa = { pp_size, latency_gen };
 static const struct cb_sched_algo bw_sa = { pp_size, bw_gen };
 static const struct cb_sched_algo bibw_sa = { pp_size, bibw_gen };
 
-static cb_status_t latency_build(struct cb_comm *c,
-                                 const struct cb_plan_cfg *cfg,
-                                 struct cb_plan **plan)
-{
-	return cb_sched_plan_build(&latency_sa, c, cfg, plan);
-}
-
-static cb_status_t bw_build(struct cb_comm *c, const struct cb_plan_cfg *cfg,
-                            struct cb_plan **plan)
-{
-	return cb_sched_plan_build(&bw_sa, c, cfg, plan);
-}
-
-static cb_status_t bibw_build(struct cb_comm *c, const struct cb_plan_cfg *cfg,
-                              struct cb_plan **plan)
-{
-	return cb_sched_plan_build(&bibw_sa, c, cfg, plan);
-}
-
 /* Per row (the row's time is per message, see time_div). */
 static double pp_model_us(enum cb_coll coll, size_t bytes, int n,
                           int ps_servers, double alpha_us, double beta_gbps,
@@ -438,8 +377,8 @@ static double pp_model_us(enum cb_coll coll, size_t bytes, int n,
 }
 
 static double stream_model_us(enum cb_coll coll, size_t bytes, int n,
-                              int ps_servers, double alpha_us,
-                              double beta_gbps, double gamma_gbps)
+                              int ps_servers, double alpha_us, double beta_gbps,
+                              double gamma_gbps)
 {
 	(void)coll;
 	(void)n;
@@ -457,10 +396,7 @@ const struct cb_algo cb_algo_latency = {
 	.time_div = 2,
 	.refuse = pingpong_refuse,
 	.model_us = pp_model_us,
-	.plan_build = latency_build,
-	.run = cb_sched_plan_run,
-	.plan_free = cb_sched_plan_free,
-	.stats = cb_sched_plan_stats,
+	CB_SCHED_PLAN_OPS(latency_sa),
 };
 
 const struct cb_algo cb_algo_bw = {
@@ -472,10 +408,7 @@ const struct cb_algo cb_algo_bw = {
 	.time_div = PP_WINDOW,
 	.refuse = pingpong_refuse,
 	.model_us = stream_model_us,
-	.plan_build = bw_build,
-	.run = cb_sched_plan_run,
-	.plan_free = cb_sched_plan_free,
-	.stats = cb_sched_plan_stats,
+	CB_SCHED_PLAN_OPS(bw_sa),
 };
 
 const struct cb_algo cb_algo_bibw = {
@@ -487,8 +420,5 @@ const struct cb_algo cb_algo_bibw = {
 	.bw_mult = 2,
 	.refuse = pingpong_refuse,
 	.model_us = stream_model_us,
-	.plan_build = bibw_build,
-	.run = cb_sched_plan_run,
-	.plan_free = cb_sched_plan_free,
-	.stats = cb_sched_plan_stats,
+	CB_SCHED_PLAN_OPS(bibw_sa),
 };

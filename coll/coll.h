@@ -129,6 +129,10 @@ struct cb_algo {
 	double (*model_us)(enum cb_coll coll, size_t bytes, int n,
 	                   int ps_servers, double alpha_us, double beta_gbps,
 	                   double gamma_gbps);
+	/* Set for algorithms written on the schedule executor: its plans
+	 * (plan_build NULL; run, plan_free and stats the executor's, see
+	 * CB_SCHED_PLAN_OPS in coll/sched.h). */
+	const struct cb_sched_algo *sched;
 	cb_status_t (*plan_build)(struct cb_comm *c,
 	                          const struct cb_plan_cfg *cfg,
 	                          struct cb_plan **plan);
@@ -139,6 +143,10 @@ struct cb_algo {
 };
 
 extern const struct cb_algo *const cb_algos[];
+/* Build @a's plan: its own plan_build, or the executor's for @a->sched. */
+cb_status_t cb_algo_plan_build(const struct cb_algo *a, struct cb_comm *c,
+                               const struct cb_plan_cfg *cfg,
+                               struct cb_plan **plan);
 const struct cb_algo *cb_algo_find(const char *name);
 static inline int cb_algo_does(const struct cb_algo *a, enum cb_coll coll)
 {

@@ -219,12 +219,6 @@ static void ps_gen(struct cb_sched *s, const struct cb_plan_cfg *cfg,
 
 static const struct cb_sched_algo ps_sa = { ps_size, ps_gen };
 
-static cb_status_t ps_build(struct cb_comm *c, const struct cb_plan_cfg *cfg,
-                            struct cb_plan **plan)
-{
-	return cb_sched_plan_build(&ps_sa, c, cfg, plan);
-}
-
 static double ps_model_us(enum cb_coll coll, size_t bytes, int n,
                           int ps_servers, double alpha_us, double beta_gbps,
                           double gamma_gbps)
@@ -252,8 +246,5 @@ const struct cb_algo cb_algo_ps = {
 	.colls = 1u << CB_COLL_ALLREDUCE,
 	.refuse = ps_refuse,
 	.model_us = ps_model_us,
-	.plan_build = ps_build,
-	.run = cb_sched_plan_run,
-	.plan_free = cb_sched_plan_free,
-	.stats = cb_sched_plan_stats,
+	CB_SCHED_PLAN_OPS(ps_sa),
 };

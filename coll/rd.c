@@ -242,12 +242,6 @@ static void rd_gen(struct cb_sched *s, const struct cb_plan_cfg *cfg,
 
 static const struct cb_sched_algo rd_sa = { rd_size, rd_gen };
 
-static cb_status_t rd_build(struct cb_comm *c, const struct cb_plan_cfg *cfg,
-                            struct cb_plan **plan)
-{
-	return cb_sched_plan_build(&rd_sa, c, cfg, plan);
-}
-
 static double rd_model_us(enum cb_coll coll, size_t bytes, int n,
                           int ps_servers, double alpha_us, double beta_gbps,
                           double gamma_gbps)
@@ -280,10 +274,7 @@ const struct cb_algo cb_algo_rd = {
 	.colls = 1u << CB_COLL_ALLREDUCE | 1u << CB_COLL_ALLGATHER,
 	.refuse = NULL, /* any rank count */
 	.model_us = rd_model_us,
-	.plan_build = rd_build,
-	.run = cb_sched_plan_run,
-	.plan_free = cb_sched_plan_free,
-	.stats = cb_sched_plan_stats,
+	CB_SCHED_PLAN_OPS(rd_sa),
 };
 
 /* ---- rabenseifner ---- */
@@ -465,12 +456,6 @@ static void rab_gen(struct cb_sched *s, const struct cb_plan_cfg *cfg,
 
 static const struct cb_sched_algo rab_sa = { rab_size, rab_gen };
 
-static cb_status_t rab_build(struct cb_comm *c, const struct cb_plan_cfg *cfg,
-                             struct cb_plan **plan)
-{
-	return cb_sched_plan_build(&rab_sa, c, cfg, plan);
-}
-
 static double rab_model_us(enum cb_coll coll, size_t bytes, int n,
                            int ps_servers, double alpha_us, double beta_gbps,
                            double gamma_gbps)
@@ -497,8 +482,5 @@ const struct cb_algo cb_algo_rabenseifner = {
 	.colls = 1u << CB_COLL_ALLREDUCE | 1u << CB_COLL_REDUCE_SCATTER,
 	.refuse = NULL, /* any rank count */
 	.model_us = rab_model_us,
-	.plan_build = rab_build,
-	.run = cb_sched_plan_run,
-	.plan_free = cb_sched_plan_free,
-	.stats = cb_sched_plan_stats,
+	CB_SCHED_PLAN_OPS(rab_sa),
 };

@@ -24,8 +24,9 @@ enum { ST_IDLE, ST_POSTED, ST_DONE };
 #define NONE UINT32_MAX
 
 struct segstate {
-	uint32_t lo, hi, end; /* current round's ops [lo, hi); seg ends at end */
-	uint32_t pending;     /* ops of [lo, hi) not done */
+	uint32_t lo, hi,
+	        end;      /* current round's ops [lo, hi); seg ends at end */
+	uint32_t pending; /* ops of [lo, hi) not done */
 };
 
 struct cb_sched {
@@ -38,7 +39,7 @@ struct cb_sched {
 	size_t esize;
 	char *base[3];
 	uint8_t *tmp, *stage;
-	int fused_all; /* every peer's transport reduces on arrival */
+	int fused_all;           /* every peer's transport reduces on arrival */
 	struct cb_tp_reduce red; /* the transport keeps a pointer to it */
 	uint64_t seq;
 
@@ -100,9 +101,9 @@ int cb_sched_recv(struct cb_sched *s, uint32_t seg, int round, int peer,
 	                                .bytes = bytes });
 }
 
-int cb_sched_recv_reduce(struct cb_sched *s, uint32_t seg, int round,
-                         int peer, enum cb_sbuf dst, size_t doff,
-                         enum cb_sbuf src, size_t soff, size_t bytes)
+int cb_sched_recv_reduce(struct cb_sched *s, uint32_t seg, int round, int peer,
+                         enum cb_sbuf dst, size_t doff, enum cb_sbuf src,
+                         size_t soff, size_t bytes)
 {
 	return add(s, &(struct cb_sop){ .kind = CB_SOP_RECV_REDUCE,
 	                                .buf = (uint8_t)dst,
@@ -115,9 +116,8 @@ int cb_sched_recv_reduce(struct cb_sched *s, uint32_t seg, int round,
 	                                .bytes = bytes });
 }
 
-int cb_sched_copy(struct cb_sched *s, uint32_t seg, int round,
-                  enum cb_sbuf dst, size_t doff, enum cb_sbuf src,
-                  size_t soff, size_t bytes)
+int cb_sched_copy(struct cb_sched *s, uint32_t seg, int round, enum cb_sbuf dst,
+                  size_t doff, enum cb_sbuf src, size_t soff, size_t bytes)
 {
 	if (dst == src && doff == soff)
 		return 0;
@@ -212,8 +212,8 @@ static cb_status_t link_ops(struct cb_sched *s)
 			lseg[p] = op->seg;
 			pos[p] = 0;
 		}
-		s->tag[i] = (s->seq << 40) | ((uint64_t)(op->seg & 0xffffff)
-		                              << 16) |
+		s->tag[i] = (s->seq << 40) |
+		            ((uint64_t)(op->seg & 0xffffff) << 16) |
 		            (pos[p]++ & 0xffff);
 		if (op->kind == CB_SOP_RECV_REDUCE &&
 		    !cb_comm_can_recv_reduce(s->comm, s->members[p])) {
@@ -223,11 +223,11 @@ static cb_status_t link_ops(struct cb_sched *s)
 				               "%s: receive-and-reduce beyond "
 				               "the planned staging",
 				               s->algo);
-			s->slot[i] = (int32_t)(((s->nsegs - 1) %
-			                        CB_SCHED_WINDOW) *
-			                               (uint32_t)s->cfg
-			                                       .stage_per_seg +
-			                       stage_used++);
+			s->slot[i] =
+			        (int32_t)(((s->nsegs - 1) % CB_SCHED_WINDOW) *
+			                          (uint32_t)
+			                                  s->cfg.stage_per_seg +
+			                  stage_used++);
 		}
 	}
 	s->seg_first[s->nsegs] = (uint32_t)s->nops;
@@ -281,11 +281,11 @@ static cb_status_t post(struct cb_sched *s, uint32_t i)
 			        c, peer, dst, s->base[op->sbuf] + op->soff,
 			        op->bytes, &s->red, s->tag[i], &s->req[i]);
 		} else {
-			st = cb_comm_irecv(
-			        c, peer,
-			        s->stage + (size_t)s->slot[i] *
-			                           s->cfg.stage_bytes,
-			        op->bytes, s->tag[i], &s->req[i]);
+			st = cb_comm_irecv(c, peer,
+			                   s->stage +
+			                           (size_t)s->slot[i] *
+			                                   s->cfg.stage_bytes,
+			                   op->bytes, s->tag[i], &s->req[i]);
 		}
 		break;
 	}
@@ -459,9 +459,8 @@ cb_status_t cb_sched_create(struct cb_comm *c, const struct cb_group *g,
 	s->segs = calloc(CB_SCHED_WINDOW, sizeof(*s->segs));
 	uint32_t *pp = malloc(8 * n * sizeof(uint32_t));
 	s->head_send = pp;
-	if (!s->members || !s->ops || !s->state || !s->chain_next ||
-	    !s->tag || !s->slot || !s->req || !s->seg_first || !s->segs ||
-	    !pp)
+	if (!s->members || !s->ops || !s->state || !s->chain_next || !s->tag ||
+	    !s->slot || !s->req || !s->seg_first || !s->segs || !pp)
 		goto nomem;
 	s->head_recv = pp + n;
 	s->tail_send = pp + 2 * n;

@@ -62,11 +62,11 @@ struct cb_sop {
 struct cb_sched;
 
 struct cb_sched_cfg {
-	size_t max_ops;       /* most operations one call adds */
-	size_t tmp_bytes;     /* scratch buffer (CB_SB_TMP) */
-	size_t stage_bytes;   /* largest receive-and-reduce piece */
-	int stage_per_seg;    /* most receive-and-reduce ops in one segment */
-	const char *algo;     /* for messages: "tree" */
+	size_t max_ops;     /* most operations one call adds */
+	size_t tmp_bytes;   /* scratch buffer (CB_SB_TMP) */
+	size_t stage_bytes; /* largest receive-and-reduce piece */
+	int stage_per_seg;  /* most receive-and-reduce ops in one segment */
+	const char *algo;   /* for messages: "tree" */
 };
 
 cb_status_t cb_sched_create(struct cb_comm *c, const struct cb_group *g,
@@ -83,12 +83,11 @@ int cb_sched_send(struct cb_sched *s, uint32_t seg, int round, int peer,
                   enum cb_sbuf buf, size_t off, size_t bytes);
 int cb_sched_recv(struct cb_sched *s, uint32_t seg, int round, int peer,
                   enum cb_sbuf buf, size_t off, size_t bytes);
-int cb_sched_recv_reduce(struct cb_sched *s, uint32_t seg, int round,
-                         int peer, enum cb_sbuf dst, size_t doff,
-                         enum cb_sbuf src, size_t soff, size_t bytes);
-int cb_sched_copy(struct cb_sched *s, uint32_t seg, int round,
-                  enum cb_sbuf dst, size_t doff, enum cb_sbuf src,
-                  size_t soff, size_t bytes);
+int cb_sched_recv_reduce(struct cb_sched *s, uint32_t seg, int round, int peer,
+                         enum cb_sbuf dst, size_t doff, enum cb_sbuf src,
+                         size_t soff, size_t bytes);
+int cb_sched_copy(struct cb_sched *s, uint32_t seg, int round, enum cb_sbuf dst,
+                  size_t doff, enum cb_sbuf src, size_t soff, size_t bytes);
 
 /* Run what was described; counters in cb_sched_stats() (reset by begin). */
 cb_status_t cb_sched_run(struct cb_sched *s);
@@ -118,6 +117,12 @@ cb_status_t cb_sched_plan_run(struct cb_plan *plan,
                               const struct cb_coll_args *a);
 void cb_sched_plan_free(struct cb_plan *plan);
 const struct cb_coll_stats *cb_sched_plan_stats(const struct cb_plan *plan);
+
+/* The cb_algo members of an algorithm on the executor:
+ *   { .name = ..., CB_SCHED_PLAN_OPS(my_sched_algo), ... } */
+#define CB_SCHED_PLAN_OPS(sa)                                                  \
+	.sched = &(sa), .run = cb_sched_plan_run,                              \
+	.plan_free = cb_sched_plan_free, .stats = cb_sched_plan_stats
 
 /* Helpers generators share. */
 static inline size_t cb_block_len(size_t count, int p, int i)

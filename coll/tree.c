@@ -438,13 +438,6 @@ static const struct cb_sched_algo tree_sched = {
 	.gen = tree_gen,
 };
 
-static cb_status_t tree_plan_build(struct cb_comm *c,
-                                   const struct cb_plan_cfg *cfg,
-                                   struct cb_plan **plan)
-{
-	return cb_sched_plan_build(&tree_sched, c, cfg, plan);
-}
-
 static double tree_model_us(enum cb_coll coll, size_t bytes, int p,
                             int ps_servers, double alpha_us, double beta_gbps,
                             double gamma_gbps)
@@ -486,8 +479,5 @@ const struct cb_algo cb_algo_tree = {
 	         1u << CB_COLL_REDUCE,
 	.refuse = NULL, /* any rank count */
 	.model_us = tree_model_us,
-	.plan_build = tree_plan_build,
-	.run = cb_sched_plan_run,
-	.plan_free = cb_sched_plan_free,
-	.stats = cb_sched_plan_stats,
+	CB_SCHED_PLAN_OPS(tree_sched),
 };
