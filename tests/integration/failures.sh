@@ -112,23 +112,25 @@ expect_fail 1 "still missing: rank 1 (never connected)" \
 port=$(free_port)
 (sleep 0.5; python3 "$here/fakepeer.py" rank-junk "$port") &
 expect_fail 1 "sent the rendezvous a message that does not parse" \
-	env COLLBENCH_RANK=0 COLLBENCH_WORLD=2 "$CB" --transport tcp --rendezvous 127.0.0.1:"$port" --timeout 5 -b 1K -e 1K
+	env COLLBENCH_RANK=0 COLLBENCH_WORLD=2 "$CB" --transport tcp --rendezvous 127.0.0.1:"$port" --timeout 20 -b 1K -e 1K
 wait
 # A peer whose tcp data message does not parse.
 port=$(free_port)
 (sleep 0.5; python3 "$here/fakepeer.py" tcp-junk "$port") &
 expect_fail 1 "tcp: rank 1 (host fakehost) sent a message that does not parse" \
-	env COLLBENCH_RANK=0 COLLBENCH_WORLD=2 "$CB" --transport tcp --rendezvous 127.0.0.1:"$port" --timeout 5 -b 1K -e 1K
+	env COLLBENCH_RANK=0 COLLBENCH_WORLD=2 "$CB" --transport tcp --rendezvous 127.0.0.1:"$port" --timeout 20 -b 1K -e 1K
 wait
 # A stranger connecting to the rendezvous is dropped with a warning; the
 # job itself goes on and succeeds.
 port=$(free_port)
-env COLLBENCH_RANK=0 COLLBENCH_WORLD=2 "$CB" --rendezvous 127.0.0.1:"$port" --timeout 5 -b 1K -e 1K \
+# (a generous deadline: on a loaded machine python alone can take seconds to
+# start, and rank 1 only starts after the stranger)
+env COLLBENCH_RANK=0 COLLBENCH_WORLD=2 "$CB" --rendezvous 127.0.0.1:"$port" --timeout 30 -b 1K -e 1K \
 	>"$TMP/s0.out" 2>"$TMP/s0.err" &
 r0=$!
 sleep 0.5
 python3 "$here/fakepeer.py" stranger "$port"
-env COLLBENCH_RANK=1 COLLBENCH_WORLD=2 "$CB" --rendezvous 127.0.0.1:"$port" --timeout 5 -b 1K -e 1K \
+env COLLBENCH_RANK=1 COLLBENCH_WORLD=2 "$CB" --rendezvous 127.0.0.1:"$port" --timeout 30 -b 1K -e 1K \
 	>/dev/null 2>"$TMP/s1.err"
 rc1=$?
 wait "$r0"
