@@ -35,14 +35,6 @@ static size_t es_of(const struct cb_plan_cfg *cfg)
 	return cb_dtype_bytes(cfg->dtype);
 }
 
-static size_t chunk_of(const struct cb_plan_cfg *cfg, size_t dflt)
-{
-	size_t es = es_of(cfg), c = cfg->chunk_bytes ? cfg->chunk_bytes : dflt;
-
-	c = c / es * es;
-	return c ? c : es;
-}
-
 static size_t nsegs(size_t bytes, size_t chunk)
 {
 	return bytes ? (bytes + chunk - 1) / chunk : 1;
@@ -53,7 +45,7 @@ static size_t nsegs(size_t bytes, size_t chunk)
 static cb_status_t linear_size(const struct cb_plan_cfg *cfg,
                                struct cb_sched_cfg *sc)
 {
-	size_t chunk = chunk_of(cfg, LINEAR_CHUNK_DEFAULT);
+	size_t chunk = cb_chunk_bytes(cfg, LINEAR_CHUNK_DEFAULT);
 	size_t bytes = cfg->max_count * es_of(cfg);
 
 	sc->algo = "linear";
@@ -70,7 +62,7 @@ static void linear_gen(struct cb_sched *s, const struct cb_plan_cfg *cfg,
 {
 	int n = cfg->group.n, me = cfg->group.me, root = a->root;
 	size_t es = es_of(cfg), bytes = a->count * es;
-	size_t chunk = chunk_of(cfg, LINEAR_CHUNK_DEFAULT);
+	size_t chunk = cb_chunk_bytes(cfg, LINEAR_CHUNK_DEFAULT);
 
 	if (n == 1 || bytes == 0) {
 		cb_sched_copy(s, 0, 0, CB_SB_RECV, 0, CB_SB_SEND, 0, bytes);
@@ -196,20 +188,11 @@ const struct cb_algo cb_algo_pairwise = {
 
 /* ---- dissemination barrier ---- */
 
-static int ceil_log2(int n)
-{
-	int k = 0;
-
-	while ((1 << k) < n)
-		k++;
-	return k;
-}
-
 static cb_status_t dissemination_size(const struct cb_plan_cfg *cfg,
                                       struct cb_sched_cfg *sc)
 {
 	sc->algo = "dissemination";
-	sc->max_ops = 2 * (size_t)ceil_log2(cfg->group.n) + 1;
+	sc->max_ops = 2 * (size_t)cb_ceil_log2(cfg->group.n) + 1;
 	return CB_OK;
 }
 
@@ -238,7 +221,7 @@ static double dissemination_model_us(enum cb_coll coll, size_t bytes, int n,
 	(void)ps_servers;
 	(void)beta_gbps;
 	(void)gamma_gbps;
-	return ceil_log2(n) * alpha_us;
+	return cb_ceil_log2(n) * alpha_us;
 }
 
 const struct cb_algo cb_algo_dissemination = {

@@ -45,19 +45,6 @@ static size_t es_of(const struct cb_plan_cfg *cfg)
 	return cb_dtype_bytes(cfg->dtype);
 }
 
-static size_t chunk_elems(const struct cb_plan_cfg *cfg)
-{
-	size_t es = es_of(cfg);
-	size_t c = cfg->chunk_bytes ? cfg->chunk_bytes : PS_CHUNK_DEFAULT;
-
-	return c / es ? c / es : 1;
-}
-
-static size_t npieces(size_t count, size_t chunk)
-{
-	return (count + chunk - 1) / chunk;
-}
-
 static const char *ps_refuse(enum cb_coll coll, int n, int ps_servers)
 {
 	static char why[128];
@@ -94,7 +81,7 @@ static int piece(const struct ps_layout *l, int k, size_t j, size_t es,
 {
 	size_t s0 = cb_block_start(l->count, l->k, k);
 	size_t sl = cb_block_len(l->count, l->k, k);
-	size_t np = npieces(sl, l->chunk);
+	size_t np = cb_div_up(sl, l->chunk);
 
 	if (j >= np)
 		return 0;
@@ -108,7 +95,7 @@ static cb_status_t ps_size(const struct cb_plan_cfg *cfg,
 {
 	int n = cfg->group.n, ks = cfg->ps_servers;
 	const char *why = ps_refuse(cfg->coll, n, ks);
-	size_t chunk = chunk_elems(cfg), per_seg;
+	size_t chunk = cb_chunk_elems(cfg, PS_CHUNK_DEFAULT), per_seg;
 
 	sc->algo = "ps";
 	if (why)
@@ -119,7 +106,7 @@ static cb_status_t ps_size(const struct cb_plan_cfg *cfg,
 		per_seg = 2 * (size_t)(w > ks ? w : ks);
 	else /* a copy, n-1 pushes and reduces, n-1 pulls each way */
 		per_seg = 4 * (size_t)n - 3;
-	sc->max_ops = npieces(most, chunk) * per_seg + 1;
+	sc->max_ops = cb_div_up(most, chunk) * per_seg + 1;
 	sc->stage_bytes = (most < chunk ? most : chunk) * es_of(cfg);
 	sc->stage_per_seg = ks ? w - 1 : n - 1;
 	return CB_OK;
@@ -200,7 +187,7 @@ static void ps_gen(struct cb_sched *s, const struct cb_plan_cfg *cfg,
 		.w = n - ks,
 		.dedicated = ks > 0,
 		.count = a->count,
-		.chunk = chunk_elems(cfg),
+		.chunk = cb_chunk_elems(cfg, PS_CHUNK_DEFAULT),
 	};
 
 	if (n == 1) {
@@ -208,7 +195,7 @@ static void ps_gen(struct cb_sched *s, const struct cb_plan_cfg *cfg,
 		return;
 	}
 	/* shard 0 is the largest: it has the most pieces */
-	size_t segs = npieces(cb_block_len(a->count, l.k, 0), l.chunk);
+	size_t segs = cb_div_up(cb_block_len(a->count, l.k, 0), l.chunk);
 	for (size_t j = 0; j < segs; j++) {
 		if (l.dedicated)
 			dedicated_seg(s, &l, (uint32_t)j, in, es);

@@ -69,19 +69,6 @@ static size_t es_of(const struct cb_plan_cfg *cfg)
 	return cb_dtype_bytes(cfg->dtype);
 }
 
-/* The pipelining unit in whole elements. */
-static size_t chunk_elems(const struct cb_plan_cfg *cfg, size_t dflt)
-{
-	size_t es = es_of(cfg), c = cfg->chunk_bytes ? cfg->chunk_bytes : dflt;
-
-	return c / es ? c / es : 1;
-}
-
-static size_t npieces(size_t count, size_t chunk)
-{
-	return (count + chunk - 1) / chunk;
-}
-
 /* The power-of-two part of n ranks, and where rank me sits in it. */
 struct fold {
 	int p2, r, lg; /* p' ranks, r folded-in extras, lg = log2 p' */
@@ -121,7 +108,7 @@ static cb_status_t rd_size(const struct cb_plan_cfg *cfg,
                            struct cb_sched_cfg *sc)
 {
 	struct fold f = fold_of(cfg->group.n, cfg->group.me);
-	size_t es = es_of(cfg), chunk = chunk_elems(cfg, RD_CHUNK_DEFAULT);
+	size_t es = es_of(cfg), chunk = cb_chunk_elems(cfg, RD_CHUNK_DEFAULT);
 
 	sc->algo = "rd";
 	if (cfg->coll == CB_COLL_ALLGATHER) {
@@ -131,7 +118,7 @@ static cb_status_t rd_size(const struct cb_plan_cfg *cfg,
 	}
 	/* per piece: pre or copy, lg exchanges, post */
 	sc->max_ops =
-	        npieces(cfg->max_count, chunk) * (2 * (size_t)f.lg + 2) + 1;
+	        cb_div_up(cfg->max_count, chunk) * (2 * (size_t)f.lg + 2) + 1;
 	sc->tmp_bytes = cfg->max_count * es;
 	sc->stage_bytes =
 	        (cfg->max_count < chunk ? cfg->max_count : chunk) * es;
@@ -232,7 +219,7 @@ static void rd_gen(struct cb_sched *s, const struct cb_plan_cfg *cfg,
 		cb_sched_copy(s, 0, 0, CB_SB_RECV, 0, in, 0, a->count * es);
 		return;
 	}
-	size_t np = npieces(a->count, chunk_elems(cfg, RD_CHUNK_DEFAULT));
+	size_t np = cb_div_up(a->count, cb_chunk_elems(cfg, RD_CHUNK_DEFAULT));
 	for (size_t j = 0; j < np; j++)
 		rd_allreduce_piece(
 		        s, &f, me, (uint32_t)j, in,
@@ -283,7 +270,8 @@ const struct cb_algo cb_algo_rd = {
  * blocks fit the chunk. */
 static size_t rs_slice(const struct cb_plan_cfg *cfg)
 {
-	size_t c = chunk_elems(cfg, RAB_CHUNK_DEFAULT) / (size_t)cfg->group.n;
+	size_t c =
+	        cb_chunk_elems(cfg, RAB_CHUNK_DEFAULT) / (size_t)cfg->group.n;
 
 	return c ? c : 1;
 }
@@ -299,7 +287,7 @@ static cb_status_t rab_size(const struct cb_plan_cfg *cfg,
 	if (cfg->coll == CB_COLL_REDUCE_SCATTER) {
 		size_t slice = rs_slice(cfg);
 		/* per piece: n copies, pre, lg exchanges, post copy and send */
-		sc->max_ops = npieces(cfg->max_count, slice) *
+		sc->max_ops = cb_div_up(cfg->max_count, slice) *
 		                      (n + 2 * (size_t)f.lg + 3) +
 		              1;
 		sc->tmp_bytes = n * cfg->max_count * es;
@@ -308,10 +296,10 @@ static cb_status_t rab_size(const struct cb_plan_cfg *cfg,
 		        es;
 		return CB_OK;
 	}
-	size_t chunk = chunk_elems(cfg, RAB_CHUNK_DEFAULT);
+	size_t chunk = cb_chunk_elems(cfg, RAB_CHUNK_DEFAULT);
 	/* per piece: pre, lg halving and lg doubling exchanges, post */
 	sc->max_ops =
-	        npieces(cfg->max_count, chunk) * (4 * (size_t)f.lg + 2) + 1;
+	        cb_div_up(cfg->max_count, chunk) * (4 * (size_t)f.lg + 2) + 1;
 	sc->stage_bytes =
 	        (cfg->max_count < chunk ? cfg->max_count : chunk) * es;
 	return CB_OK;
@@ -430,7 +418,7 @@ static void rab_gen(struct cb_sched *s, const struct cb_plan_cfg *cfg,
 	enum cb_sbuf in = a->sendbuf == a->recvbuf ? CB_SB_RECV : CB_SB_SEND;
 
 	if (a->coll == CB_COLL_REDUCE_SCATTER) {
-		size_t np = npieces(a->count, rs_slice(cfg));
+		size_t np = cb_div_up(a->count, rs_slice(cfg));
 		if (n == 1) {
 			if (a->sendbuf != a->recvbuf)
 				cb_sched_copy(s, 0, 0, CB_SB_RECV, 0,
@@ -447,7 +435,7 @@ static void rab_gen(struct cb_sched *s, const struct cb_plan_cfg *cfg,
 		cb_sched_copy(s, 0, 0, CB_SB_RECV, 0, in, 0, a->count * es);
 		return;
 	}
-	size_t np = npieces(a->count, chunk_elems(cfg, RAB_CHUNK_DEFAULT));
+	size_t np = cb_div_up(a->count, cb_chunk_elems(cfg, RAB_CHUNK_DEFAULT));
 	for (size_t j = 0; j < np; j++)
 		rab_piece(s, &f, me, (uint32_t)j, in,
 		          cb_block_start(a->count, (int)np, (int)j),

@@ -199,8 +199,7 @@ static cb_status_t ring_allreduce_run(struct cb_plan *pl,
 	struct cb_comm *comm = pl->comm;
 	struct cursor rp, rc, sp, sc;
 	uint64_t rposted = 0, rdone = 0, sposted = 0, sdone = 0;
-	uint64_t last_ns = 0, timeout_ns = (uint64_t)(comm->timeout_s * 1e9);
-	uint32_t idle = 0;
+	struct cb_wait wait = { 0 };
 	cb_status_t st;
 
 	memset(&pl->stats, 0, sizeof(pl->stats)); /* counted per call */
@@ -323,17 +322,8 @@ static cb_status_t ring_allreduce_run(struct cb_plan *pl,
 			advance(&c, &sc, 1);
 			moved = 1;
 		}
-		/* The deadline counts from the last progress; the clock is
-		 * read only now and then, as reading it costs a poll. */
-		if (moved) {
-			idle = 0;
-		} else if ((++idle & 255) == 0) {
-			uint64_t now = cb_now_ns();
-			if (idle == 256)
-				last_ns = now;
-			else if (now - last_ns > timeout_ns)
-				return ring_stalled(&c, &rc, &sc);
-		}
+		if (cb_wait_expired(&wait, moved, comm->timeout_s))
+			return ring_stalled(&c, &rc, &sc);
 	}
 	return CB_OK;
 }

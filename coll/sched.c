@@ -344,8 +344,8 @@ static cb_status_t stalled(struct cb_sched *s, uint32_t lo_seg)
 cb_status_t cb_sched_run(struct cb_sched *s)
 {
 	struct cb_comm *c = s->comm;
-	uint64_t last_ns = 0, timeout_ns = (uint64_t)(c->timeout_s * 1e9);
-	uint32_t idle = 0, lo_seg = 0, hi_seg = 0;
+	struct cb_wait wait = { 0 };
+	uint32_t lo_seg = 0, hi_seg = 0;
 	cb_status_t st;
 
 	s->seq++;
@@ -420,15 +420,8 @@ cb_status_t cb_sched_run(struct cb_sched *s)
 			break;
 		if ((st = cb_comm_progress(c)) < 0)
 			return st;
-		if (moved || st == CB_OK) {
-			idle = 0;
-		} else if ((++idle & 255) == 0) {
-			uint64_t now = cb_now_ns();
-			if (idle == 256)
-				last_ns = now;
-			else if (now - last_ns > timeout_ns)
-				return stalled(s, lo_seg);
-		}
+		if (cb_wait_expired(&wait, moved || st == CB_OK, c->timeout_s))
+			return stalled(s, lo_seg);
 	}
 	return CB_OK;
 }

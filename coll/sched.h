@@ -125,6 +125,32 @@ const struct cb_coll_stats *cb_sched_plan_stats(const struct cb_plan *plan);
 	.plan_free = cb_sched_plan_free, .stats = cb_sched_plan_stats
 
 /* Helpers generators share. */
+
+/* The pipelining unit: --chunk-bytes, else @dflt, in whole elements of the
+ * plan's dtype (at least one). */
+static inline size_t cb_chunk_bytes(const struct cb_plan_cfg *cfg, size_t dflt)
+{
+	size_t es = cb_dtype_bytes(cfg->dtype);
+	size_t c = cfg->chunk_bytes ? cfg->chunk_bytes : dflt;
+
+	return c / es ? c / es * es : es;
+}
+static inline size_t cb_chunk_elems(const struct cb_plan_cfg *cfg, size_t dflt)
+{
+	return cb_chunk_bytes(cfg, dflt) / cb_dtype_bytes(cfg->dtype);
+}
+static inline size_t cb_div_up(size_t a, size_t b)
+{
+	return (a + b - 1) / b;
+}
+static inline int cb_ceil_log2(int n)
+{
+	int l = 0;
+
+	while ((1L << l) < n)
+		l++;
+	return l;
+}
 static inline size_t cb_block_len(size_t count, int p, int i)
 {
 	return count / (size_t)p + ((size_t)i < count % (size_t)p);

@@ -75,31 +75,9 @@
 
 #define TREE_CHUNK_DEFAULT (512u << 10)
 
-static size_t tree_chunk(size_t chunk_bytes, size_t esize)
-{
-	size_t c = chunk_bytes ? chunk_bytes : TREE_CHUNK_DEFAULT;
-
-	c = c / esize * esize;
-	return c ? c : esize;
-}
-
-static int ceil_log2(int n)
-{
-	int l = 0;
-
-	while ((1L << l) < n)
-		l++;
-	return l;
-}
-
 static int log2_exact(unsigned x)
 {
 	return __builtin_ctz(x);
-}
-
-static inline size_t div_up(size_t a, size_t b)
-{
-	return (a + b - 1) / b;
 }
 
 /* ---- binomial tree (broadcast, reduce) ---- */
@@ -121,7 +99,7 @@ static void gen_bcast(struct cb_sched *s, const struct cb_plan_cfg *cfg,
 	int n = cfg->group.n, root = a->root;
 	int v = (cfg->group.me - root + n) % n;
 	size_t es = cb_dtype_bytes(a->dtype), bytes = a->count * es;
-	size_t chunk = tree_chunk(cfg->chunk_bytes, es);
+	size_t chunk = cb_chunk_bytes(cfg, TREE_CHUNK_DEFAULT);
 	long lb = low_bit(v, n);
 	int parent = to_rank(v & (v - 1), root, n);
 	int top = 0; /* largest 2^k: children v + 2^top .. v + 1 */
@@ -156,7 +134,7 @@ static void gen_reduce(struct cb_sched *s, const struct cb_plan_cfg *cfg,
 	int n = cfg->group.n, root = a->root;
 	int v = (cfg->group.me - root + n) % n;
 	size_t es = cb_dtype_bytes(a->dtype), bytes = a->count * es;
-	size_t chunk = tree_chunk(cfg->chunk_bytes, es);
+	size_t chunk = cb_chunk_bytes(cfg, TREE_CHUNK_DEFAULT);
 	long lb = low_bit(v, n);
 	int up_round = v ? log2_exact((unsigned)v) + 1 : 0;
 	int parent = to_rank(v & (v - 1), root, n);
@@ -223,7 +201,7 @@ static int bt_height(int n, int i)
 {
 	if (i)
 		return log2_exact((unsigned)i);
-	return n > 1 ? ceil_log2(n) : 0;
+	return n > 1 ? cb_ceil_log2(n) : 0;
 }
 
 static int bt_depth(int n, int i)
@@ -330,7 +308,7 @@ static void gen_allreduce(struct cb_sched *s, const struct cb_plan_cfg *cfg,
 {
 	int n = cfg->group.n, me = cfg->group.me;
 	size_t es = cb_dtype_bytes(a->dtype);
-	size_t chunk = tree_chunk(cfg->chunk_bytes, es);
+	size_t chunk = cb_chunk_bytes(cfg, TREE_CHUNK_DEFAULT);
 	size_t hoff[2], hlen[2];
 	struct top ops[2 * DBT_MAX_OPS];
 	int nops = 0;
@@ -383,19 +361,19 @@ static void gen_allreduce(struct cb_sched *s, const struct cb_plan_cfg *cfg,
 static cb_status_t tree_size(const struct cb_plan_cfg *cfg,
                              struct cb_sched_cfg *sc)
 {
-	int n = cfg->group.n, lg = ceil_log2(n);
+	int n = cfg->group.n, lg = cb_ceil_log2(n);
 	size_t es = cb_dtype_bytes(cfg->dtype);
-	size_t chunk = tree_chunk(cfg->chunk_bytes, es);
+	size_t chunk = cb_chunk_bytes(cfg, TREE_CHUNK_DEFAULT);
 	size_t bytes = cfg->max_count * es, segs;
 
 	sc->algo = "tree";
 	switch (cfg->coll) {
 	case CB_COLL_BROADCAST:
 		/* a receive, the sends, a copy */
-		sc->max_ops = div_up(bytes, chunk) * (size_t)(lg + 2) + 1;
+		sc->max_ops = cb_div_up(bytes, chunk) * (size_t)(lg + 2) + 1;
 		return CB_OK;
 	case CB_COLL_REDUCE:
-		segs = div_up(bytes, chunk);
+		segs = cb_div_up(bytes, chunk);
 		sc->max_ops = segs * (size_t)(lg + 2) + 1;
 		sc->tmp_bytes =
 		        (segs < CB_SCHED_WINDOW ? segs : CB_SCHED_WINDOW) *
@@ -404,7 +382,8 @@ static cb_status_t tree_size(const struct cb_plan_cfg *cfg,
 		sc->stage_per_seg = lg;
 		return CB_OK;
 	case CB_COLL_ALLREDUCE:
-		segs = div_up(cb_block_len(cfg->max_count, 2, 0) * es, chunk);
+		segs = cb_div_up(cb_block_len(cfg->max_count, 2, 0) * es,
+		                 chunk);
 		sc->max_ops = segs * 2 * DBT_MAX_OPS + 1;
 		sc->stage_bytes = chunk;
 		/* a rank is inner in one tree (two children), or rank 0 of
@@ -445,7 +424,7 @@ static double tree_model_us(enum cb_coll coll, size_t bytes, int p,
 	/* beta and gamma in GB/s = 1e3 bytes per us */
 	double bw = beta_gbps * 1e3, gw = gamma_gbps > 0 ? gamma_gbps * 1e3 : 0;
 	double m = (double)bytes, k, s;
-	int lg = ceil_log2(p), depth = 0;
+	int lg = cb_ceil_log2(p), depth = 0;
 
 	(void)ps_servers;
 	if (p < 2)
@@ -453,14 +432,14 @@ static double tree_model_us(enum cb_coll coll, size_t bytes, int p,
 	switch (coll) {
 	case CB_COLL_BROADCAST:
 	case CB_COLL_REDUCE:
-		k = bytes ? (double)div_up(bytes, TREE_CHUNK_DEFAULT) : 1;
+		k = bytes ? (double)cb_div_up(bytes, TREE_CHUNK_DEFAULT) : 1;
 		return lg * (k * alpha_us + m / bw +
 		             (coll == CB_COLL_REDUCE && gw ? m / gw : 0));
 	case CB_COLL_ALLREDUCE:
 		for (int i = 1; i < p; i++)
 			if (bt_depth(p, i) > depth)
 				depth = bt_depth(p, i);
-		k = (double)div_up((bytes + 1) / 2, TREE_CHUNK_DEFAULT);
+		k = (double)cb_div_up((bytes + 1) / 2, TREE_CHUNK_DEFAULT);
 		if (k < 1)
 			k = 1;
 		s = m / (2 * k);

@@ -14,6 +14,7 @@
 #include <collbench/transport.h>
 
 #include "core/bootstrap.h"
+#include "core/log.h"
 
 struct cb_topo_job;
 
@@ -181,6 +182,32 @@ static inline cb_status_t cb_comm_test(struct cb_req *req)
  * nothing did, an error when a transport failed or another rank aborted the
  * job (checked every few milliseconds, without allocating). */
 cb_status_t cb_comm_progress(struct cb_comm *c);
+
+/* The deadline of a collective's wait loop: --timeout counted from the last
+ * progress.  Call once per pass with whether anything moved; the clock is
+ * read only every 256th pass without progress, as reading it costs a poll.
+ * Returns 1 once the deadline has passed. */
+struct cb_wait {
+	uint32_t idle;
+	uint64_t since;
+};
+
+static inline int cb_wait_expired(struct cb_wait *w, int moved,
+                                  double timeout_s)
+{
+	if (moved) {
+		w->idle = 0;
+		return 0;
+	}
+	if ((++w->idle & 255) != 0)
+		return 0;
+	uint64_t now = cb_now_ns();
+	if (w->idle == 256) {
+		w->since = now;
+		return 0;
+	}
+	return now - w->since > (uint64_t)(timeout_s * 1e9);
+}
 
 /* Say which rank a wait that timed out waited for (before returning
  * CB_ERR_TIMEOUT), so the job can name the rank that stopped. */

@@ -247,8 +247,9 @@ struct cb_topo_job;
  * rank), plan and apply --bind for local rank @local_rank of @local_size
  * (-1: inventory only, no binding; ranks of other hosts on the same machine,
  * such as network-namespace test hosts, count as local for binding), and
- * gather every rank's binding and host summary (all ranks take part).  Usage errors (--gpu out of range, a
- * file that does not load) come back as CB_ERR_USAGE, recorded.
+ * gather every rank's binding and host summary (all ranks take part).  Usage
+ * errors (--gpu out of range, a file that does not load) come back as
+ * CB_ERR_USAGE, recorded.
  */
 cb_status_t cb_topo_job_setup(struct cb_boot *boot, int rank, int world,
                               int local_rank, int local_size,
