@@ -253,10 +253,6 @@ static cb_status_t post(struct cb_sched *s, uint32_t i)
 	int peer = op->peer >= 0 ? s->members[op->peer] : -1;
 	cb_status_t st;
 
-	/* Requests are reused across calls, a send's slot as a receive's;
-	 * start each clean (shm's irecv leaves a stale send's rendezvous
-	 * count in place, which test() then takes for completion). */
-	memset(&s->req[i], 0, sizeof(s->req[i]));
 	switch (op->kind) {
 	case CB_SOP_COPY:
 		if (op->bytes)
