@@ -775,6 +775,11 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 	if (o->ranks && o->nodes)
 		return cb_fail(CB_ERR_USAGE,
 		               "--ranks and --nodes: give one sweep, not both");
+	const char *rep = getenv("COLLBENCH_REPRODUCIBLE");
+	if (rep && strcmp(rep, "0") && strcmp(rep, "1"))
+		return cb_fail(CB_ERR_USAGE,
+		               "COLLBENCH_REPRODUCIBLE '%s' is not 0 or 1",
+		               rep);
 	if ((st = parse_algo(o->algo, o)))
 		return st;
 	return check_algos(o);

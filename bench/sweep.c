@@ -78,6 +78,8 @@ struct sweep {
 	enum cb_coll coll;
 	int workers; /* ranks that hold input in this section's ps rows */
 	char transport[32];     /* what connects the group's members */
+	int sections;           /* (collective, group) pairs with work */
+	char skipped[256];      /* why the last one skipped did not run */
 	struct cb_results *res; /* rank 0, for JSON and --plot; else NULL */
 };
 
@@ -540,7 +542,7 @@ struct cands {
 
 /* The algorithms this section may run; CB_ERR_USAGE when the one asked for
  * refuses, notes on stderr for those skipped from a list. */
-static cb_status_t candidates(struct sweep *sw, struct cands *cd)
+static cb_status_t candidates(struct sweep *sw, struct cands *cd, int quiet)
 {
 	const struct cb_opts *o = sw->o;
 	int explicit_one = o->algo_mode != CB_ALGO_AUTO && o->nalgos == 1;
@@ -549,10 +551,16 @@ static cb_status_t candidates(struct sweep *sw, struct cands *cd)
 	if (o->algo_mode == CB_ALGO_AUTO) {
 		for (int i = 0; cb_algos[i]; i++) {
 			const struct cb_algo *a = cb_algos[i];
-			if (!a->colls || !cb_algo_does(a, sw->coll) ||
-			    (a->refuse &&
-			     a->refuse(sw->coll, sw->n, o->ps_servers)))
+			const char *why;
+			if (!a->colls || !cb_algo_does(a, sw->coll))
 				continue;
+			if (a->refuse &&
+			    (why = a->refuse(sw->coll, sw->n, o->ps_servers))) {
+				snprintf(sw->skipped, sizeof(sw->skipped),
+				         "%s on %d ranks: %s",
+				         cb_coll_name(sw->coll), sw->n, why);
+				continue;
+			}
 			/* ps's dedicated servers change what is measured:
 			 * only when asked for by name */
 			if (!strcmp(a->name, "ps") && o->ps_servers > 0)
@@ -576,11 +584,11 @@ static cb_status_t candidates(struct sweep *sw, struct cands *cd)
 				               "%s %s on %d ranks: %s", a->name,
 				               cb_coll_name(sw->coll), sw->n,
 				               why);
-			if (sw->c->rank == 0)
-				cb_log(CB_LOG_WARN,
-				       "skipping %s %s on %d ranks: %s",
-				       a->name, cb_coll_name(sw->coll), sw->n,
-				       why);
+			snprintf(sw->skipped, sizeof(sw->skipped),
+			         "%s %s on %d ranks: %s", a->name,
+			         cb_coll_name(sw->coll), sw->n, why);
+			if (sw->c->rank == 0 && !quiet)
+				cb_log(CB_LOG_WARN, "skipping %s", sw->skipped);
 			continue;
 		}
 		cd->a[cd->n] = a;
@@ -751,10 +759,14 @@ static cb_status_t section(struct sweep *sw)
 		               "--root %d: the group has only %d rank%s",
 		               o->root, sw->n, sw->n == 1 ? "" : "s");
 	sw->workers = sw->n;
-	if ((st = candidates(sw, &cd)))
+	if ((st = candidates(sw, &cd, 0)))
 		return st;
-	if (cd.n == 0)
-		return CB_OK; /* skipped with a note */
+	if (cd.n == 0) {
+		/* nothing applies here (a note said so for listed ones) */
+		if (sw->c->rank == 0 && o->algo_mode == CB_ALGO_AUTO)
+			cb_log(CB_LOG_WARN, "skipping %s", sw->skipped);
+		return CB_OK;
+	}
 	/* the header's factor: ps's with dedicated servers when only ps
 	 * runs; with others beside it, theirs, and a note for ps's rows */
 	int only_ps = 1;
@@ -924,6 +936,21 @@ cb_status_t cb_sweep(struct cb_comm *c, const struct cb_opts *o,
 	} else {
 		counts[0] = c->world;
 	}
+	/* Before any output: does anything apply at all?  (Every rank
+	 * decides alike: same options, same groups.) */
+	for (int k = 0; k < o->ncolls && !st; k++) {
+		sw.coll = o->colls[k];
+		for (int j = 0; j < ncounts && !st; j++) {
+			struct cands cd;
+			make_group(&sw, counts[j], o->nodes != NULL);
+			st = candidates(&sw, &cd, 1);
+			sw.sections += !st && cd.n > 0;
+		}
+	}
+	if (!st && sw.sections == 0)
+		st = cb_fail(CB_ERR_USAGE, "nothing to run: %s", sw.skipped);
+	if (st)
+		goto out;
 	if ((st = calibrate(&sw)))
 		goto out;
 	sw.t_start = cb_now_ns();

@@ -44,6 +44,8 @@ expect_fail 2 "--root 4" "$CB" --np 3 --coll broadcast -r 4
 expect_fail 2 "ps" "$CB" --np 3 --algo ps --ps-servers 3
 expect_fail 2 "implements alltoall" "$CB" --coll alltoall --algo tree
 expect_fail 2 "--ranks '9'" "$CB" --np 2 --ranks 9
+expect_fail 2 "nothing to run" "$CB" --np 4 --ranks 3 --coll pingpong -b 8 -e 8
+expect_fail 2 "COLLBENCH_REPRODUCIBLE" env COLLBENCH_REPRODUCIBLE=maybe "$CB" -b 8 -e 8
 # more memory than any host has: a clear line, not a crash
 expect_fail 1 "cannot allocate" "$CB" --np 1 -b 1T -e 1T
 finish
