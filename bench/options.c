@@ -481,8 +481,7 @@ cb_status_t cb_parse_counts(const char *s, const char *what, int max, int *out,
 		step = strtol(c2 + 2, &end, 10);
 		if (end == c2 + 2 || *end || step < (mul ? 2 : 1) || lo < 1)
 			goto bad;
-		for (long x = lo; x <= hi && x <= max;
-		     x = mul ? x * step : x + step) {
+		for (long x = lo; x <= hi && x <= max;) {
 			if (k == CB_MAX_COUNTS && syntax_only)
 				break;
 			if (k == CB_MAX_COUNTS)
@@ -490,6 +489,11 @@ cb_status_t cb_parse_counts(const char *s, const char *what, int max, int *out,
 				               "%s '%s': more than %d values",
 				               what, s, CB_MAX_COUNTS);
 			v[k++] = x;
+			/* past max already? then stop before the step
+			 * overflows (1:8:+9223372036854775807) */
+			if (mul ? x > max / step : x > max - step)
+				break;
+			x = mul ? x * step : x + step;
 		}
 	} else {
 		for (char *save, *t = strtok_r(buf, ",", &save); t;
@@ -576,7 +580,9 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 		argv++;
 		argc--;
 	}
-	optind = 1;
+	/* 0, not 1: glibc then forgets a cluster (-vb8) left half-read by
+	 * an earlier parse, which pointed into that parse's arguments. */
+	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:b:e:f:i:w:n:c:d:o:O:r:vh",
 	                        longopts, &li)) != -1) {

@@ -85,7 +85,9 @@ static int parse(int argc, char **argv, struct args *a)
 	int c;
 	char *end;
 
-	optind = 1;
+	/* 0, not 1: glibc then forgets a cluster (-vb8) left half-read by
+	 * an earlier parse, which pointed into that parse's arguments. */
+	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
 		switch (c) {

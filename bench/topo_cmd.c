@@ -108,7 +108,9 @@ static int parse(int argc, char **argv, struct topo_opts *o)
 	*o = (struct topo_opts){
 		.np = 1, .gpu = -1, .mode = CB_TOPO_BIND_AUTO, .timeout_s = 30
 	};
-	optind = 1;
+	/* 0, not 1: glibc then forgets a cluster (-vb8) left half-read by
+	 * an earlier parse, which pointed into that parse's arguments. */
+	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
 		switch (c) {

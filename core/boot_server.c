@@ -131,17 +131,22 @@ static int srv_send(struct boot_server *srv, struct client *c, uint32_t type,
                     const void *key, uint32_t key_bytes, const void *val,
                     uint32_t val_bytes)
 {
-	struct boot_hdr h = { htonl(BOOT_MAGIC), htonl(type), htonl(key_bytes),
-		              htonl(val_bytes) };
+	struct boot_hdr h;
 	uint64_t dl = cb_now_ns() + (uint64_t)(srv->timeout_s * 1e9);
 	int err;
 
 	if (c->fd < 0)
 		return -1;
+	boot_hdr_encode(&h, type, key_bytes, val_bytes);
 	if (cb_sock_send_all(c->fd, &h, sizeof(h), dl, &err) ||
 	    (key_bytes && cb_sock_send_all(c->fd, key, key_bytes, dl, &err)) ||
-	    (val_bytes && cb_sock_send_all(c->fd, val, val_bytes, dl, &err)))
+	    (val_bytes && cb_sock_send_all(c->fd, val, val_bytes, dl, &err))) {
+		/* Part of a reply may have gone: the rest of this stream
+		 * would not parse.  End it; the poll loop then sees the
+		 * rank leave, as it would see it die. */
+		shutdown(c->fd, SHUT_RDWR);
 		return -1;
+	}
 	return 0;
 }
 
@@ -285,14 +290,10 @@ static void srv_hello(struct boot_server *srv, struct client *c,
 	struct boot_hello h;
 	char line[256];
 
-	if (bytes != sizeof(h)) {
+	if (boot_hello_decode(val, bytes, &h)) {
 		srv_drop(srv, c);
 		return;
 	}
-	memcpy(&h, val, sizeof(h));
-	h.host[sizeof(h.host) - 1] = '\0';
-	h.rank = (int32_t)ntohl((uint32_t)h.rank);
-	h.world = (int32_t)ntohl((uint32_t)h.world);
 	line[0] = '\0';
 	if (h.world != srv->world)
 		snprintf(line, sizeof(line),
@@ -323,7 +324,7 @@ static void srv_hello(struct boot_server *srv, struct client *c,
 
 static void srv_message(struct boot_server *srv, int ci,
                         const struct boot_hdr *h, const char *key,
-                        const uint8_t *val)
+                        const uint8_t *key_raw, const uint8_t *val)
 {
 	struct client *c = &srv->clients[ci];
 
@@ -363,11 +364,12 @@ static void srv_message(struct boot_server *srv, int ci,
 		char line[600];
 		snprintf(line, sizeof(line), "%.*s", (int)h->val_bytes,
 		         (const char *)val);
+		boot_line_clean(line);
 		int32_t k[2] = { CB_ERR_PEER, -1 }; /* status, blamed rank */
-		if (h->key_bytes == sizeof(k)) {
-			memcpy(k, key, sizeof(k));
-			k[0] = (int32_t)ntohl((uint32_t)k[0]);
-			k[1] = (int32_t)ntohl((uint32_t)k[1]);
+		if (boot_pair_decode(key_raw, h->key_bytes, k) == 0) {
+			k[0] = boot_status_decode(k[0]);
+			if (k[1] >= srv->world)
+				k[1] = -1;
 		}
 		if (k[0] == CB_ERR_TIMEOUT && k[1] >= 0)
 			srv_stall(srv, c->rank, k[1], line);
@@ -396,49 +398,68 @@ static void srv_message(struct boot_server *srv, int ci,
 static int srv_parse(struct boot_server *srv, int ci)
 {
 	struct client *c = &srv->clients[ci];
+	struct boot_in m;
+	long used;
 
-	while (c->fd >= 0 && c->in_bytes >= sizeof(struct boot_hdr)) {
-		struct boot_hdr h;
-		memcpy(&h, c->in, sizeof(h));
-		h.magic = ntohl(h.magic);
-		h.type = ntohl(h.type);
-		h.key_bytes = ntohl(h.key_bytes);
-		h.val_bytes = ntohl(h.val_bytes);
-		if (h.magic != BOOT_MAGIC || h.key_bytes > BOOT_KEY_MAX ||
-		    h.val_bytes > BOOT_VAL_MAX) {
+	while (c->fd >= 0 && (used = boot_frame(c->in, c->in_bytes, &m))) {
+		if (used < 0) {
 			char line[256];
 			if (c->rank >= 0) {
 				snprintf(line, sizeof(line),
 				         "rank %d (%s) sent the rendezvous a "
 				         "message that does not parse (magic "
 				         "0x%08x)",
-				         c->rank, c->host, h.magic);
+				         c->rank, c->host, m.h.magic);
 				srv_abort_all(srv, -1, CB_ERR_PEER, line);
 			} else {
 				cb_log(CB_LOG_WARN,
 				       "rendezvous: dropped a connection from "
-				       "%s "
-				       "that is not a collbench rank (its "
-				       "first "
-				       "message does not parse)",
+				       "%s that is not a collbench rank (its "
+				       "first message does not parse)",
 				       c->addr);
 			}
 			srv_drop(srv, c);
 			return -1;
 		}
-		size_t need = sizeof(h) + h.key_bytes + h.val_bytes;
-		if (c->in_bytes < need)
-			break;
-		char key[BOOT_KEY_MAX + 1];
-		memcpy(key, c->in + sizeof(h), h.key_bytes);
-		key[h.key_bytes] = '\0';
-		srv_message(srv, ci, &h, key, c->in + sizeof(h) + h.key_bytes);
+		srv_message(srv, ci, &m.h, m.key, m.key_raw, m.val);
 		if (c->fd < 0)
 			return -1;
-		memmove(c->in, c->in + need, c->in_bytes - need);
-		c->in_bytes -= need;
+		memmove(c->in, c->in + used, c->in_bytes - (size_t)used);
+		c->in_bytes -= (size_t)used;
 	}
 	return 0;
+}
+
+/* Room for @more bytes in client @c's input; -1 when there is none. */
+static int srv_room(struct client *c, size_t more)
+{
+	if (c->in_cap - c->in_bytes >= more)
+		return 0;
+	size_t cap = c->in_cap ? c->in_cap : 131072;
+	while (cap - c->in_bytes < more)
+		cap *= 2;
+	uint8_t *in = realloc(c->in, cap);
+	if (!in)
+		return -1;
+	c->in = in;
+	c->in_cap = cap;
+	return 0;
+}
+
+/* Client @ci's connection ended: a rank that did not say goodbye died. */
+static void srv_eof(struct boot_server *srv, int ci)
+{
+	struct client *c = &srv->clients[ci];
+
+	if (c->rank >= 0 && !c->bye) {
+		char line[256];
+		snprintf(line, sizeof(line),
+		         "rank %d (host %s) left the job without "
+		         "finishing: it exited or was killed",
+		         c->rank, c->host);
+		srv_abort_all(srv, -1, CB_ERR_PEER, line);
+	}
+	srv_drop(srv, c);
 }
 
 static void srv_read(struct boot_server *srv, int ci)
@@ -446,14 +467,8 @@ static void srv_read(struct boot_server *srv, int ci)
 	struct client *c = &srv->clients[ci];
 
 	for (;;) {
-		if (c->in_cap - c->in_bytes < 65536) {
-			size_t cap = c->in_cap ? c->in_cap * 2 : 131072;
-			uint8_t *in = realloc(c->in, cap);
-			if (!in)
-				return;
-			c->in = in;
-			c->in_cap = cap;
-		}
+		if (srv_room(c, 65536))
+			return;
 		ssize_t n = recv(c->fd, c->in + c->in_bytes,
 		                 c->in_cap - c->in_bytes, MSG_DONTWAIT);
 		if (n > 0) {
@@ -464,18 +479,30 @@ static void srv_read(struct boot_server *srv, int ci)
 		}
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return;
-		/* EOF or error: a rank that did not say goodbye has died. */
-		if (c->rank >= 0 && !c->bye) {
-			char line[256];
-			snprintf(line, sizeof(line),
-			         "rank %d (host %s) left the job without "
-			         "finishing: it exited or was killed",
-			         c->rank, c->host);
-			srv_abort_all(srv, -1, CB_ERR_PEER, line);
-		}
-		srv_drop(srv, c);
+		srv_eof(srv, ci);
 		return;
 	}
+}
+
+/* A new connection @fd (now the store's); its index, or -1. */
+static int srv_add_client(struct boot_server *srv, int fd, const char *addr)
+{
+	if (srv->nclients == srv->cap_clients) {
+		int cap = srv->cap_clients ? srv->cap_clients * 2 : 64;
+		struct client *cl = realloc(srv->clients, cap * sizeof(*cl));
+		if (!cl) {
+			close(fd);
+			return -1;
+		}
+		srv->clients = cl;
+		srv->cap_clients = cap;
+	}
+	struct client *c = &srv->clients[srv->nclients];
+	memset(c, 0, sizeof(*c));
+	c->fd = fd;
+	c->rank = -1;
+	snprintf(c->addr, sizeof(c->addr), "%s", addr);
+	return srv->nclients++;
 }
 
 static void srv_accept(struct boot_server *srv)
@@ -484,27 +511,15 @@ static void srv_accept(struct boot_server *srv)
 	socklen_t sl = sizeof(sa);
 	int fd = accept4(srv->listen_fd, (struct sockaddr *)&sa, &sl,
 	                 SOCK_CLOEXEC | SOCK_NONBLOCK);
+	char addr[64];
 
 	if (fd < 0)
 		return;
 	/* Replies are small and answer a request: never wait for Nagle. */
 	int one = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (srv->nclients == srv->cap_clients) {
-		int cap = srv->cap_clients ? srv->cap_clients * 2 : 64;
-		struct client *cl = realloc(srv->clients, cap * sizeof(*cl));
-		if (!cl) {
-			close(fd);
-			return;
-		}
-		srv->clients = cl;
-		srv->cap_clients = cap;
-	}
-	struct client *c = &srv->clients[srv->nclients++];
-	memset(c, 0, sizeof(*c));
-	c->fd = fd;
-	c->rank = -1;
-	cb_sock_ntop((struct sockaddr *)&sa, c->addr, sizeof(c->addr));
+	cb_sock_ntop((struct sockaddr *)&sa, addr, sizeof(addr));
+	srv_add_client(srv, fd, addr);
 }
 
 static void *srv_main(void *arg)
@@ -570,7 +585,9 @@ static void srv_free(struct boot_server *srv)
 			free(e->val);
 			free(e);
 		}
-	close(srv->listen_fd);
+	if (srv->listen_fd >= 0)
+		close(srv->listen_fd);
+	pthread_mutex_destroy(&srv->lock);
 	free(srv);
 }
 
@@ -642,4 +659,47 @@ void boot_server_missing(struct boot_server *srv, const char *prefix, int n,
 	pthread_mutex_unlock(&srv->lock);
 	if (more && len < bytes)
 		snprintf(out + len, bytes - len, " and %d more", more);
+}
+
+/* ---- the store driven by hand (tests/fuzz/fuzz_boot_server.c) ---- */
+
+cb_status_t boot_server_detached(int world, struct boot_server **out)
+{
+	struct boot_server *srv = calloc(1, sizeof(*srv));
+
+	if (!srv)
+		return CB_ERR_NOMEM;
+	srv->listen_fd = -1;
+	srv->world = world;
+	pthread_mutex_init(&srv->lock, NULL);
+	*out = srv;
+	return CB_OK;
+}
+
+int boot_server_add(struct boot_server *srv, int fd)
+{
+	return srv_add_client(srv, fd, "fuzz");
+}
+
+void boot_server_input(struct boot_server *srv, int ci, const void *buf,
+                       size_t bytes)
+{
+	struct client *c = &srv->clients[ci];
+
+	if (c->fd < 0)
+		return;
+	if (!bytes) {
+		srv_eof(srv, ci);
+	} else if (srv_room(c, bytes) == 0) {
+		memcpy(c->in + c->in_bytes, buf, bytes);
+		c->in_bytes += bytes;
+		srv_parse(srv, ci);
+	}
+	if (srv->decide_ns && !srv->aborted)
+		srv_stall_decide(srv);
+}
+
+void boot_server_free(struct boot_server *srv)
+{
+	srv_free(srv);
 }

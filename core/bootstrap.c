@@ -48,12 +48,12 @@ static cb_status_t boot_send(struct cb_boot *b, uint32_t type, const char *key,
                              const void *val, uint32_t val_bytes)
 {
 	uint32_t kb = key ? (uint32_t)strlen(key) : 0;
-	struct boot_hdr h = { htonl(BOOT_MAGIC), htonl(type), htonl(kb),
-		              htonl(val_bytes) };
+	struct boot_hdr h;
 	uint64_t dl = boot_deadline(b);
 	cb_status_t st;
 	int err = 0;
 
+	boot_hdr_encode(&h, type, kb, val_bytes);
 	st = cb_sock_send_all(b->fd, &h, sizeof(h), dl, &err);
 	if (!st && kb)
 		st = cb_sock_send_all(b->fd, key, kb, dl, &err);
@@ -97,19 +97,14 @@ static cb_status_t boot_recv(struct cb_boot *b, uint64_t deadline,
                              const char *waiting_for, uint32_t *type,
                              uint8_t **val, uint32_t *val_bytes)
 {
-	struct boot_hdr h;
+	struct boot_hdr raw, h;
 	int err = 0;
-	cb_status_t st = cb_sock_recv_all(b->fd, &h, sizeof(h), deadline, &err);
+	cb_status_t st =
+	        cb_sock_recv_all(b->fd, &raw, sizeof(raw), deadline, &err);
 
 	if (st)
 		return boot_lost(b, st, err, waiting_for);
-	h.magic = ntohl(h.magic);
-	h.type = ntohl(h.type);
-	h.key_bytes = ntohl(h.key_bytes);
-	h.val_bytes = ntohl(h.val_bytes);
-	if (h.magic != BOOT_MAGIC || h.key_bytes > BOOT_KEY_MAX ||
-	    h.val_bytes > BOOT_VAL_MAX || h.type < MSG_HELLO ||
-	    h.type > MSG_BYE)
+	if (boot_hdr_decode(&raw, &h) || h.type < MSG_HELLO || h.type > MSG_BYE)
 		return cb_fail(
 		        CB_ERR_PROTO,
 		        "%s sent a message that does not parse (magic "
@@ -130,18 +125,20 @@ static cb_status_t boot_recv(struct cb_boot *b, uint64_t deadline,
 		 * vanish) and the status it failed with, so every rank of
 		 * the job can exit with the same status. */
 		int32_t k[2] = { -1, CB_ERR_PEER };
-		if (h.type == MSG_ABORT && h.key_bytes == sizeof(k)) {
-			memcpy(k, buf, sizeof(k));
-			k[0] = (int32_t)ntohl((uint32_t)k[0]);
-			k[1] = (int32_t)ntohl((uint32_t)k[1]);
+		if (h.type == MSG_ABORT &&
+		    boot_pair_decode(buf, h.key_bytes, k) == 0) {
+			k[1] = boot_status_decode(k[1]);
+			if (k[0] < -1 || k[0] >= b->world)
+				k[0] = -1;
 		}
 		b->aborted = 1;
 		b->abort_origin = k[0];
 		snprintf(b->abort_line, sizeof(b->abort_line), "%s",
 		         (char *)buf + h.key_bytes);
+		boot_line_clean(b->abort_line);
 		cb_fail(h.type == MSG_ABORT ? (cb_status_t)k[1]
 		                            : CB_ERR_INVALID,
-		        "%s", (char *)buf + h.key_bytes);
+		        "%s", b->abort_line);
 		free(buf);
 		return h.type == MSG_ABORT ? CB_ERR_ABORTED : CB_ERR_INVALID;
 	}
@@ -228,9 +225,64 @@ static cb_status_t boot_serve(const struct cb_boot_cfg *cfg, struct cb_boot *b,
 	return boot_server_start(fd, cfg->world, cfg->timeout_s, &b->srv);
 }
 
-cb_status_t cb_boot_open(const struct cb_boot_cfg *cfg, struct cb_boot **out)
+static struct cb_boot *boot_new(const struct cb_boot_cfg *cfg)
 {
 	struct cb_boot *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	b->fd = -1;
+	b->rank = cfg->rank;
+	b->world = cfg->world;
+	b->timeout_s = cfg->timeout_s;
+	snprintf(b->where, sizeof(b->where), "the rendezvous at %s:%s",
+	         cfg->host, cfg->port);
+	return b;
+}
+
+/* HELLO, and the store's WELCOME (or its ERROR line). */
+static cb_status_t boot_join(struct cb_boot *b, const struct cb_boot_cfg *cfg)
+{
+	struct boot_hello h = { .rank = (int32_t)htonl((uint32_t)cfg->rank),
+		                .world = (int32_t)htonl((uint32_t)cfg->world),
+		                .pid = (int32_t)htonl((uint32_t)getpid()) };
+	uint8_t *val;
+	uint32_t vb;
+	cb_status_t st;
+
+	snprintf(h.host, sizeof(h.host), "%s", cfg->hostname);
+	if ((st = boot_send(b, MSG_HELLO, NULL, &h, sizeof(h))) ||
+	    (st = boot_expect(b, MSG_WELCOME, "the rendezvous to admit this rank",
+	                      &val, &vb)))
+		return st;
+	if (vb == sizeof(b->job_id))
+		memcpy(&b->job_id, val, sizeof(b->job_id));
+	free(val);
+	return CB_OK;
+}
+
+cb_status_t boot_client_on_fd(const struct cb_boot_cfg *cfg, int fd,
+                              struct cb_boot **out)
+{
+	struct cb_boot *b = boot_new(cfg);
+	cb_status_t st;
+
+	if (!b) {
+		close(fd);
+		return cb_fail(CB_ERR_NOMEM, "out of memory");
+	}
+	b->fd = fd;
+	if ((st = boot_join(b, cfg))) {
+		cb_boot_close(b);
+		return st;
+	}
+	*out = b;
+	return CB_OK;
+}
+
+cb_status_t cb_boot_open(const struct cb_boot_cfg *cfg, struct cb_boot **out)
+{
+	struct cb_boot *b = boot_new(cfg);
 	struct sockaddr_storage sa;
 	socklen_t sl = sizeof(sa);
 	cb_status_t st;
@@ -238,12 +290,6 @@ cb_status_t cb_boot_open(const struct cb_boot_cfg *cfg, struct cb_boot **out)
 
 	if (!b)
 		return cb_fail(CB_ERR_NOMEM, "out of memory");
-	b->fd = -1;
-	b->rank = cfg->rank;
-	b->world = cfg->world;
-	b->timeout_s = cfg->timeout_s;
-	snprintf(b->where, sizeof(b->where), "the rendezvous at %s:%s",
-	         cfg->host, cfg->port);
 	if (cfg->listen_fd < 0 || cfg->rank != 0) {
 		st = cb_sock_resolve(cfg->host, cfg->port, &sa, &sl);
 		if (st)
@@ -276,23 +322,8 @@ cb_status_t cb_boot_open(const struct cb_boot_cfg *cfg, struct cb_boot **out)
 	         ipport[0] == '[' ? ipport + 1 : ipport);
 	if (b->local_ip[strlen(b->local_ip) - 1] == ']')
 		b->local_ip[strlen(b->local_ip) - 1] = '\0';
-
-	struct boot_hello h = { .rank = (int32_t)htonl((uint32_t)cfg->rank),
-		                .world = (int32_t)htonl((uint32_t)cfg->world),
-		                .pid = (int32_t)htonl((uint32_t)getpid()) };
-	snprintf(h.host, sizeof(h.host), "%s", cfg->hostname);
-	if ((st = boot_send(b, MSG_HELLO, NULL, &h, sizeof(h))))
+	if ((st = boot_join(b, cfg)))
 		goto fail;
-	uint8_t *val;
-	uint32_t vb;
-	if ((st = boot_expect(b, MSG_WELCOME,
-	                      "the rendezvous to admit this "
-	                      "rank",
-	                      &val, &vb)))
-		goto fail;
-	if (vb == sizeof(b->job_id))
-		memcpy(&b->job_id, val, sizeof(b->job_id));
-	free(val);
 	*out = b;
 	return CB_OK;
 fail:
@@ -369,16 +400,13 @@ static cb_status_t boot_gather(struct cb_boot *b, const char *what,
 		return st;
 	}
 	b->gathering[0] = '\0';
-	if (vb != (uint32_t)b->world * (4 + bytes)) {
+	if (boot_gather_unpack(v, vb, b->world, bytes, all)) {
 		free(v);
 		return cb_fail(CB_ERR_PROTO,
 		               "ranks disagree on the size of a bootstrap "
 		               "allgather (%u bytes for %d ranks of %zu)",
 		               vb, b->world, bytes);
 	}
-	for (int r = 0; r < b->world; r++)
-		memcpy((char *)all + (size_t)r * bytes,
-		       v + (size_t)r * (4 + bytes) + 4, bytes);
 	free(v);
 	return CB_OK;
 }
@@ -445,8 +473,7 @@ void cb_boot_abort(struct cb_boot *b, cb_status_t st, int blame,
 		return;
 	/* Best effort, and not through boot_send: its failure must not
 	 * replace the line that explains the original failure. */
-	h = (struct boot_hdr){ htonl(BOOT_MAGIC), htonl(MSG_ABORT),
-		               htonl(sizeof(k)), htonl(len) };
+	boot_hdr_encode(&h, MSG_ABORT, sizeof(k), len);
 	if (!cb_sock_send_all(b->fd, &h, sizeof(h), dl, &err) &&
 	    !cb_sock_send_all(b->fd, k, sizeof(k), dl, &err))
 		cb_sock_send_all(b->fd, why, len, dl, &err);
@@ -458,8 +485,9 @@ void cb_boot_close(struct cb_boot *b)
 	if (!b)
 		return;
 	if (b->fd >= 0 && !b->aborted && !b->sent_abort) {
-		struct boot_hdr h = { htonl(BOOT_MAGIC), htonl(MSG_BYE), 0, 0 };
+		struct boot_hdr h;
 		int err;
+		boot_hdr_encode(&h, MSG_BYE, 0, 0);
 		cb_sock_send_all(b->fd, &h, sizeof(h),
 		                 cb_now_ns() + 1000000000ull, &err);
 	}

@@ -528,8 +528,12 @@ cb_status_t cb_plot(struct cb_results *const *runs, int nruns,
 		}
 	}
 	ndone = 1;
-out:
-	if (((dat && fclose(dat)) | (gp && fclose(gp))) && ndone) {
+out:;
+	/* both closed, whatever the first one says */
+	int bad = dat && fclose(dat);
+	if (gp && fclose(gp))
+		bad = 1;
+	if (bad && ndone) {
 		rc = cb_fail(CB_ERR_SYS, "cannot write %s/%s.dat or .gp: %s",
 		             fl.dir, fl.base, strerror(errno));
 		ndone = 0;

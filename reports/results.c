@@ -365,7 +365,7 @@ static cb_status_t parse(const char *path, const char *buf, size_t len,
 		return cb_fail(CB_ERR_USAGE, "%s: line %zu: not JSON: %s", path,
 		               line, json_tokener_error_desc(err));
 	}
-	while (end < len && strchr(" \t\r\n", buf[end]))
+	while (end < len && buf[end] && strchr(" \t\r\n", buf[end]))
 		end++;
 	if (end < len) {
 		json_object_put(o);
@@ -378,24 +378,33 @@ static cb_status_t parse(const char *path, const char *buf, size_t len,
 
 cb_status_t cb_results_load(const char *path, struct cb_results **out)
 {
-	struct cb_results *r = NULL;
-	json_object *doc = NULL, *v, *rows;
 	char *buf = NULL;
 	size_t len = 0;
 	cb_status_t st;
 
 	if ((st = read_file(path, &buf, &len)))
 		return st;
-	if (strspn(buf, " \t\r\n") == len) {
-		free(buf);
+	st = cb_results_parse(path, buf, len, out);
+	free(buf);
+	return st;
+}
+
+cb_status_t cb_results_parse(const char *path, const char *buf, size_t len,
+                             struct cb_results **out)
+{
+	struct cb_results *r = NULL;
+	json_object *doc = NULL, *v, *rows;
+	cb_status_t st;
+	size_t blank = 0;
+
+	while (blank < len && buf[blank] && strchr(" \t\r\n", buf[blank]))
+		blank++;
+	if (blank == len)
 		return cb_fail(CB_ERR_USAGE,
 		               "%s: empty (a run killed before its end writes "
 		               "nothing)",
 		               path);
-	}
-	st = parse(path, buf, len, &doc);
-	free(buf);
-	if (st)
+	if ((st = parse(path, buf, len, &doc)))
 		return st;
 	if (!json_object_is_type(doc, json_type_object) ||
 	    !json_object_object_get_ex(doc, "schema", &v) ||

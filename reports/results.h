@@ -60,6 +60,10 @@ cb_status_t cb_results_write(FILE *f, const struct cb_results *r);
  * file (and the row and member), for a file that is missing, is not JSON,
  * is another schema or a newer major version, or lacks a member. */
 cb_status_t cb_results_load(const char *path, struct cb_results **out);
+/* The same from @len bytes at @buf (need not end with a NUL), read from
+ * what @path names. */
+cb_status_t cb_results_parse(const char *path, const char *buf, size_t len,
+                             struct cb_results **out);
 
 /* A string member of the run object, or NULL. */
 const char *cb_results_str(const struct cb_results *r, const char *key);

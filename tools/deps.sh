@@ -7,7 +7,9 @@
 #           found on PATH at run time, optional)
 #   tests:  openmpi-bin (the mpirun test), python3 (the misbehaving-peer
 #           test), procps (pgrep), iproute2 (the network-namespace
-#           test hosts), valgrind (the topology and results memory checks)
+#           test hosts), valgrind (the topology and results memory checks),
+#           clang and libclang-rt-14-dev (clang 14's sanitizer and libFuzzer
+#           runtimes: the ASan+UBSan, TSan and fuzzing builds)
 set -eu
 need=()
 have() { command -v "$1" >/dev/null 2>&1; }
@@ -26,6 +28,10 @@ if [ "${1:-}" = "--test" ]; then
 	have pgrep || need+=(procps)
 	have ip || need+=(iproute2)
 	have valgrind || need+=(valgrind)
+	have clang || need+=(clang)
+	rt=$(clang --print-runtime-dir 2>/dev/null)
+	[ -n "$rt" ] && [ -e "$rt/libclang_rt.fuzzer-x86_64.a" ] &&
+		[ -e "$rt/libclang_rt.tsan-x86_64.a" ] || need+=(libclang-rt-14-dev)
 fi
 [ ${#need[@]} -eq 0 ] && exit 0
 echo "tools/deps.sh: installing ${need[*]}" >&2

@@ -1,38 +1,118 @@
 #!/bin/bash
 # tools/test.sh - install what is missing, build with warnings as errors, run
 # every test suite, and end with one line: "N passed, N failed, N skipped".
+#
+# Three builds, each in its own folder, each with -Werror:
+#   build-test  gcc, release: the whole suite (but 'slow': a benchmark's job,
+#               benchmarks/slow-tests.sh runs it)
+#   build-san   clang, AddressSanitizer + UndefinedBehaviorSanitizer, leaks
+#               checked, coverage for libFuzzer: the whole suite again, and
+#               each fuzz target for CB_FUZZ_SECONDS (default 30; suite 'fuzz')
+#   build-tsan  clang, ThreadSanitizer: the bootstrap and failure tests
+#               (suite 'tsan')
+# A sanitizer report from any process of a test (a rank, a launcher, a
+# survivor nobody waits for) fails the run, even if that test passed: the
+# reports are collected in BUILD/san-reports and shown at the end.
+#
+# Arguments are meson test's, and run build-test only, with them
+# (tools/test.sh --suite colls); so does CB_SANITIZERS=0.
 set -u
 cd "$(dirname "$0")/.."
 tools/deps.sh --test || { echo "0 passed, 1 failed"; exit 1; }
-dir=build-test
-if [ ! -d "$dir" ]; then
-	meson setup "$dir" --buildtype=release -Dwerror=true >/dev/null || {
-		echo "0 passed, 1 failed"; exit 1; }
+
+rc=0
+logs=()
+reports=()
+
+# build DIR CC [MESON OPTION...]: configure once, then build.
+build() {
+	local dir=$1 cc=$2
+	shift 2
+	if [ ! -d "$dir" ]; then
+		CC=$cc meson setup "$dir" -Dwerror=true "$@" >/dev/null || {
+			echo "$dir: meson setup failed"
+			return 1
+		}
+	fi
+	ninja -C "$dir" || {
+		echo "$dir: build failed"
+		return 1
+	}
+}
+
+# check DIR [MESON TEST ARGS...]: run the tests; their log is counted.
+check() {
+	local dir=$1
+	shift
+	meson test -C "$dir" --print-errorlogs "$@" || rc=1
+	logs+=("$dir/meson-logs/testlog.json")
+}
+
+# Exit codes no test expects (1 means "the run failed" to collbench), and
+# reports in files, so one from a process whose status nobody reads counts.
+san_env() {
+	local out=$PWD/$1/san-reports
+	rm -rf "$out"
+	mkdir -p "$out"
+	export ASAN_OPTIONS="detect_leaks=1:exitcode=86:log_path=$out/asan"
+	export UBSAN_OPTIONS="print_stacktrace=1:exitcode=86:log_path=$out/ubsan"
+	export TSAN_OPTIONS="halt_on_error=1:exitcode=86:second_deadlock_stack=1:log_path=$out/tsan"
+}
+
+if [ $# -gt 0 ] || [ "${CB_SANITIZERS:-1}" = 0 ]; then
+	[ $# -gt 0 ] || set -- --no-suite slow
+	build build-test cc --buildtype=release || { echo "0 passed, 1 failed"; exit 1; }
+	check build-test "$@"
+else
+	build build-test cc --buildtype=release || { echo "0 passed, 1 failed"; exit 1; }
+	check build-test --no-suite slow
+	if build build-san clang --buildtype=debugoptimized \
+		-Db_sanitize=address,undefined -Db_lundef=false -Dfuzzing=true; then
+		(san_env build-san && check build-san --no-suite slow; exit $rc) || rc=1
+		logs+=(build-san/meson-logs/testlog.json)
+	else
+		rc=1
+	fi
+	reports+=("$PWD/build-san/san-reports")
+	if build build-tsan clang --buildtype=debugoptimized \
+		-Db_sanitize=thread -Db_lundef=false; then
+		(san_env build-tsan && check build-tsan --suite tsan; exit $rc) || rc=1
+		logs+=(build-tsan/meson-logs/testlog.json)
+	else
+		rc=1
+	fi
+	reports+=("$PWD/build-tsan/san-reports")
 fi
-if ! ninja -C "$dir"; then
-	echo "build failed"
-	echo "0 passed, 1 failed"
-	exit 1
-fi
-# The slow suite (the full collective matrix) is a benchmark's job, not
-# CI's: benchmarks/slow-tests.sh runs it.  Arguments replace the default.
-if [ $# -eq 0 ]; then
-	set -- --no-suite slow
-fi
-meson test -C "$dir" --print-errorlogs "$@"
-rc=$?
-# Count from meson's machine-readable log, not its human summary.
-python3 - "$dir/meson-logs/testlog.json" <<'PY'
-import json, sys
+
+# Sanitizer reports: each file is one process's report, and one failure.
+nrep=0
+for d in "${reports[@]}"; do
+	for f in "$d"/*; do
+		[ -f "$f" ] || continue
+		nrep=$((nrep + 1))
+		echo "=== sanitizer report $f"
+		head -60 "$f"
+	done
+done
+[ $nrep -eq 0 ] || rc=1
+
+# Count from meson's machine-readable logs, not its human summary.
+python3 - "$nrep" "${logs[@]}" <<'PY'
+import json, os, sys
 p = f = s = 0
-for line in open(sys.argv[1]):
-    r = json.loads(line).get("result")
-    if r in ("OK", "EXPECTEDFAIL"):
-        p += 1
-    elif r == "SKIP":
-        s += 1
-    else:
+f += int(sys.argv[1])
+for path in dict.fromkeys(sys.argv[2:]):
+    if not os.path.exists(path):
         f += 1
+        continue
+    for line in open(path):
+        r = json.loads(line).get("result")
+        if r in ("OK", "EXPECTEDFAIL"):
+            p += 1
+        elif r == "SKIP":
+            s += 1
+        else:
+            f += 1
 print(f"{p} passed, {f} failed, {s} skipped")
 PY
 exit $rc

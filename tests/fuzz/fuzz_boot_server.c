@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/fuzz/fuzz_boot_server.c - the rendezvous store (core/boot_server.c)
+ * as up to eight connections see it, with no thread and no listener: each
+ * connection is a socketpair, the store's end fed by hand.
+ *
+ * Input: one byte, the world size (1 + b % 8); then records of one byte
+ * (low 3 bits: the connection; top bit: it closes), two bytes of length
+ * (little-endian) and that many bytes that arrive on it.  Anything goes:
+ * HELLOs for ranks in and out of the world, keys without end, gathers of
+ * any count, aborts blaming anyone, junk.
+ *
+ * Beyond not crashing: everything the store sends back frames as a reply
+ * (WELCOME, VALUE, ERROR, ABORT with its 8-byte key), and a stream ends
+ * on a reply's boundary unless the store cut the connection.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "core/boot_wire.h"
+#include "core/log.h"
+#include "fuzz.h"
+
+#define CONNS 8
+
+struct peer {
+	int fd; /* our end; -1: not open */
+	int ci; /* the store's client index */
+	int eof;
+	uint8_t *in;
+	size_t bytes, cap;
+};
+
+/* Read what the store sent @p so far and check it frames. */
+static void drain(struct peer *p)
+{
+	for (;;) {
+		if (p->cap - p->bytes < 65536) {
+			p->cap = p->cap ? 2 * p->cap : 131072;
+			p->in = realloc(p->in, p->cap);
+			FUZZ_CHECK(p->in != NULL);
+		}
+		ssize_t n = recv(p->fd, p->in + p->bytes, p->cap - p->bytes,
+		                 MSG_DONTWAIT);
+		if (n > 0) {
+			p->bytes += (size_t)n;
+			continue;
+		}
+		if (n == 0 || (errno != EAGAIN && errno != EINTR))
+			p->eof = 1;
+		break;
+	}
+	size_t off = 0;
+	for (;;) {
+		struct boot_in m;
+		long used = boot_frame(p->in + off, p->bytes - off, &m);
+		if (used == 0)
+			break;
+		FUZZ_CHECK(used > 0);
+		FUZZ_CHECK(m.h.type == MSG_WELCOME || m.h.type == MSG_VALUE ||
+		           m.h.type == MSG_ERROR || m.h.type == MSG_ABORT);
+		FUZZ_CHECK(m.h.type != MSG_ABORT || m.h.key_bytes == 8);
+		off += (size_t)used;
+	}
+	memmove(p->in, p->in + off, p->bytes - off);
+	p->bytes -= off;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct peer peers[CONNS];
+	struct boot_server *srv;
+	size_t at = 1;
+
+	if (size < 1)
+		return 0;
+	memset(peers, 0, sizeof(peers));
+	for (int i = 0; i < CONNS; i++)
+		peers[i].fd = -1;
+	cb_fail_clear();
+	FUZZ_CHECK(boot_server_detached(1 + data[0] % 8, &srv) == CB_OK);
+	while (at + 3 <= size) {
+		int c = data[at] & (CONNS - 1), close_it = data[at] & 0x80;
+		size_t len = data[at + 1] | (size_t)data[at + 2] << 8;
+		struct peer *p = &peers[c];
+		at += 3;
+		if (len > size - at)
+			len = size - at;
+		if (p->fd < 0 && !p->eof) {
+			int sv[2];
+			FUZZ_CHECK(socketpair(AF_UNIX,
+			                      SOCK_STREAM | SOCK_CLOEXEC, 0,
+			                      sv) == 0);
+			fcntl(sv[0], F_SETFL, O_NONBLOCK);
+			p->fd = sv[1];
+			p->ci = boot_server_add(srv, sv[0]);
+			FUZZ_CHECK(p->ci >= 0);
+		}
+		if (p->fd >= 0)
+			boot_server_input(srv, p->ci, data + at,
+			                  close_it ? 0 : len);
+		if (!close_it)
+			at += len;
+		for (int i = 0; i < CONNS; i++)
+			if (peers[i].fd >= 0 && !peers[i].eof)
+				drain(&peers[i]);
+		if (close_it && p->fd >= 0) {
+			close(p->fd);
+			p->fd = -1;
+			p->eof = 1;
+		}
+	}
+	char missing[256];
+	boot_server_missing(srv, "g/0/", 1 + data[0] % 8, missing,
+	                    sizeof(missing));
+	for (int i = 0; i < CONNS; i++)
+		if (peers[i].fd >= 0) {
+			drain(&peers[i]);
+			/* A cut stream may end mid-reply; a whole one may not. */
+			FUZZ_CHECK(peers[i].eof || peers[i].bytes == 0);
+		}
+	boot_server_free(srv);
+	for (int i = 0; i < CONNS; i++) {
+		if (peers[i].fd >= 0)
+			close(peers[i].fd);
+		free(peers[i].in);
+	}
+	return 0;
+}

@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""make_seeds.py - write the fuzz targets' seed corpora (tests/fuzz/corpus/).
+
+Seeds are small, valid (or nearly valid) inputs that reach deep into each
+parser, so fuzzing starts from there instead of from random bytes.  The
+files are checked in; run this again after changing a format, then keep
+the inputs fuzzing found (they are in the build's fuzz-work/ folders) only
+if they found a crash (name them crash-*).
+
+  tests/fuzz/make_seeds.py            rewrite the seed-* files
+"""
+import json
+import os
+import shutil
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CORPUS = os.path.join(HERE, "corpus")
+DATA = os.path.join(HERE, "..", "data", "results")
+
+MAGIC = 0x43424B56
+HELLO, WELCOME, SET, GET, GATHER, VALUE, ERROR, ABORT, BYE = range(1, 10)
+
+
+def msg(t, key=b"", val=b""):
+    return struct.pack("!IIII", MAGIC, t, len(key), len(val)) + key + val
+
+
+def hello(rank, world, host=b"node01"):
+    return msg(HELLO, val=struct.pack("!iii", rank, world, 4242) + host.ljust(64, b"\0"))
+
+
+def write(target, name, data):
+    d = os.path.join(CORPUS, target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "seed-" + name), "wb") as f:
+        f.write(data)
+
+
+def args(*a):
+    return b"\0".join(x.encode() for x in a)
+
+
+def options():
+    for name, a in {
+        "sizes": ["-b", "8", "-e", "128M", "-f", "2"],
+        "stepbytes": ["-b", "1K", "-e", "1MiB", "-i", "4KiB", "-n", "5", "-w", "1"],
+        "ranges": ["--algo", "rd:0-64K;ring:64K-max"],
+        "list": ["--algo", "ring,tree,rd,rabenseifner,ps", "--coll", "allreduce,allgather"],
+        "ranks-mul": ["--np", "8", "--ranks", "2:max:x2"],
+        "ranks-add": ["--nodes", "1:8:+1", "--scaling-size", "1M"],
+        "ranks-list": ["--ranks", "2,4,8,max"],
+        "all": ["-d", "all", "-o", "all", "--coll", "all", "--algo", "all"],
+        "launcher": ["--np", "4", "--transport", "tcp", "--rendezvous", "[::1]:29500",
+                     "--tcp-streams", "4", "--tcp-if", "lo"],
+        "outputs": ["-O", "run.json", "-O", "run.csv", "--plot", "bw.png", "--format", "csv"],
+        "chunk": ["--chunk-bytes", "64KiB", "--alpha-us", "1.5", "--beta-gbps", "12", "--timeout", "0.5"],
+        "ps": ["--ps-servers", "1", "--algo", "ps", "-r", "1", "-c", "0", "-v", "-v"],
+        "topo": ["--bind", "core", "--gpu", "0", "--nic", "eth0"],
+        "info": ["info"],
+        "run": ["run", "-b", "16", "-e", "1M", "-f", "256"],
+    }.items():
+        write("options", name, args(*a))
+
+
+def launch_env():
+    # COLLBENCH_RANK WORLD, RANK WORLD_SIZE, OMPI rank size, PMI rank size,
+    # SLURM procid ntasks, COLLBENCH_ROOT, MASTER_ADDR, MASTER_PORT, then
+    # --rendezvous
+    empty = [""] * 13
+    def env(**kw):
+        v = list(empty)
+        names = ["cr", "cw", "r", "ws", "or", "os", "pr", "ps", "sr", "sn", "root", "ma", "mp", "rdv"]
+        v.append("")
+        for k, x in kw.items():
+            v[names.index(k)] = x
+        return args(*v)
+    write("launch_env", "collbench", env(cr="1", cw="4", root="node01:29500"))
+    write("launch_env", "torchrun", env(r="0", ws="2", ma="127.0.0.1", mp="29500"))
+    write("launch_env", "ompi", env(**{"or": "3", "os": "8"}, rdv="[fe80::1]:1234"))
+    write("launch_env", "slurm", env(sr="7", sn="16", ma="node-a", mp="65535"))
+    write("launch_env", "pmi", env(pr="0", ps="1"))
+
+
+def results():
+    for f in ("golden.json", "run-repro.json"):
+        shutil.copy(os.path.join(DATA, f), os.path.join(CORPUS, "results", "seed-" + f))
+    doc = json.load(open(os.path.join(DATA, "golden.json")))
+    doc["status"] = "failed"
+    doc["error"] = "rank 1 (host node02) left the job without finishing"
+    doc["rows"] = doc["rows"][:2]
+    write("results", "failed.json", json.dumps(doc, indent=2).encode())
+    doc = {"schema": "collbench-results", "schema_version": 1, "rows": [{
+        "collective": "barrier", "algo": "dissemination", "transport": "shm", "dtype": "float32",
+        "op": "sum", "ranks": 3, "hosts": 1, "bytes": 0, "count": 0, "inplace": False,
+        "time_us": 1.5, "algbw_gbps": None, "busbw_gbps": None, "wrong": 0,
+        "algo_model_us": None, "time_min_us": 1, "time_p50_us": 1.5, "time_p99_us": 2,
+        "time_max_us": 2, "slowest_rank": None, "root": None}]}
+    write("results", "minimal.json", json.dumps(doc).encode())
+
+
+def rec(conn, data=b"", close=False):
+    return bytes([conn | (0x80 if close else 0)]) + struct.pack("<H", len(data)) + data
+
+
+def boot_server():
+    g = lambda seq, r: b"g/%d/%d" % (seq, r)
+    ok = bytes([1])  # world 2
+    for r in (0, 1):
+        ok += rec(r, hello(r, 2))
+    for r in (0, 1):
+        ok += rec(r, msg(SET, g(0, r), b"addr%d" % r) + msg(GATHER, b"g/0/", struct.pack("!I", 2)))
+    for r in (0, 1):
+        ok += rec(r, msg(SET, b"k", b"v") + msg(GET, b"k") + msg(BYE))
+    write("boot_server", "job", ok)
+    # rank 1 dies before its goodbye; rank 0 is told
+    s = bytes([1]) + rec(0, hello(0, 2)) + rec(1, hello(1, 2)) + rec(1, close=True)
+    write("boot_server", "death", s)
+    # a stall: rank 0 blames 1, rank 1 blames 2 (world 3)
+    s = bytes([2]) + b"".join(rec(r, hello(r, 3)) for r in range(3))
+    s += rec(0, msg(ABORT, struct.pack("!ii", -6, 1), b"rank 0 waits for rank 1"))
+    s += rec(1, msg(ABORT, struct.pack("!ii", -6, 2), b"rank 1 waits for rank 2"))
+    write("boot_server", "stall", s)
+    # a rank that failed says so
+    s = bytes([1]) + rec(0, hello(0, 2)) + rec(1, hello(1, 2))
+    s += rec(1, msg(ABORT, struct.pack("!ii", -7, -1), b"wrong values"))
+    write("boot_server", "abort", s)
+    # refusals: another world size, a rank out of range, a rank twice, junk
+    s = bytes([1]) + rec(0, hello(0, 3)) + rec(1, hello(5, 2)) + rec(2, hello(0, 2)) + rec(3, hello(0, 2))
+    s += rec(4, b"GET / HTTP/1.0\r\n\r\n") + rec(2, msg(99))
+    write("boot_server", "refusals", s)
+    # a message split over several reads, a wait answered later
+    m = msg(SET, b"late", b"x" * 100)
+    s = bytes([0]) + rec(0, hello(0, 1)) + rec(0, msg(GET, b"late")) + rec(0, m[:7]) + rec(0, m[7:50]) + rec(0, m[50:])
+    write("boot_server", "split", s)
+
+
+def boot_client():
+    def gather_reply(world, vals):
+        return msg(VALUE, val=b"".join(struct.pack("!I", len(v)) + v for v in vals))
+    welcome = msg(WELCOME, val=struct.pack("<Q", 0x1234))
+    # requests: get, allgather, barrier, check (2 bits each, first in the low bits)
+    ops = 0 | 1 << 2 | 2 << 4 | 3 << 6
+    s = bytes([ops, 1 | 1 << 3]) + welcome + msg(VALUE, val=b"value")
+    s += gather_reply(2, [bytes(range(8)), bytes(range(8, 16))]) + gather_reply(2, [b"\1", b"\1"])
+    write("boot_client", "job", s)
+    s = bytes([3 << 0, 2]) + welcome + msg(ABORT, struct.pack("!ii", 1, -5), b"rank 1 (host node02) left the job")
+    write("boot_client", "abort", s)
+    s = bytes([1, 1]) + welcome + msg(ABORT, struct.pack("!ii", 0, -6), b"timed out after 30 s")
+    write("boot_client", "abort-during-gather", s)
+    s = bytes([0, 1]) + msg(ERROR, val=b"two processes claim rank 0 (hosts a and b)")
+    write("boot_client", "refused", s)
+    s = bytes([0, 1]) + b"HTTP/1.0 200 OK\r\n\r\n"
+    write("boot_client", "junk", s)
+    s = bytes([1, 1]) + welcome + gather_reply(2, [b"\0" * 7, b"\0" * 9])
+    write("boot_client", "gather-sizes", s)
+
+
+if __name__ == "__main__":
+    options()
+    launch_env()
+    results()
+    boot_server()
+    boot_client()
