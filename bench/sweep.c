@@ -673,6 +673,7 @@ static cb_status_t section_dtype(struct sweep *sw, struct cands *cd,
 		.max_count = o->max_bytes / es / (blocks ? (size_t)sw->n : 1),
 		.chunk_bytes = o->chunk_bytes,
 		.ps_servers = o->ps_servers,
+		.root = o->root,
 	};
 
 	for (int i = 0; i < cd->n; i++)
