@@ -238,6 +238,7 @@ void cb_opts_usage(void)
 	       "      --plot FILE       draw FILE.png or FILE.svg (gnuplot) at "
 	       "the end\n"
 	       "  -v, --verbose         more on stderr (twice: debug)\n"
+	       "  -h, --help            this text; --version: the version\n"
 	       "\n"
 	       "Exit status: 0 ok, 1 the run failed (wrong values, a rank "
 	       "failed, a deadline\npassed), 2 usage, 77 the transport is not "

@@ -12,17 +12,10 @@
 #include <collbench/types.h>
 
 #include "coll/coll.h"
+#include "reports/report.h"
 
-#define CB_VERSION         "0.1.0"
 #define CB_MAX_LOCAL_RANKS 256
 #define CB_MAX_OUTPUTS     8
-
-enum cb_format { CB_FMT_TABLE, CB_FMT_CSV, CB_FMT_JSON };
-
-struct cb_output {
-	const char *path; /* NULL: stdout */
-	enum cb_format format;
-};
 
 #define CB_MAX_ALGO_SEL 16
 #define CB_MAX_COUNTS   64

@@ -44,7 +44,7 @@ void cb_results_free(struct cb_results *r)
 	free(r);
 }
 
-cb_status_t cb_results_add(struct cb_results *r, const struct cb_res_row *row)
+cb_status_t cb_results_add(struct cb_results *r, const struct cb_row *row)
 {
 	if (r->nrows == r->cap) {
 		size_t cap = r->cap ? 2 * r->cap : 64;
@@ -97,7 +97,7 @@ static json_object *num(double v, const char *fmt)
 	return json_object_new_double_s(v, s);
 }
 
-static json_object *row_json(const struct cb_res_row *w)
+static json_object *row_json(const struct cb_row *w)
 {
 	json_object *o = json_object_new_object();
 #define ADD(k, v) json_object_object_add(o, k, v)
@@ -246,7 +246,7 @@ static cb_status_t get_num(const struct rd *rd, json_object *o, const char *key,
 }
 
 static cb_status_t read_row(const struct rd *rd, json_object *o,
-                            struct cb_res_row *w)
+                            struct cb_row *w)
 {
 	const int64_t big = INT64_MAX, ranks_max = 1 << 24;
 	int64_t ranks, hosts, bytes, count, wrong, slowest, root;
@@ -442,7 +442,7 @@ cb_status_t cb_results_parse(const char *path, const char *buf, size_t len,
 	}
 	struct rd rd = { .path = path };
 	for (size_t i = 0; i < json_object_array_length(rows); i++) {
-		struct cb_res_row w;
+		struct cb_row w;
 		rd.row = i;
 		if ((st = read_row(&rd, json_object_array_get_idx(rows, i),
 		                   &w)) ||
