@@ -69,7 +69,7 @@ static void round_trip(const struct cb_results *r)
 	FUZZ_CHECK(cb_results_parse("again.json", text, len, &back) == CB_OK);
 	FUZZ_CHECK(back->nrows == r->nrows);
 	for (size_t i = 0; i < r->nrows; i++) {
-		const struct cb_res_row *a = &r->rows[i], *b = &back->rows[i];
+		const struct cb_row *a = &r->rows[i], *b = &back->rows[i];
 		FUZZ_CHECK(!strcmp(a->coll, b->coll) &&
 		           !strcmp(a->algo, b->algo) && a->bytes == b->bytes &&
 		           a->ranks == b->ranks && a->root == b->root &&
