@@ -2,12 +2,14 @@
 # tools/test.sh - install what is missing, build with warnings as errors, run
 # every test suite, and end with one line: "N passed, N failed, N skipped".
 #
-# Three builds, each in its own folder, each with -Werror:
+# Four builds, each in its own folder, each with -Werror:
 #   build-test  gcc, release: the whole suite (but 'slow': a benchmark's job,
 #               benchmarks/slow-tests.sh runs it)
 #   build-san   clang, AddressSanitizer + UndefinedBehaviorSanitizer, leaks
-#               checked, coverage for libFuzzer: the whole suite again, and
-#               each fuzz target for CB_FUZZ_SECONDS (default 30; suite 'fuzz')
+#               checked: the whole suite again
+#   build-fuzz  the same with libFuzzer's coverage: each fuzz target for
+#               CB_FUZZ_SECONDS (default 30; suite 'fuzz').  Apart from
+#               build-san because that coverage slows every comparison.
 #   build-tsan  clang, ThreadSanitizer: the bootstrap and failure tests
 #               (suite 'tsan')
 # A sanitizer report from any process of a test (a rank, a launcher, a
@@ -66,14 +68,21 @@ if [ $# -gt 0 ] || [ "${CB_SANITIZERS:-1}" = 0 ]; then
 else
 	build build-test cc --buildtype=release || { echo "0 passed, 1 failed"; exit 1; }
 	check build-test --no-suite slow
-	if build build-san clang --buildtype=debugoptimized \
-		-Db_sanitize=address,undefined -Db_lundef=false -Dfuzzing=true; then
+	asan=(--buildtype=debugoptimized -Db_sanitize=address,undefined -Db_lundef=false)
+	if build build-san clang "${asan[@]}"; then
 		(san_env build-san && check build-san --no-suite slow; exit $rc) || rc=1
 		logs+=(build-san/meson-logs/testlog.json)
 	else
 		rc=1
 	fi
 	reports+=("$PWD/build-san/san-reports")
+	if build build-fuzz clang "${asan[@]}" -Dfuzzing=true; then
+		(san_env build-fuzz && check build-fuzz --suite fuzz; exit $rc) || rc=1
+		logs+=(build-fuzz/meson-logs/testlog.json)
+	else
+		rc=1
+	fi
+	reports+=("$PWD/build-fuzz/san-reports")
 	if build build-tsan clang --buildtype=debugoptimized \
 		-Db_sanitize=thread -Db_lundef=false; then
 		(san_env build-tsan && check build-tsan --suite tsan; exit $rc) || rc=1

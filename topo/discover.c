@@ -486,7 +486,8 @@ static cb_status_t extract_devices(struct cb_topo *t, int live, int synthetic)
 		}
 		locality(t, f);
 	}
-	qsort(fs, (size_t)nf, sizeof(*fs), cmp_found);
+	if (nf) /* qsort(NULL, 0) is undefined (a machine without devices) */
+		qsort(fs, (size_t)nf, sizeof(*fs), cmp_found);
 	t->dev = calloc((size_t)(nf ? nf : 1), sizeof(*t->dev));
 	t->path = calloc((size_t)(nf ? nf * nf : 1), 1);
 	if (!t->dev || !t->path) {

@@ -15,8 +15,8 @@ crashes=$dir/fuzz-crashes
 mkdir -p "$work" "$crashes"
 log=$dir/fuzz-$name.log
 # -close_fd_mask=1: the targets' own stdout is noise; libFuzzer's and the
-# sanitizers' reports go to stderr.
-"$exe" -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 \
+# sanitizers' reports go to stderr, into the log (not to a log_path).
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 "$exe" -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 \
 	-max_len=65536 -print_final_stats=1 -close_fd_mask=1 \
 	-artifact_prefix="$crashes/$name-" "$work" "$corpus" >"$log" 2>&1
 rc=$?
