@@ -56,6 +56,8 @@ struct cb_opts {
 	int nalgos;
 	int root;
 	int ps_servers;
+	int straggler;              /* comm rank delayed every step, or -1 */
+	double straggler_us;        /* by this much */
 	double alpha_us, beta_gbps; /* > 0: given, no calibration */
 	const char *ranks, *nodes;  /* sweep lists as given, or NULL */
 	size_t scaling_bytes;       /* 0: the largest size */

@@ -27,7 +27,8 @@ cb_status_t cb_select_candidates(const struct cb_select *s, int quiet,
 		for (int i = 0; cb_algos[i] && cd->n < CB_MAX_CAND; i++) {
 			const struct cb_algo *a = cb_algos[i];
 			const char *why;
-			if (!a->colls || !cb_algo_does(a, s->coll))
+			if (!a->colls || !cb_algo_does(a, s->coll) ||
+			    (a->flags & CB_ALGO_NAMED_ONLY))
 				continue;
 			if (a->refuse &&
 			    (why = a->refuse(s->coll, s->n, o->ps_servers))) {

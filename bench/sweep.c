@@ -20,6 +20,7 @@
 #include "bench/measure.h"
 #include "bench/output.h"
 #include "bench/select.h"
+#include "bench/verify.h"
 #include "coll/coll.h"
 #include "core/log.h"
 
@@ -59,6 +60,23 @@ static cb_status_t candidates(struct sweep *sw, struct cb_cands *cd, int quiet)
 	return st;
 }
 
+/* Some candidate takes some dtype asked for (else @why says why not). */
+static int usable(const struct cb_opts *o, const struct cb_cands *cd, char *why,
+                  size_t cap)
+{
+	for (int i = 0; i < cd->n; i++)
+		for (int d = 0; d < o->ndtypes; d++) {
+			const char *no =
+			        cd->a[i]->refuse_dtype
+			                ? cd->a[i]->refuse_dtype(o->dtypes[d])
+			                : NULL;
+			if (!no)
+				return 1;
+			snprintf(why, cap, "%s", no);
+		}
+	return 0;
+}
+
 static size_t next_size(const struct cb_opts *o, size_t bytes)
 {
 	if (o->step_bytes)
@@ -89,14 +107,26 @@ static cb_status_t section_dtype(struct sweep *sw, struct cb_cands *cd,
 		.ps_servers = o->ps_servers,
 	};
 
-	for (int i = 0; i < cd->n; i++)
+	/* Algorithms that cannot take this dtype sit it out (every rank
+	 * decides alike); a note says so once. */
+	int skip[CB_MAX_CAND] = { 0 };
+	for (int i = 0; i < cd->n; i++) {
+		const char *why = cd->a[i]->refuse_dtype
+		                          ? cd->a[i]->refuse_dtype(dt)
+		                          : NULL;
 		cd->plan[i] = NULL;
+		if (why && (skip[i] = 1) && c->rank == 0)
+			cb_log(CB_LOG_WARN, "skipping %s", why);
+	}
 	for (int i = 0; i < cd->n && member && !st; i++)
-		st = cb_algo_plan_build(cd->a[i], c, &pc, &cd->plan[i]);
+		if (!skip[i])
+			st = cb_algo_plan_build(cd->a[i], c, &pc, &cd->plan[i]);
 	/* Wake the whole path once (connections, page tables, caches,
 	 * branch predictors) before the first timed point, so the first row
 	 * of a sweep is not the cost of a cold start. */
 	for (int i = 0; i < cd->n && member && !st; i++) {
+		if (skip[i])
+			continue;
 		struct cb_coll_args wake = {
 			.coll = g->coll,
 			.dtype = dt,
@@ -106,6 +136,15 @@ static cb_status_t section_dtype(struct sweep *sw, struct cb_cands *cd,
 			        o->min_bytes / es / (blocks ? (size_t)g->n : 1),
 		};
 		cb_measure_buffers(&sw->meter, g->me, &wake, 0);
+		if (cd->a[i]->session) {
+			enum cb_dtype d = dt;
+			struct cb_session ws = { .steps = 20,
+				                 .straggler = -1,
+				                 .fill = cb_verify_ps_fill,
+				                 .ctx = &d };
+			st = cd->a[i]->session(cd->plan[i], &wake, &ws);
+			continue;
+		}
 		for (int k = 0; k < 20 && !st; k++)
 			st = cd->a[i]->run(cd->plan[i], &wake);
 	}
@@ -125,7 +164,11 @@ static cb_status_t section_dtype(struct sweep *sw, struct cb_cands *cd,
 			size_t bytes =
 			        cb_coll_size_elems(g->coll, a.count, g->n) * es;
 			int idx[CB_MAX_CAND];
-			int np = cb_select_pick(&sel, cd, bytes, idx);
+			int np = cb_select_pick(&sel, cd, bytes, idx), kept = 0;
+			for (int j = 0; j < np; j++)
+				if (!skip[idx[j]])
+					idx[kept++] = idx[j];
+			np = kept;
 			if (c->rank == 0)
 				cb_output_progress(&sw->w, c->rank, g->coll, b);
 			for (int j = 0; j < np && !st; j++) {
@@ -135,8 +178,8 @@ static cb_status_t section_dtype(struct sweep *sw, struct cb_cands *cd,
 				if (member) {
 					st = cb_measure_point(&sw->meter, g, al,
 					                      plan, &a, 0, &me);
-					if (!st &&
-					    cb_measure_has_inplace(g->coll))
+					if (!st && cb_measure_algo_inplace(
+					                   al, g->coll))
 						st = cb_measure_point(
 						        &sw->meter, g, al, plan,
 						        &a, 1, &me);
@@ -183,7 +226,7 @@ static void section_header(struct sweep *sw, const struct cb_cands *cd)
 	/* the header's factor: ps's with dedicated servers when only ps
 	 * runs; with others beside it, theirs, and a note for ps's rows */
 	for (int i = 0; i < cd->n; i++) {
-		if (strcmp(cd->a[i]->name, "ps"))
+		if (!cb_measure_is_ps(cd->a[i]))
 			only_ps = 0;
 		else if (o->ps_servers > 0)
 			workers = g->n - o->ps_servers;
@@ -324,10 +367,15 @@ cb_status_t cb_sweep(struct cb_comm *c, const struct cb_opts *o,
 			make_group(&sw, o->colls[k], counts[j],
 			           o->nodes != NULL);
 			st = candidates(&sw, &cd, 1);
-			sw.sections += !st && cd.n > 0;
+			sw.sections += !st && usable(o, &cd, sw.skipped,
+			                             sizeof(sw.skipped));
 		}
 	if (!st && sw.sections == 0)
 		st = cb_fail(CB_ERR_USAGE, "nothing to run: %s", sw.skipped);
+	if (!st && o->straggler >= c->world)
+		st = cb_fail(CB_ERR_USAGE,
+		             "--straggler %d: the job has only %d rank%s",
+		             o->straggler, c->world, c->world == 1 ? "" : "s");
 	if (st)
 		goto out;
 	if ((st = cb_calibrate(c, o, &sw.m)))

@@ -12,6 +12,7 @@
 #include "reports/results.h"
 
 #include <json-c/json.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -330,6 +331,11 @@ void cb_results_scrub(struct cb_row *rows, int n)
 		r->time_us = r->algbw_gbps = r->busbw_gbps = r->model_us = 0;
 		r->min_us = r->p50_us = r->p99_us = r->max_us = 0;
 		r->slowest = -1;
+		double *v[] = { &r->push_per_s, &r->pull_per_s, &r->stale_p50,
+			        &r->stale_p99, &r->stale_max };
+		for (int k = 0; k < 5; k++)
+			if (!isnan(*v[k]))
+				*v[k] = 0;
 	}
 }
 

@@ -5,6 +5,7 @@
  * scaling summary after a --ranks/--nodes sweep.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 #include "cb_config.h"
@@ -95,6 +96,13 @@ void cb_table_point(FILE *f, const struct cb_row *rows, int n)
 	}
 	fprintf(f, " %9.2f %9.2f %9.2f %9.2f %9.2f %4d\n", r->model_us,
 	        r->min_us, r->p50_us, r->p99_us, r->max_us, r->slowest);
+	if (!isnan(r->push_per_s))
+		fprintf(f,
+		        "#   %s: per worker %.0f pushes/s and %.0f pulls/s; "
+		        "staleness (updates from other workers a copy lacked "
+		        "when used) p50 %.0f, p99 %.0f, max %.0f\n",
+		        r->algo, r->push_per_s, r->pull_per_s, r->stale_p50,
+		        r->stale_p99, r->stale_max);
 	fflush(f);
 }
 
