@@ -18,6 +18,7 @@
 #include "bench/topo_cmd.h"
 #include "cb_config.h"
 #include "coll/coll.h"
+#include "coll/reduce.h"
 #include "core/comm.h"
 #include "core/log.h"
 
@@ -35,6 +36,7 @@ static int rank_main(void *arg, const struct cb_cli_rank *r)
 		.listen_fd = r->listen_fd,
 		.timeout_s = o->timeout_s,
 		.transport = o->transport,
+		.reduce = cb_reduce,
 	};
 
 	cb_log_set_rank(r->rank);
@@ -66,6 +68,31 @@ static int rank_main(void *arg, const struct cb_cli_rank *r)
 	return wrong ? 1 : 0;
 }
 
+/* A transport's devices, one line each: what `--nic` may name. */
+static void info_devices(const struct cb_tp_ops *ops)
+{
+	struct cb_tp_dev d[16];
+	int n = 0;
+
+	if (!CB_TP_HAS(ops, devices) || ops->devices(d, 16, &n) != CB_OK)
+		return;
+	for (int i = 0; i < n && i < 16; i++) {
+		char port[16] = "", speed[24] = "", mtu[24] = "";
+		if (d[i].port)
+			snprintf(port, sizeof(port), ":%d", d[i].port);
+		if (d[i].speed_gbps > 0)
+			snprintf(speed, sizeof(speed), " %g Gb/s",
+			         d[i].speed_gbps);
+		if (d[i].mtu)
+			snprintf(mtu, sizeof(mtu), " MTU %u", d[i].mtu);
+		printf("  %6s   %s%s %s %s%s%s%s%s\n", "", d[i].name, port,
+		       d[i].link_layer, d[i].state, speed, mtu,
+		       d[i].detail[0] ? ", " : "", d[i].detail);
+	}
+	if (n > 16)
+		printf("  %6s   ... and %d more\n", "", n - 16);
+}
+
 static void info(void)
 {
 	printf("collbench %s\n\ntransports:\n", CB_VERSION);
@@ -77,6 +104,8 @@ static void info(void)
 		       : e.available ? "available"
 		                     : "not usable",
 		       e.ops && e.available ? e.ops->description : e.why);
+		if (e.ops && e.available)
+			info_devices(e.ops);
 	}
 	printf("\nalgorithms:\n");
 	for (int i = 0; cb_algos[i]; i++) {

@@ -105,6 +105,7 @@ static cb_status_t section_dtype(struct sweep *sw, struct cb_cands *cd,
 		.max_count = o->max_bytes / es / (blocks ? (size_t)g->n : 1),
 		.chunk_bytes = o->chunk_bytes,
 		.ps_servers = o->ps_servers,
+		.root = o->root,
 	};
 
 	/* Algorithms that cannot take this dtype sit it out (every rank
