@@ -90,6 +90,8 @@ struct cb_plan {
 	uint64_t total;
 	uint32_t hist[CB_STALE_BUCKETS];
 	uint64_t stale_max;
+	const struct cb_mem *stage_mem, *snap_mem; /* registered regions */
+	const struct cb_mem *send_mem, *recv_mem;  /* this session's buffers */
 	/* worker */
 	uint64_t *whdr; /* [k][w]: the version of each pulled shard */
 	int replies_left;
@@ -204,21 +206,43 @@ static cb_status_t psa_build(struct cb_comm *c, const struct cb_plan_cfg *cfg,
 		psa_free(p);
 		return st;
 	}
+	if (p->shard >= 0) {
+		p->stage_mem = cb_comm_mem_find(c, p->stage, 0);
+		p->snap_mem = cb_comm_mem_find(c, p->snap, 0);
+	}
+	/* Connect the peers we exchange with (symmetric: a worker and each
+	 * server, a server and each worker). */
+	int *want = calloc(n ? n : 1, sizeof(int)), k = 0;
+	if (!want) {
+		psa_free(p);
+		return cb_fail(CB_ERR_NOMEM, "out of memory");
+	}
+	for (int q = 0; q < p->n; q++)
+		if (q != p->me && ((p->me < p->w && shard_of(p, q) >= 0) ||
+		                   (p->shard >= 0 && q < p->w)))
+			want[k++] = p->members[q];
+	st = k ? cb_comm_connect(c, want, k, 0) : CB_OK;
+	free(want);
+	if (st) {
+		psa_free(p);
+		return st;
+	}
 	*out = p;
 	return CB_OK;
 }
 
 /* Post, trying again while the transport is not ready. */
 static cb_status_t post(struct cb_plan *p, int send, int peer, void *buf,
-                        size_t bytes, uint64_t tag, struct cb_req *r)
+                        size_t bytes, const struct cb_mem *m, uint64_t tag,
+                        struct cb_req *r)
 {
 	struct cb_comm *c = p->c;
 	int q = p->members[peer];
 	cb_status_t st;
 
 	for (;;) {
-		st = send ? cb_comm_isend(c, q, buf, bytes, tag, r)
-		          : cb_comm_irecv(c, q, buf, bytes, tag, r);
+		st = send ? cb_comm_isend(c, q, buf, bytes, m, tag, r)
+		          : cb_comm_irecv(c, q, buf, bytes, m, tag, r);
 		if (st != CB_AGAIN)
 			break;
 		if ((st = cb_comm_progress(c)) < 0)
@@ -252,15 +276,17 @@ static int done(struct cb_req *r, cb_status_t *st)
 
 /* A header and its data to @peer, back to back (our own pair order). */
 static cb_status_t send_msg(struct cb_plan *p, int peer, struct psa_hdr *h,
-                            const void *data, size_t bytes, struct cb_req *r)
+                            const void *data, size_t bytes,
+                            const struct cb_mem *m, struct cb_req *r)
 {
 	struct link *l = &p->links[peer];
 	uint64_t seq = l->sseq++;
 	cb_status_t st;
 
-	if ((st = post(p, 1, peer, h, p->hdr_bytes, TAG_HDR | seq, &r[0])))
+	if ((st = post(p, 1, peer, h, p->hdr_bytes, NULL, TAG_HDR | seq,
+	               &r[0])))
 		return st;
-	return post(p, 1, peer, (void *)data, bytes, TAG_DATA | seq, &r[1]);
+	return post(p, 1, peer, (void *)data, bytes, m, TAG_DATA | seq, &r[1]);
 }
 
 static void apply(struct cb_plan *p, int w, const void *upd, size_t len)
@@ -296,79 +322,79 @@ static cb_status_t answer(struct cb_plan *p, int w, size_t count, int *moved)
 	l->sh->step = p->counts[w] - 1;
 	memcpy(l->sh->counts, p->counts, (size_t)p->w * sizeof(uint64_t));
 	memcpy(snap, p->params, len * p->es);
-	return send_msg(p, w, l->sh, snap, len * p->es, l->rep);
+	return send_msg(p, w, l->sh, snap, len * p->es, p->snap_mem, l->rep);
 }
 
-/* Everything that arrived on every link: headers (post their data's
- * receive, then the next header's), data (a push to apply, a reply
- * counted), pushes waiting to be answered. */
+/* A header arrived from @q: post its data's receive where it goes, then
+ * the next header's (the pair's order). */
+static cb_status_t on_header(struct cb_plan *p, const struct cb_coll_args *a,
+                             int q)
+{
+	struct link *l = &p->links[q];
+	size_t off, len, sb = p->shard_cap * p->es + 1;
+	uint64_t seq = l->rseq++;
+	const struct cb_mem *m;
+	cb_status_t st;
+	void *dst;
+
+	l->hposted = 0;
+	l->rleft--;
+	l->rkind = (int)l->rh->kind;
+	if (l->rkind == PSA_PUSH && p->shard >= 0 && q < p->w) {
+		shard_span(p, a->count, p->shard, &off, &len);
+		dst = p->stage + (size_t)q * sb;
+		m = p->stage_mem;
+	} else if (l->rkind == PSA_REPLY && shard_of(p, q) >= 0) {
+		int k = shard_of(p, q);
+		shard_span(p, a->count, k, &off, &len);
+		dst = (char *)a->recvbuf + off * p->es;
+		m = p->recv_mem;
+		memcpy(p->whdr + (size_t)k * p->w, l->rh->counts,
+		       (size_t)p->w * sizeof(uint64_t));
+	} else {
+		return cb_fail(CB_ERR_PROTO,
+		               "ps-async: rank %d sent a message of kind %u "
+		               "this rank does not take",
+		               p->members[q], l->rh->kind);
+	}
+	if ((st = post(p, 0, q, dst, len * p->es, m, TAG_DATA | seq, &l->dreq)))
+		return st;
+	l->dposted = 1;
+	if (l->rleft && (st = post(p, 0, q, l->rh, p->hdr_bytes, NULL,
+	                           TAG_HDR | l->rseq, &l->hreq)))
+		return st;
+	l->hposted = l->rleft > 0;
+	return CB_OK;
+}
+
+/* Everything that arrived on every link: data (a push to apply, a reply
+ * counted), headers, pushes waiting to be answered. */
 static cb_status_t poll(struct cb_plan *p, const struct cb_coll_args *a,
                         int *moved)
 {
-	size_t off, len, sb = p->shard_cap * p->es + 1;
 	cb_status_t st = CB_OK;
 
 	for (int q = 0; q < p->n; q++) {
 		struct link *l = &p->links[q];
 		if (q == p->me)
 			continue;
-		if (l->dposted) {
-			if (!done(&l->dreq, &st) || st) {
-				if (st)
-					return st;
-			} else {
-				l->dposted = 0;
-				*moved = 1;
-				if (l->rkind == PSA_PUSH)
-					l->have_push = 1;
-				else
-					p->replies_left--;
-			}
+		if (l->dposted && done(&l->dreq, &st) && !st) {
+			l->dposted = 0;
+			*moved = 1;
+			if (l->rkind == PSA_PUSH)
+				l->have_push = 1;
+			else
+				p->replies_left--;
 		}
-		if (l->hposted && !l->dposted) {
-			if (!done(&l->hreq, &st) || st) {
-				if (st)
-					return st;
-			} else {
-				uint64_t seq = l->rseq++;
-				void *dst;
-				l->hposted = 0;
-				l->rleft--;
-				*moved = 1;
-				l->rkind = (int)l->rh->kind;
-				if (l->rkind == PSA_PUSH && p->shard >= 0 &&
-				    q < p->w) {
-					shard_span(p, a->count, p->shard, &off,
-					           &len);
-					dst = p->stage + (size_t)q * sb;
-				} else if (l->rkind == PSA_REPLY &&
-				           shard_of(p, q) >= 0) {
-					int k = shard_of(p, q);
-					shard_span(p, a->count, k, &off, &len);
-					dst = (char *)a->recvbuf + off * p->es;
-					memcpy(p->whdr + (size_t)k * p->w,
-					       l->rh->counts,
-					       (size_t)p->w * sizeof(uint64_t));
-				} else {
-					return cb_fail(
-					        CB_ERR_PROTO,
-					        "ps-async: rank %d sent a "
-					        "message "
-					        "of kind %u this rank does not "
-					        "take",
-					        p->members[q], l->rh->kind);
-				}
-				if ((st = post(p, 0, q, dst, len * p->es,
-				               TAG_DATA | seq, &l->dreq)))
-					return st;
-				l->dposted = 1;
-				if (l->rleft &&
-				    (st = post(p, 0, q, l->rh, p->hdr_bytes,
-				               TAG_HDR | l->rseq, &l->hreq)))
-					return st;
-				l->hposted = l->rleft > 0;
-			}
+		if (st)
+			return st;
+		if (l->hposted && !l->dposted && done(&l->hreq, &st) && !st) {
+			*moved = 1;
+			if ((st = on_header(p, a, q)))
+				return st;
 		}
+		if (st)
+			return st;
 		if (l->have_push && (st = answer(p, q, a->count, moved)))
 			return st;
 	}
@@ -463,7 +489,8 @@ static cb_status_t step(struct cb_plan *p, const struct cb_coll_args *a,
 			return st;
 		l->ph->kind = PSA_PUSH;
 		l->ph->step = n;
-		if ((st = send_msg(p, srv, l->ph, upd, len * p->es, l->push)))
+		if ((st = send_msg(p, srv, l->ph, upd, len * p->es, p->send_mem,
+		                   l->push)))
 			return st;
 		p->replies_left++;
 	}
@@ -499,6 +526,8 @@ static cb_status_t psa_session(struct cb_plan *p, const struct cb_coll_args *a,
 	p->total = p->stale_max = 0;
 	s->wrong = s->pushes = s->pulls = s->elapsed_ns = 0;
 	s->worker = is_worker(p, p->me);
+	p->send_mem = cb_comm_mem_find(p->c, a->sendbuf, 0);
+	p->recv_mem = cb_comm_mem_find(p->c, a->recvbuf, 0);
 	s->server = p->shard >= 0;
 	if (s->server) {
 		shard_span(p, a->count, p->shard, &off, &len);
@@ -516,7 +545,7 @@ static cb_status_t psa_session(struct cb_plan *p, const struct cb_coll_args *a,
 			l->rleft += s->steps;
 		if (s->worker && shard_of(p, q) >= 0)
 			l->rleft += s->steps;
-		if (l->rleft && (st = post(p, 0, q, l->rh, p->hdr_bytes,
+		if (l->rleft && (st = post(p, 0, q, l->rh, p->hdr_bytes, NULL,
 		                           TAG_HDR | l->rseq, &l->hreq)))
 			return st;
 		l->hposted = l->rleft > 0;
