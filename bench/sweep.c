@@ -481,9 +481,7 @@ cb_status_t cb_sweep(struct cb_comm *c, const struct cb_opts *o,
 		             o->straggler, c->world, c->world == 1 ? "" : "s");
 	if (st)
 		goto out;
-	if ((st = load_tuning(&sw)))
-		goto out;
-	if ((st = cb_calibrate(c, o, &sw.m)))
+	if ((st = cb_calibrate(c, o, &sw.m)) || (st = load_tuning(&sw)))
 		goto out;
 	if (o->cmd == CB_CMD_TUNE) {
 		if (c->rank == 0 && (st = cb_tuner_new(&sw.tuner)))
