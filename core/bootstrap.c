@@ -59,6 +59,33 @@ static uint64_t boot_deadline(const struct cb_boot *b)
 	return cb_now_ns() + (uint64_t)(b->timeout_s * 1e9);
 }
 
+static cb_status_t boot_recv(struct cb_boot *b, uint64_t deadline,
+                             const char *waiting_for, uint32_t *type,
+                             uint8_t **val, uint32_t *val_bytes);
+
+/* 1 when an ABORT was already in this rank's receive queue (read now). */
+static int boot_abort_waiting(struct cb_boot *b)
+{
+	struct pollfd p = { .fd = b->fd, .events = POLLIN };
+	uint32_t type;
+	uint8_t *val;
+	uint32_t vb;
+	int had = cb_fail_msg() != NULL; /* a line recorded before this */
+
+	while (!b->aborted && b->fd >= 0 && poll(&p, 1, 0) > 0 &&
+	       (p.revents & POLLIN)) {
+		cb_status_t st = boot_recv(b, cb_now_ns() + 100000000ull,
+		                           "an abort notice", &type, &val, &vb);
+		if (st) {
+			if (!b->aborted && !had)
+				cb_fail_clear();
+			break;
+		}
+		free(val); /* a late answer: not what we look for */
+	}
+	return b->aborted;
+}
+
 static cb_status_t boot_send(struct cb_boot *b, uint32_t type, const char *key,
                              const void *val, uint32_t val_bytes)
 {
@@ -77,6 +104,11 @@ static cb_status_t boot_send(struct cb_boot *b, uint32_t type, const char *key,
 	if (st == CB_ERR_TIMEOUT)
 		return cb_fail(st, "timed out after %g s sending to %s",
 		               b->timeout_s, b->where);
+	/* The store closes a failed job's connections once it has told
+	 * everyone: an ABORT may be waiting behind the closed socket, and it
+	 * is the line (and status) that explains. */
+	if (st && boot_abort_waiting(b))
+		return CB_ERR_ABORTED;
 	if (st)
 		return cb_fail(CB_ERR_PEER, "lost %s (rank 0): %s", b->where,
 		               err ? strerror(err) : "connection closed");
