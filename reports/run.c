@@ -119,7 +119,11 @@ static json_object *environment(char *const *env)
 		if (eq >= sizeof(key))
 			continue;
 		snprintf(key, sizeof(key), "%.*s", (int)eq, v[i]);
-		add(o, key, json_object_new_string(v[i] + eq + 1));
+		/* A secret is kept out of files people share. */
+		add(o, key,
+		    json_object_new_string(strcmp(key, "COLLBENCH_JOB_TOKEN")
+		                                   ? v[i] + eq + 1
+		                                   : "(set, not shown)"));
 	}
 	free(v);
 	return o;
