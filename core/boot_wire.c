@@ -65,6 +65,7 @@ int boot_hello_decode(const void *val, size_t bytes, struct boot_hello *h)
 	h->world = (int32_t)ntohl((uint32_t)h->world);
 	h->pid = (int32_t)ntohl((uint32_t)h->pid);
 	h->host[sizeof(h->host) - 1] = '\0';
+	h->token[sizeof(h->token) - 1] = '\0';
 	boot_line_clean(h->host);
 	return 0;
 }
@@ -94,22 +95,6 @@ cb_status_t boot_status_decode(int32_t v)
 #undef CB_STATUS_KNOWN
 	}
 	return CB_ERR_PEER;
-}
-
-int boot_gather_unpack(const uint8_t *v, size_t vb, int world, size_t bytes,
-                       void *all)
-{
-	if (world < 0 || vb != (size_t)world * (4 + bytes))
-		return -1;
-	for (int r = 0; r < world; r++) {
-		const uint8_t *rec = v + (size_t)r * (4 + bytes);
-		uint32_t n;
-		memcpy(&n, rec, 4);
-		if (ntohl(n) != bytes)
-			return -1;
-		memcpy((char *)all + (size_t)r * bytes, rec + 4, bytes);
-	}
-	return 0;
 }
 
 void boot_line_clean(char *s)

@@ -5,6 +5,12 @@
  *
  * A message is a 16-byte header {magic, type, key bytes, value bytes} in
  * network order, then the key, then the value.
+ *
+ * GATHER's value is struct boot_gather_req (or, the short form, its first
+ * member alone: every one of the n ranks waits for the answer).  Its answer
+ * is one VALUE of n entries {u32 bytes, value}; in an answer given at the
+ * request's deadline, an entry whose key never came has bytes
+ * BOOT_ABSENT and no value.
  */
 #ifndef CB_CORE_BOOT_WIRE_H
 #define CB_CORE_BOOT_WIRE_H
@@ -34,9 +40,22 @@ struct boot_hdr {
 	uint32_t magic, type, key_bytes, val_bytes;
 };
 
+#define BOOT_TOKEN_MAX 64u
+#define BOOT_ABSENT    0xffffffffu
+
 struct boot_hello {
 	int32_t rank, world, pid;
 	char host[64];
+	char token[BOOT_TOKEN_MAX]; /* the job's secret; "" none */
+};
+
+/* A gather of keys "<prefix>0" .. "<prefix>n-1" (network order). */
+struct boot_gather_req {
+	uint32_t n;          /* keys */
+	uint32_t waiters;    /* ranks that send this GATHER: the keys are
+	                      * forgotten once every one has its answer */
+	uint32_t timeout_ms; /* 0: wait for every key; else answer at this
+	                      * deadline with what is there */
 };
 
 /* One framed message; key and val point into the buffer it came from. */
@@ -59,16 +78,12 @@ int boot_hdr_decode(const void *buf, struct boot_hdr *h);
  * all there yet, -1 when its header does not parse (@m->h as decoded). */
 long boot_frame(const uint8_t *in, size_t len, struct boot_in *m);
 /* HELLO's value: -1 unless it is exactly a struct boot_hello; the host is
- * NUL-terminated and printable. */
+ * NUL-terminated and printable, the token NUL-terminated. */
 int boot_hello_decode(const void *val, size_t bytes, struct boot_hello *h);
 /* Two network-order int32 (ABORT's key); -1 unless @key_bytes is 8. */
 int boot_pair_decode(const void *key, size_t key_bytes, int32_t pair[2]);
 /* A status sent by a peer: a known error, else CB_ERR_PEER. */
 cb_status_t boot_status_decode(int32_t v);
-/* A GATHER reply, @world records [u32 length, value], into @world values of
- * @bytes at @all; -1 when any record is not @bytes long. */
-int boot_gather_unpack(const uint8_t *v, size_t vb, int world, size_t bytes,
-                       void *all);
 /* Control characters of a line from the wire become spaces. */
 void boot_line_clean(char *s);
 
@@ -77,27 +92,36 @@ void boot_line_clean(char *s);
 struct boot_server;
 
 /* Serve the store on @listen_fd (bound and listening; now the server's) for
- * @world ranks, from a thread of its own. */
+ * @world ranks, from a thread of its own.  @token: the job's secret, which
+ * every client must present (NULL or "": anyone who reaches the port may
+ * join, as before tokens). */
 cb_status_t boot_server_start(int listen_fd, int world, double timeout_s,
-                              struct boot_server **out);
+                              const char *token, struct boot_server **out);
 /* Into @out, the ranks among 0..@n-1 that have not set "<prefix><rank>"
  * yet, marked when they never connected (rank 0's view of a stuck
  * allgather). */
 void boot_server_missing(struct boot_server *srv, const char *prefix, int n,
                          char *out, size_t bytes);
+/* Keys the store holds now, and how many gather answers it has built. */
+void boot_server_stats(struct boot_server *srv, size_t *keys,
+                       uint64_t *replies);
 /* Stop and free.  @drain: first wait (to the deadline) until every rank has
  * said goodbye, so nobody loses the store while still using it. */
 void boot_server_stop(struct boot_server *srv, int drain);
 
-/* For the fuzz target: a store with no thread, no listener and no deadline
- * (a reply that does not fit is dropped), fed by hand.  boot_server_add
- * takes a connected socket and returns its client index; boot_server_input
- * handles @bytes as if they arrived from client @ci (0 bytes: it closed),
- * then decides held stall reports at once. */
-cb_status_t boot_server_detached(int world, struct boot_server **out);
+/* For the fuzz target: a store with no thread and no listener, fed by
+ * hand, for a job whose token is @token.  boot_server_add takes a connected non-blocking socket and returns
+ * its client index; boot_server_input handles @bytes as if they arrived
+ * from client @ci (0 bytes: it closed), then writes what the sockets take
+ * (boot_server_flush); boot_server_expire acts as if an hour passed: held
+ * stall reports are decided, gathers with a deadline answered. */
+cb_status_t boot_server_detached(int world, const char *token,
+                                 struct boot_server **out);
 int boot_server_add(struct boot_server *srv, int fd);
 void boot_server_input(struct boot_server *srv, int ci, const void *buf,
                        size_t bytes);
+void boot_server_flush(struct boot_server *srv);
+void boot_server_expire(struct boot_server *srv);
 void boot_server_free(struct boot_server *srv);
 
 /* ---- a client (core/bootstrap.c) ---- */

@@ -5,10 +5,12 @@
  * connection is a socketpair, the store's end fed by hand.
  *
  * Input: one byte, the world size (1 + b % 8); then records of one byte
- * (low 3 bits: the connection; top bit: it closes), two bytes of length
- * (little-endian) and that many bytes that arrive on it.  Anything goes:
- * HELLOs for ranks in and out of the world, keys without end, gathers of
- * any count, aborts blaming anyone, junk.
+ * (low 3 bits: the connection; 0x80: it closes; 0x40: then an hour
+ * passes, so held stall reports are decided and gathers with a deadline
+ * answered), two bytes of length (little-endian) and that many bytes that
+ * arrive on it.  Anything goes: HELLOs for ranks in and out of the world,
+ * with and without a token, keys without end, gathers of any count and
+ * deadline, aborts blaming anyone, junk.
  *
  * Beyond not crashing: everything the store sends back frames as a reply
  * (WELCOME, VALUE, ERROR, ABORT with its 8-byte key), and a stream ends
@@ -25,6 +27,8 @@
 #include "fuzz.h"
 
 #define CONNS 8
+/* The job's token; the seeds' HELLOs carry it (tests/fuzz/make_seeds.py). */
+#define FUZZ_TOKEN "fuzz-token"
 
 struct peer {
 	int fd; /* our end; -1: not open */
@@ -34,9 +38,11 @@ struct peer {
 	size_t bytes, cap;
 };
 
-/* Read what the store sent @p so far and check it frames. */
-static void drain(struct peer *p)
+/* Read what the store sent @p so far and check it frames; 1 if any came. */
+static int drain(struct peer *p)
 {
+	size_t before = p->bytes;
+
 	for (;;) {
 		if (p->cap - p->bytes < 65536) {
 			p->cap = p->cap ? 2 * p->cap : 131072;
@@ -67,6 +73,19 @@ static void drain(struct peer *p)
 	}
 	memmove(p->in, p->in + off, p->bytes - off);
 	p->bytes -= off;
+	return off > 0 || p->bytes != before;
+}
+
+/* Take everything the store has for everyone, as its sockets let it out. */
+static void drain_all(struct boot_server *srv, struct peer *peers)
+{
+	for (int more = 1; more;) {
+		more = 0;
+		for (int i = 0; i < CONNS; i++)
+			if (peers[i].fd >= 0 && !peers[i].eof)
+				more |= drain(&peers[i]);
+		boot_server_flush(srv);
+	}
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -81,9 +100,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (int i = 0; i < CONNS; i++)
 		peers[i].fd = -1;
 	cb_fail_clear();
-	FUZZ_CHECK(boot_server_detached(1 + data[0] % 8, &srv) == CB_OK);
+	FUZZ_CHECK(boot_server_detached(1 + data[0] % 8, FUZZ_TOKEN, &srv) ==
+	           CB_OK);
 	while (at + 3 <= size) {
-		int c = data[at] & (CONNS - 1), close_it = data[at] & 0x80;
+		int c = data[at] & (CONNS - 1), close_it = data[at] & 0x80,
+		    expire = data[at] & 0x40;
 		size_t len = data[at + 1] | (size_t)data[at + 2] << 8;
 		struct peer *p = &peers[c];
 		at += 3;
@@ -104,9 +125,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			                  close_it ? 0 : len);
 		if (!close_it)
 			at += len;
-		for (int i = 0; i < CONNS; i++)
-			if (peers[i].fd >= 0 && !peers[i].eof)
-				drain(&peers[i]);
+		if (expire)
+			boot_server_expire(srv);
+		drain_all(srv, peers);
 		if (close_it && p->fd >= 0) {
 			close(p->fd);
 			p->fd = -1;
@@ -116,12 +137,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char missing[256];
 	boot_server_missing(srv, "g/0/", 1 + data[0] % 8, missing,
 	                    sizeof(missing));
+	drain_all(srv, peers);
 	for (int i = 0; i < CONNS; i++)
-		if (peers[i].fd >= 0) {
-			drain(&peers[i]);
-			/* A cut stream may end mid-reply; a whole one may not. */
-			FUZZ_CHECK(peers[i].eof || peers[i].bytes == 0);
-		}
+		/* A cut stream may end mid-reply; a whole one may not. */
+		FUZZ_CHECK(peers[i].fd < 0 || peers[i].eof ||
+		           peers[i].bytes == 0);
 	boot_server_free(srv);
 	for (int i = 0; i < CONNS; i++) {
 		if (peers[i].fd >= 0)

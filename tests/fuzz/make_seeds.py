@@ -26,8 +26,16 @@ def msg(t, key=b"", val=b""):
     return struct.pack("!IIII", MAGIC, t, len(key), len(val)) + key + val
 
 
-def hello(rank, world, host=b"node01"):
-    return msg(HELLO, val=struct.pack("!iii", rank, world, 4242) + host.ljust(64, b"\0"))
+TOKEN = b"fuzz-token"  # the store's in fuzz_boot_server.c
+
+
+def hello(rank, world, host=b"node01", token=TOKEN):
+    return msg(HELLO, val=struct.pack("!iii", rank, world, 4242) + host.ljust(64, b"\0")
+               + token.ljust(64, b"\0"))
+
+
+def gather_req(n, waiters=None, timeout_ms=0):
+    return struct.pack("!III", n, n if waiters is None else waiters, timeout_ms)
 
 
 def write(target, name, data):
@@ -109,7 +117,7 @@ def boot_server():
     for r in (0, 1):
         ok += rec(r, hello(r, 2))
     for r in (0, 1):
-        ok += rec(r, msg(SET, g(0, r), b"addr%d" % r) + msg(GATHER, b"g/0/", struct.pack("!I", 2)))
+        ok += rec(r, msg(SET, g(0, r), b"addr%d" % r) + msg(GATHER, b"g/0/", gather_req(2)))
     for r in (0, 1):
         ok += rec(r, msg(SET, b"k", b"v") + msg(GET, b"k") + msg(BYE))
     write("boot_server", "job", ok)
@@ -125,8 +133,16 @@ def boot_server():
     s = bytes([1]) + rec(0, hello(0, 2)) + rec(1, hello(1, 2))
     s += rec(1, msg(ABORT, struct.pack("!ii", -7, -1), b"wrong values"))
     write("boot_server", "abort", s)
-    # refusals: another world size, a rank out of range, a rank twice, junk
-    s = bytes([1]) + rec(0, hello(0, 3)) + rec(1, hello(5, 2)) + rec(2, hello(0, 2)) + rec(3, hello(0, 2))
+    # a gather answered at its deadline with what is there; the old short form
+    s = bytes([2]) + b"".join(rec(r, hello(r, 3)) for r in range(3))
+    s += rec(0, msg(SET, g(0, 0), b"x") + msg(GATHER, b"g/0/", gather_req(3, 1, 500)))
+    s += rec(1, msg(SET, g(1, 1), b"y") + msg(GATHER, b"g/1/", struct.pack("!I", 3)))
+    s += bytes([0x40 | 2]) + struct.pack("<H", 0)
+    write("boot_server", "deadline", s)
+    # refusals: no token, a wrong one, another world size, a rank out of
+    # range, a rank twice, junk
+    s = bytes([1]) + rec(5, hello(1, 2, token=b"")) + rec(6, hello(1, 2, token=b"guess"))
+    s += rec(0, hello(0, 3)) + rec(1, hello(5, 2)) + rec(2, hello(0, 2)) + rec(3, hello(0, 2))
     s += rec(4, b"GET / HTTP/1.0\r\n\r\n") + rec(2, msg(99))
     write("boot_server", "refusals", s)
     # a message split over several reads, a wait answered later
