@@ -35,6 +35,10 @@ int cb_cli_exit(cb_status_t st)
 		return 2;
 	case CB_ERR_UNAVAILABLE:
 		return 77;
+	case CB_ERR_INTERRUPTED:
+	case CB_ERR_TERMINATED:
+		/* as a shell reports a process the signal ended */
+		return 128 + cb_status_signal(st);
 	default:
 		return 1;
 	}
@@ -209,6 +213,9 @@ cb_status_t cb_cli_start(const struct cb_cli_job *j, cb_cli_rank_fn fn,
 
 	if ((st = cb_env_detect(j->rendezvous, &env)))
 		return st;
+	/* From here a SIGINT or SIGTERM ends the job as a failure does, with
+	 * the results so far (every wait of a rank looks for it). */
+	cb_signals_catch();
 	if (!env.rdv_source && cb_pmix_launched() && cb_pmix_built &&
 	    (!env.found || env.world > 1)) {
 		struct cb_cli_rank r;

@@ -12,7 +12,8 @@
 /*
  * The exit status of @st: 0 ok; 1 the run failed (wrong values, a rank
  * failed, a deadline passed, a regression, a write failed); 2 usage; 77
- * unavailable (transport, hwloc, gnuplot; meson counts it as a skip).  A
+ * unavailable (transport, hwloc, gnuplot; meson counts it as a skip); 130
+ * or 143 when SIGINT or SIGTERM stopped the job (128 + the signal).  A
  * rank stopped by another (CB_ERR_ABORTED) exits as that rank does, so a
  * launcher sees one status for the job.
  */

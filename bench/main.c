@@ -21,6 +21,7 @@
 #include "coll/reduce.h"
 #include "core/comm.h"
 #include "core/log.h"
+#include "reports/results.h"
 #include "core/pmix.h"
 
 static int rank_main(void *arg, const struct cb_cli_rank *r)
@@ -41,7 +42,13 @@ static int rank_main(void *arg, const struct cb_cli_rank *r)
 	};
 
 	cb_log_set_rank(r->rank);
+	/* The JSON files are this run's from now on, whatever happens. */
+	if (r->rank == 0)
+		cb_results_early(o->argc, o->argv, o->outputs, o->noutputs,
+		                 CB_OK);
 	st = cb_comm_create(&cfg, &comm);
+	if (st && r->rank == 0)
+		cb_results_early(o->argc, o->argv, o->outputs, o->noutputs, st);
 	if (st) {
 		if (!cb_fail_quiet())
 			cb_log(CB_LOG_ERROR, "%s",

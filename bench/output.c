@@ -40,6 +40,21 @@ static void settings_of(const struct cb_opts *o, struct cb_run_settings *s)
 	memcpy(s->ops, o->ops, sizeof(s->ops));
 }
 
+/*
+ * The JSON files as they stand: the rows so far, "status": "failed" (the
+ * run has not finished), each file replaced whole.  So a run killed
+ * outright - rank 0 included, at any moment - leaves valid JSON with the
+ * rows measured until then (but for the last SAVE_NS).
+ */
+#define SAVE_NS 200000000ull
+
+static cb_status_t save_so_far(struct cb_outputs *w)
+{
+	w->saved_ns = cb_now_ns();
+	cb_results_unfinished(w->res);
+	return cb_results_save_all(w->res, w->o->outputs, w->o->noutputs);
+}
+
 cb_status_t cb_output_open(struct cb_outputs *w, const struct cb_opts *o,
                            const struct cb_comm *c, const struct cb_model *m,
                            const char *auto_source)
@@ -82,11 +97,16 @@ cb_status_t cb_output_open(struct cb_outputs *w, const struct cb_opts *o,
 		return st;
 	for (int i = 0; i < o->noutputs; i++) {
 		const char *path = o->outputs[i].path;
+		/* a JSON file is saved whole, again and again (below) */
+		if (path && o->outputs[i].format == CB_FMT_JSON)
+			continue;
 		w->out[i] = path ? fopen(path, "w") : stdout;
 		if (!w->out[i])
 			return cb_fail(CB_ERR_SYS, "cannot write %s", path);
 		cb_report_header(w->out[i], o->outputs[i].format, &ri);
 	}
+	if (w->res && (st = save_so_far(w)))
+		return st;
 	if (o->schedule_log && !(w->schedlog = fopen(o->schedule_log, "w")))
 		return cb_fail(CB_ERR_SYS, "cannot write %s", o->schedule_log);
 	return CB_OK;
@@ -179,6 +199,11 @@ void cb_output_point(struct cb_outputs *w, const struct cb_sect *g,
 	}
 	cb_results_scrub(rows, nrows);
 	cb_results_add_rows(w->res, rows, nrows);
+	/* Between points, outside any timed region; a failure to write is
+	 * the end's to report. */
+	if (w->res && cb_now_ns() - w->saved_ns >= SAVE_NS &&
+	    save_so_far(w) != CB_OK)
+		cb_fail_clear();
 	if (w->progress_shown) {
 		fputs("\r\033[K", stderr);
 		w->progress_shown = 0;
@@ -207,6 +232,14 @@ cb_status_t cb_output_close(struct cb_outputs *w, cb_status_t st)
 			        w->out[i], o->outputs[i].format, w->wrong,
 			        w->busbw_n ? w->busbw_sum / w->busbw_n : 0.0);
 		}
+	/* Stopped by SIGINT or SIGTERM: a table says its rows are all
+	 * there is (the JSON says "interrupted"). */
+	for (int i = 0; cb_status_signal(cb_fail_status()) && i < o->noutputs;
+	     i++)
+		if (o->outputs[i].format == CB_FMT_TABLE && w->out[i])
+			fprintf(w->out[i],
+			        "# %s: the rows above are the results so far\n",
+			        cb_status_str(cb_fail_status()));
 	if (w->res) {
 		cb_status_t wst = cb_results_finish(
 		        w->res, o->outputs, o->noutputs, o->plot, w->out, st);

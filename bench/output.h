@@ -23,6 +23,7 @@ struct cb_outputs {
 	struct cb_results *res; /* for JSON and --plot; else NULL */
 	struct cb_run_settings settings;
 	uint64_t t_start_ns;
+	uint64_t saved_ns; /* the JSON files were last saved then */
 	int done_points;
 	int progress_shown; /* a progress line is on the terminal */
 	double busbw_sum;

@@ -506,6 +506,9 @@ cb_status_t cb_sweep(struct cb_comm *c, const struct cb_opts *o,
 	if (!st && sw.tuner)
 		st = cb_tuner_finish(sw.tuner, sw.tab, sw.tab_path, stdout);
 out:
+	/* Stopped before the outputs opened: the JSON files say why. */
+	if (st && c->rank == 0 && !sw.w.o && o->cmd != CB_CMD_TUNE)
+		cb_results_early(o->argc, o->argv, o->outputs, o->noutputs, st);
 	st = cb_output_close(&sw.w, st);
 	cb_comm_mem_free(c, mt->sendbuf, o->max_bytes + 64);
 	cb_comm_mem_free(c, mt->recvbuf, o->max_bytes + 64);

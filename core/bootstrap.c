@@ -104,6 +104,8 @@ static cb_status_t boot_send(struct cb_boot *b, uint32_t type, const char *key,
 	if (st == CB_ERR_TIMEOUT)
 		return cb_fail(st, "timed out after %g s sending to %s",
 		               b->timeout_s, b->where);
+	if (cb_status_signal(st))
+		return cb_fail(st, "%s", cb_status_str(st));
 	/* The store closes a failed job's connections once it has told
 	 * everyone: an ABORT may be waiting behind the closed socket, and it
 	 * is the line (and status) that explains. */
@@ -132,6 +134,9 @@ static cb_status_t boot_lost(struct cb_boot *b, cb_status_t st, int err,
 		return cb_fail(st,
 		               "timed out after %g s waiting for %s from %s",
 		               b->timeout_s, waiting_for, b->where);
+	if (cb_status_signal(st))
+		return cb_fail(st, "%s while waiting for %s", cb_status_str(st),
+		               waiting_for);
 	return cb_fail(CB_ERR_PEER,
 	               "lost %s (served by rank 0) waiting for %s: %s",
 	               b->where, waiting_for,

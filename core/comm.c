@@ -400,6 +400,8 @@ cb_status_t cb_comm_progress(struct cb_comm *c)
 		uint64_t now = cb_now_ns();
 		if (now >= c->next_check_ns) {
 			c->next_check_ns = now + 5000000ull;
+			if ((st = cb_interrupted()))
+				return cb_fail(st, "%s", cb_status_str(st));
 			if ((st = cb_boot_check(c->boot, 0, NULL)))
 				return st;
 		}

@@ -8,6 +8,11 @@
  * The parent only waits: ranks find failures themselves (the store tells them
  * when one dies).  It kills what is left @grace_s after the first failure, so
  * even a rank stuck in a way no deadline covers cannot hang the job.
+ *
+ * SIGINT or SIGTERM to the parent (kill, or ^C, which reaches every rank
+ * too) is passed on to every rank, which stops as on a failure: rank 0
+ * writes the results so far.  The parent then exits 128 + the signal.  A
+ * second signal kills the ranks at once.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -96,10 +101,27 @@ int cb_launch_local(int np, double grace_s,
 	}
 	close(listen_fd);
 
+	int signals = cb_signals_count(), sig = 0;
+
 	while (running > 0) {
 		int status;
 		pid_t pid = waitpid(-1, &status, WNOHANG);
 
+		if (cb_signals_count() != signals) {
+			/* the first: pass it on and wait as after a failure;
+			 * the next: kill */
+			int now_sig = cb_status_signal(cb_interrupted());
+			for (int r = 0; r < np; r++)
+				if (pids[r] > 0)
+					kill(pids[r], sig ? SIGKILL : now_sig);
+			if (sig)
+				we_killed = 1;
+			else if (!kill_at)
+				kill_at =
+				        cb_now_ns() + (uint64_t)(grace_s * 1e9);
+			sig = now_sig;
+			signals = cb_signals_count();
+		}
 		if (pid == 0) {
 			if (kill_at && cb_now_ns() > kill_at) {
 				for (int r = 0; r < np; r++)
@@ -148,5 +170,5 @@ int cb_launch_local(int np, double grace_s,
 		}
 	}
 	free(pids);
-	return code;
+	return sig ? 128 + sig : code;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "core/log.h"
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -82,6 +83,55 @@ void cb_fail_set_quiet(int quiet)
 int cb_fail_quiet(void)
 {
 	return fail_quiet;
+}
+
+static volatile sig_atomic_t caught_signal, caught_count;
+
+static void on_signal(int sig)
+{
+	caught_signal = sig;
+	caught_count++;
+}
+
+void cb_signals_catch(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM };
+	struct sigaction sa = { .sa_handler = on_signal }, old;
+
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		/* One ignored when we started stays ignored: a shell
+		 * without job control starts background commands so, and
+		 * means ^C for the foreground one only. */
+		if (sigaction(sigs[i], NULL, &old) == 0 &&
+		    old.sa_handler == SIG_IGN)
+			continue;
+		sigaction(sigs[i], &sa, NULL);
+	}
+}
+
+cb_status_t cb_interrupted(void)
+{
+	switch (caught_signal) {
+	case 0:
+		return CB_OK;
+	case SIGINT:
+		return CB_ERR_INTERRUPTED;
+	default:
+		return CB_ERR_TERMINATED;
+	}
+}
+
+int cb_signals_count(void)
+{
+	return caught_count;
+}
+
+int cb_status_signal(cb_status_t st)
+{
+	return st == CB_ERR_INTERRUPTED  ? SIGINT
+	       : st == CB_ERR_TERMINATED ? SIGTERM
+	                                 : 0;
 }
 
 #ifdef CB_SANITIZE_BUILD

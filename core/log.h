@@ -36,6 +36,22 @@ void cb_fail_clear(void);
 void cb_fail_set_quiet(int quiet);
 int cb_fail_quiet(void);
 
+/*
+ * SIGINT and SIGTERM.  cb_signals_catch() installs handlers that only note
+ * the signal; every wait (the communicator's progress, the rendezvous's
+ * sockets) looks at cb_interrupted() and ends with its status, so the run
+ * stops the way a failure does: the job is told, rank 0 writes the results
+ * so far, and the process exits 130 or 143.  The handlers do not restart
+ * system calls, so a wait in poll() returns at once.
+ */
+void cb_signals_catch(void);
+/* CB_ERR_INTERRUPTED (SIGINT), CB_ERR_TERMINATED (SIGTERM), or CB_OK. */
+cb_status_t cb_interrupted(void);
+/* How many SIGINT and SIGTERM came so far. */
+int cb_signals_count(void);
+/* The signal behind a status (SIGINT, SIGTERM), or 0. */
+int cb_status_signal(cb_status_t st);
+
 static inline uint64_t cb_now_ns(void)
 {
 	struct timespec ts;

@@ -83,6 +83,10 @@ static int wait_fd(int fd, short events, uint64_t deadline_ns)
 		struct pollfd p = { .fd = fd, .events = events };
 		int ms, rc;
 
+		if (cb_interrupted()) { /* SIGINT or SIGTERM: stop waiting */
+			errno = EINTR;
+			return -1;
+		}
 		if (now >= deadline_ns)
 			return 0;
 		ms = (int)((deadline_ns - now + 999999) / 1000000);
@@ -131,6 +135,8 @@ cb_status_t cb_sock_connect(const struct sockaddr *sa, socklen_t len,
 		}
 		*err = errno;
 		close(fd);
+		if (cb_interrupted())
+			return cb_interrupted();
 		/* Refused or unreachable: the listener may still be starting.
 		 */
 		if (cb_now_ns() + 100000000ull >= deadline_ns)
@@ -164,6 +170,8 @@ cb_status_t cb_sock_send_all(int fd, const void *buf, size_t bytes,
 				return CB_ERR_TIMEOUT;
 			if (rc > 0)
 				continue;
+			if (cb_interrupted())
+				return cb_interrupted();
 		}
 		*err = errno;
 		return (errno == EPIPE || errno == ECONNRESET) ? CB_ERR_PEER
@@ -195,6 +203,8 @@ cb_status_t cb_sock_recv_all(int fd, void *buf, size_t bytes,
 				return CB_ERR_TIMEOUT;
 			if (rc > 0)
 				continue;
+			if (cb_interrupted())
+				return cb_interrupted();
 		}
 		*err = errno;
 		return errno == ECONNRESET ? CB_ERR_PEER : CB_ERR_SYS;

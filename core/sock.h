@@ -24,7 +24,9 @@ cb_status_t cb_sock_listen(const struct sockaddr *sa, socklen_t len, int *fd);
 cb_status_t cb_sock_connect(const struct sockaddr *sa, socklen_t len,
                             uint64_t deadline_ns, int *fd, int *err);
 /* Write or read exactly @bytes before @deadline_ns.  CB_ERR_PEER on EOF,
- * CB_ERR_TIMEOUT at the deadline, CB_ERR_SYS with *err = errno. */
+ * CB_ERR_TIMEOUT at the deadline, CB_ERR_SYS with *err = errno;
+ * CB_ERR_INTERRUPTED or CB_ERR_TERMINATED when a wait ends on SIGINT or
+ * SIGTERM (so does cb_sock_connect). */
 cb_status_t cb_sock_send_all(int fd, const void *buf, size_t bytes,
                              uint64_t deadline_ns, int *err);
 cb_status_t cb_sock_recv_all(int fd, void *buf, size_t bytes,

@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/log.h"
 
@@ -155,6 +156,30 @@ cb_status_t cb_results_write(FILE *f, const struct cb_results *r)
 	return bad ? cb_fail(CB_ERR_SYS, "cannot write the JSON results: %s",
 	                     strerror(errno))
 	           : CB_OK;
+}
+
+cb_status_t cb_results_save(const struct cb_results *r, const char *path)
+{
+	char tmp[4096];
+	FILE *f;
+	cb_status_t st;
+
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.part", path) >= sizeof(tmp))
+		return cb_fail(CB_ERR_SYS, "cannot write %s: name too long",
+		               path);
+	if (!(f = fopen(tmp, "w")))
+		return cb_fail(CB_ERR_SYS, "cannot write %s: %s", tmp,
+		               strerror(errno));
+	st = cb_results_write(f, r);
+	if (fclose(f) && !st)
+		st = cb_fail(CB_ERR_SYS, "cannot write %s: %s", tmp,
+		             strerror(errno));
+	if (!st && rename(tmp, path))
+		st = cb_fail(CB_ERR_SYS, "cannot write %s: %s", path,
+		             strerror(errno));
+	if (st)
+		unlink(tmp);
+	return st;
 }
 
 /* ---- reading ---- */

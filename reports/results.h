@@ -42,6 +42,10 @@ cb_status_t cb_results_add(struct cb_results *r, const struct cb_row *row);
 /* The document, pretty-printed, with a final newline.  CB_ERR_SYS when
  * the stream fails. */
 cb_status_t cb_results_write(FILE *f, const struct cb_results *r);
+/* The document into @path through PATH.part, renamed over it when whole:
+ * a reader, or a kill at any moment, finds the old document or the new,
+ * never part of one.  CB_ERR_SYS (recorded) when it cannot be written. */
+cb_status_t cb_results_save(const struct cb_results *r, const char *path);
 /* Read and check @path.  CB_ERR_USAGE, recorded as one line naming the
  * file (and the row and member), for a file that is missing, is not JSON,
  * is another schema or a newer major version, or lacks a member. */
@@ -99,14 +103,29 @@ void cb_results_scrub(struct cb_row *rows, int n);
 /* Keep @n rows.  NULL @r: nothing. */
 void cb_results_add_rows(struct cb_results *r, const struct cb_row *rows,
                          int n);
-/* Record the run's outcome: "status" complete or failed with @error, the
- * total of wrong values and the mean busbw of the rows. */
-void cb_results_end(struct cb_results *r, int failed, const char *error);
+/* Record the run's outcome: "status" complete (@st CB_OK), interrupted
+ * (SIGINT, SIGTERM) or failed, with @error; the total of wrong values and
+ * the mean busbw of the rows. */
+void cb_results_end(struct cb_results *r, cb_status_t st, const char *error);
+/* While the run goes on: "failed", because the run did not finish - what
+ * the file says if collbench is killed before it writes its end. */
+void cb_results_unfinished(struct cb_results *r);
+/* cb_results_save to the path of each of @outs whose format is JSON. */
+cb_status_t cb_results_save_all(const struct cb_results *r,
+                                const struct cb_output *outs, int nouts);
+/* Rank 0 before anything is measured: a document with the command line,
+ * no rows and "status": "failed" - @st's line (recorded), or, @st CB_OK,
+ * cb_results_unfinished's - to each JSON output with a path, so that from
+ * the start the file is this run's, never an older one. */
+cb_status_t cb_results_early(int argc, char *const *argv,
+                             const struct cb_output *outs, int nouts,
+                             cb_status_t st);
 /* The end of a run: cb_results_end from @st (and the recorded line),
- * write the document to @f[i] for each of @outs whose format is JSON, and
- * draw @plot (NULL: none) when the run succeeded.  Returns the first
- * failure to write; a missing gnuplot is one warning line (the run's
- * status stays the measurement's). */
+ * write the document to @f[i] for each of @outs whose format is JSON (a
+ * stream: stdout) and save it to each such output's path, and draw @plot
+ * (NULL: none) when the run succeeded.  Returns the first failure to
+ * write; a missing gnuplot is one warning line (the run's status stays the
+ * measurement's). */
 cb_status_t cb_results_finish(struct cb_results *r,
                               const struct cb_output *outs, int nouts,
                               const char *plot, FILE *const *f, cb_status_t st);

@@ -352,7 +352,7 @@ void cb_results_add_rows(struct cb_results *r, const struct cb_row *rows, int n)
 			cb_fail_clear();
 }
 
-void cb_results_end(struct cb_results *r, int failed, const char *error)
+void cb_results_end(struct cb_results *r, cb_status_t st, const char *error)
 {
 	uint64_t wrong = 0;
 	double sum = 0;
@@ -362,11 +362,65 @@ void cb_results_end(struct cb_results *r, int failed, const char *error)
 		sum += r->rows[i].busbw_gbps;
 	}
 	add(r->run, "status",
-	    json_object_new_string(failed ? "failed" : "complete"));
-	add(r->run, "error", failed ? str_or_null(error) : NULL);
+	    json_object_new_string(st == CB_OK             ? "complete"
+	                           : cb_status_signal(st) ? "interrupted"
+	                                                  : "failed"));
+	add(r->run, "error", st ? str_or_null(error) : NULL);
 	add(r->run, "wrong", json_object_new_int64((int64_t)wrong));
 	add(r->run, "avg_busbw_gbps",
 	    dbl(r->nrows ? sum / (double)r->nrows : 0, "%.6g"));
+}
+
+void cb_results_unfinished(struct cb_results *r)
+{
+	cb_results_end(r, CB_ERR_PEER,
+	               "the run did not finish: collbench stopped before "
+	               "its end (killed?); the rows are those measured until "
+	               "then");
+}
+
+cb_status_t cb_results_save_all(const struct cb_results *r,
+                                const struct cb_output *outs, int nouts)
+{
+	cb_status_t wst = CB_OK;
+
+	for (int i = 0; i < nouts; i++)
+		if (outs[i].path && outs[i].format == CB_FMT_JSON && !wst)
+			wst = cb_results_save(r, outs[i].path);
+	return wst;
+}
+
+cb_status_t cb_results_early(int argc, char *const *argv,
+                             const struct cb_output *outs, int nouts,
+                             cb_status_t st)
+{
+	struct cb_results *r;
+	cb_status_t wst;
+	json_object *v;
+
+	if (!cb_results_wanted(outs, nouts, NULL))
+		return CB_OK;
+	if (st == CB_ERR_ABORTED && cb_fail_status() != CB_OK)
+		st = cb_fail_status(); /* the status of the rank that failed */
+	if ((wst = cb_results_new(&r)))
+		return wst;
+	v = json_object_new_object();
+	add(v, "version", json_object_new_string(CB_VERSION));
+	add(v, "build", str_or_null(CB_BUILD_INFO));
+	add(r->run, "collbench", v);
+	v = json_object_new_array();
+	for (int i = 0; i < argc; i++)
+		json_object_array_add(v, json_object_new_string(argv[i]));
+	add(r->run, "argv", v);
+	if (st)
+		cb_results_end(r, st,
+		               cb_fail_msg() ? cb_fail_msg()
+		                             : cb_status_str(st));
+	else
+		cb_results_unfinished(r);
+	wst = cb_results_save_all(r, outs, nouts);
+	cb_results_free(r);
+	return wst;
 }
 
 cb_status_t cb_results_finish(struct cb_results *r,
@@ -375,11 +429,17 @@ cb_status_t cb_results_finish(struct cb_results *r,
 {
 	cb_status_t wst = CB_OK;
 
-	cb_results_end(r, st != CB_OK,
+	/* Stopped by another rank: the status that rank failed with (a
+	 * SIGINT there makes this run "interrupted" too). */
+	if (st == CB_ERR_ABORTED && cb_fail_status() != CB_OK)
+		st = cb_fail_status();
+	cb_results_end(r, st,
 	               cb_fail_msg() ? cb_fail_msg() : cb_status_str(st));
 	for (int i = 0; i < nouts; i++)
 		if (f[i] && outs[i].format == CB_FMT_JSON && !wst)
 			wst = cb_results_write(f[i], r);
+	if (!wst)
+		wst = cb_results_save_all(r, outs, nouts);
 	if (st || wst || !plot)
 		return wst;
 	struct cb_plot_cfg cfg = {

@@ -22,7 +22,9 @@
 	X(ERR_TRUNCATE, -8, "message larger than the receive buffer")          \
 	X(ERR_NOMEM, -9, "out of memory")                                      \
 	X(ERR_ABORTED, -10, "the job was aborted by another rank")             \
-	X(ERR_USAGE, -11, "usage error")
+	X(ERR_USAGE, -11, "usage error")                                       \
+	X(ERR_INTERRUPTED, -12, "interrupted (SIGINT)")                        \
+	X(ERR_TERMINATED, -13, "terminated (SIGTERM)")
 
 typedef enum cb_status {
 #define CB_STATUS_ENUM(name, value, text) CB_##name = value,

@@ -48,8 +48,10 @@ static cb_status_t one(struct cb_boot *b, int what, int world)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct cb_boot_cfg cfg = { .host = "fuzz", .port = "1",
-		                   .listen_fd = -1, .timeout_s = 5,
+	struct cb_boot_cfg cfg = { .host = "fuzz",
+		                   .port = "1",
+		                   .listen_fd = -1,
+		                   .timeout_s = 5,
 		                   .hostname = "fuzzhost" };
 	struct cb_boot *b = NULL;
 	cb_status_t st;
@@ -75,7 +77,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (b) {
 		const char *line = cb_boot_abort_line(b);
 		for (; line && *line; line++)
-			FUZZ_CHECK((unsigned char)*line >= 0x20 && *line != 0x7f);
+			FUZZ_CHECK((unsigned char)*line >= 0x20 &&
+			           *line != 0x7f);
 		cb_boot_close(b);
 	}
 	close(sv[1]);

@@ -18,10 +18,18 @@
 #include "fuzz.h"
 
 static const char *const vars[] = {
-	"COLLBENCH_RANK", "COLLBENCH_WORLD",      "RANK",
-	"WORLD_SIZE",     "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
-	"PMI_RANK",       "PMI_SIZE",             "SLURM_PROCID",
-	"SLURM_NTASKS",   "COLLBENCH_ROOT",       "MASTER_ADDR",
+	"COLLBENCH_RANK",
+	"COLLBENCH_WORLD",
+	"RANK",
+	"WORLD_SIZE",
+	"OMPI_COMM_WORLD_RANK",
+	"OMPI_COMM_WORLD_SIZE",
+	"PMI_RANK",
+	"PMI_SIZE",
+	"SLURM_PROCID",
+	"SLURM_NTASKS",
+	"COLLBENCH_ROOT",
+	"MASTER_ADDR",
 	"MASTER_PORT",
 };
 #define NVARS (sizeof(vars) / sizeof(vars[0]))

@@ -29,8 +29,8 @@ static void cleanup(void)
 {
 	char p[160];
 
-	for (const char *ext = "dat"; ext; ext = strcmp(ext, "dat") ? NULL
-	                                                             : "gp") {
+	for (const char *ext = "dat"; ext;
+	     ext = strcmp(ext, "dat") ? NULL : "gp") {
 		snprintf(p, sizeof(p), "%s/p.%s", dir, ext);
 		unlink(p);
 	}
@@ -104,8 +104,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cb_fail_clear();
 	cb_report_html(sink, runs, 2, &missing);
 	for (int m = CB_PLOT_BUSBW; m <= CB_PLOT_TIME; m++) {
-		struct cb_plot_cfg cfg = { .out = png, .metric = m,
-			                   .width = 640, .height = 480 };
+		struct cb_plot_cfg cfg = {
+			.out = png, .metric = m, .width = 640, .height = 480
+		};
 		int scaling;
 		cb_fail_clear();
 		cb_plot(runs, 1, &cfg, &scaling);

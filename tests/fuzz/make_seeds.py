@@ -172,9 +172,42 @@ def boot_client():
     write("boot_client", "gather-sizes", s)
 
 
+TCP_MAGIC = 0x43425450  # "CBTP"
+
+
+def tcp():
+    def hdr(tag, n):
+        return struct.pack("=IIQQ", TCP_MAGIC, 0, tag, n)
+    def rec(stream, data):
+        return bytes([stream]) + struct.pack("<H", len(data)) + data
+    # flags: streams-1 (bits 0-1), small split (bit 2), nrecv (bits 5-7);
+    # a receive byte: cap index (low 3 bits), tag (the rest)
+    small = 3 | 1 << 3  # a 4096-byte receive, tag 1
+    s = bytes([0 | 2 << 5, small, 4 | 2 << 3]) + rec(0, hdr(1, 100) + b"a" * 100)
+    s += rec(0, hdr(2, 24) + b"b" * 24)
+    write("tcp", "two-messages", s)
+    # two streams, a message split across both (split from 4 KiB)
+    n = 8192
+    s = bytes([1 | 4 | 1 << 5, 4 | 1 << 3]) + rec(0, hdr(1, n) + b"x" * (n // 2))
+    s += rec(1, b"y" * (n // 2))
+    write("tcp", "split", s)
+    # a tag the receive does not expect; a message larger than its receive
+    write("tcp", "wrong-tag", bytes([0 | 1 << 5, small]) + rec(0, hdr(9, 10) + b"z" * 10))
+    write("tcp", "truncate", bytes([0 | 1 << 5, 1 | 1 << 3]) + rec(0, hdr(1, 10) + b"z" * 10))
+    # cut short: a header, then the stream ends
+    write("tcp", "short", bytes([0 | 1 << 5, small]) + rec(0, hdr(1, 1000) + b"q" * 10))
+    # hellos from the input: a wrong job, then right ones
+    hello = lambda stream, streams=1, job=0x1234567890abcdef: struct.pack("=IiiiQ", TCP_MAGIC, 1, stream, streams, job)
+    write("tcp", "hello-stranger", bytes([0 | 16, 24]) + hello(0, job=1))
+    write("tcp", "hello-streams", bytes([0 | 16 | 1 << 5, 24]) + hello(0, streams=2) + bytes([small]))
+    # the address blob from the input: a good-looking one, a short one
+    write("tcp", "blob-short", bytes([8, 3]) + b"abc")
+
+
 if __name__ == "__main__":
     options()
     launch_env()
     results()
     boot_server()
     boot_client()
+    tcp()
