@@ -110,11 +110,12 @@ void boot_server_stats(struct boot_server *srv, size_t *keys,
 void boot_server_stop(struct boot_server *srv, int drain);
 
 /* For the fuzz target: a store with no thread and no listener, fed by
- * hand, for a job whose token is @token.  boot_server_add takes a connected non-blocking socket and returns
- * its client index; boot_server_input handles @bytes as if they arrived
- * from client @ci (0 bytes: it closed), then writes what the sockets take
- * (boot_server_flush); boot_server_expire acts as if an hour passed: held
- * stall reports are decided, gathers with a deadline answered. */
+ * hand, for a job whose token is @token.  boot_server_add takes a connected
+ * non-blocking socket and returns its client index; boot_server_input handles
+ * @bytes as if they arrived from client @ci (0 bytes: it closed), then writes
+ * what the sockets take (boot_server_flush); boot_server_expire acts as if an
+ * hour passed: held stall reports are decided, gathers with a deadline
+ * answered. */
 cb_status_t boot_server_detached(int world, const char *token,
                                  struct boot_server **out);
 int boot_server_add(struct boot_server *srv, int fd);

@@ -365,8 +365,8 @@ static cb_status_t boot_join(struct cb_boot *b, const struct cb_boot_cfg *cfg)
 	snprintf(h.host, sizeof(h.host), "%s", cfg->hostname);
 	snprintf(h.token, sizeof(h.token), "%s", boot_token(cfg));
 	if ((st = boot_send(b, MSG_HELLO, NULL, &h, sizeof(h))) ||
-	    (st = boot_expect(b, MSG_WELCOME, "the rendezvous to admit this rank",
-	                      &val, &vb)))
+	    (st = boot_expect(b, MSG_WELCOME,
+	                      "the rendezvous to admit this rank", &val, &vb)))
 		return st;
 	if (vb == sizeof(b->job_id))
 		memcpy(&b->job_id, val, sizeof(b->job_id));

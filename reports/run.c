@@ -362,7 +362,7 @@ void cb_results_end(struct cb_results *r, cb_status_t st, const char *error)
 		sum += r->rows[i].busbw_gbps;
 	}
 	add(r->run, "status",
-	    json_object_new_string(st == CB_OK             ? "complete"
+	    json_object_new_string(st == CB_OK            ? "complete"
 	                           : cb_status_signal(st) ? "interrupted"
 	                                                  : "failed"));
 	add(r->run, "error", st ? str_or_null(error) : NULL);
