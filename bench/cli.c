@@ -244,6 +244,8 @@ cb_status_t cb_cli_start(const struct cb_cli_job *j, cb_cli_rank_fn fn,
 		local.fn = fn;
 		local.arg = arg;
 		local.world = env.found ? 1 : j->np;
+		if (j->before_fork)
+			j->before_fork(arg);
 		*exit_status = cb_launch_local(local.world, j->timeout_s + 5.0,
 		                               local_rank, NULL);
 		return CB_OK;

@@ -37,6 +37,10 @@ struct cb_cli_job {
 	const char *rendezvous; /* --rendezvous, or NULL */
 	double timeout_s;       /* the ranks' deadline (local forks get 5 s
 	                           more before the launcher kills them) */
+	/* Called once, before local ranks are forked (not under a launcher);
+	 * NULL: nothing.  The run command writes its JSON placeholder here,
+	 * so the file is this run's even if rank 0 dies at once. */
+	void (*before_fork)(void *arg);
 };
 
 /*

@@ -24,6 +24,15 @@
 #include "reports/results.h"
 #include "core/pmix.h"
 
+/* The JSON files are this run's from the start, whatever happens next. */
+static void json_placeholder(void *arg)
+{
+	const struct cb_opts *o = arg;
+
+	if (cb_results_early(o->argc, o->argv, o->outputs, o->noutputs, CB_OK))
+		cb_fail_clear(); /* rank 0 says it when it writes for real */
+}
+
 static int rank_main(void *arg, const struct cb_cli_rank *r)
 {
 	const struct cb_opts *o = arg;
@@ -42,10 +51,8 @@ static int rank_main(void *arg, const struct cb_cli_rank *r)
 	};
 
 	cb_log_set_rank(r->rank);
-	/* The JSON files are this run's from now on, whatever happens. */
-	if (r->rank == 0)
-		cb_results_early(o->argc, o->argv, o->outputs, o->noutputs,
-		                 CB_OK);
+	if (r->rank == 0 && r->listen_fd < 0) /* under a launcher */
+		json_placeholder(arg);
 	st = cb_comm_create(&cfg, &comm);
 	if (st && r->rank == 0)
 		cb_results_early(o->argc, o->argv, o->outputs, o->noutputs, st);
@@ -67,9 +74,11 @@ static int rank_main(void *arg, const struct cb_cli_rank *r)
 		cb_log(CB_LOG_ERROR, "%llu wrong values",
 		       (unsigned long long)wrong);
 	/* Everyone finished: line up once more so no rank tears down what a
-	 * slower one still reads. */
-	if (!st)
-		st = cb_boot_barrier(comm->boot);
+	 * slower one still reads.  A rank lost here (killed as the results
+	 * were written) fails the job like any other, with its line. */
+	if (!st && (st = cb_boot_barrier(comm->boot)) && cb_comm_fail(comm, st))
+		cb_log(CB_LOG_ERROR, "%s",
+		       cb_fail_msg() ? cb_fail_msg() : cb_status_str(st));
 	cb_comm_destroy(comm);
 	if (st)
 		return cb_cli_exit(st);
@@ -193,6 +202,7 @@ int main(int argc, char **argv)
 		.np_set = o.np_set,
 		.rendezvous = o.rendezvous,
 		.timeout_s = o.timeout_s,
+		.before_fork = json_placeholder,
 	};
 	if (cb_cli_start(&job, rank_main, &o, &rc))
 		return usage_error();

@@ -108,9 +108,10 @@ static void srv_answer(void *ctx, int ci, struct boot_sbuf *body)
 	boot_sbuf_put(h);
 }
 
-/* Tell every rank but @origin that the job failed with @status. */
-static void srv_abort_all(struct boot_server *srv, int origin, int status,
-                          const char *why)
+/* Tell every rank but @origin (@origin too with @echo: the store added to
+ * its line) that the job failed with @status. */
+static void srv_abort_echo(struct boot_server *srv, int origin, int status,
+                           const char *why, int echo)
 {
 	int32_t o[2] = { (int32_t)htonl((uint32_t)origin),
 		         (int32_t)htonl((uint32_t)status) };
@@ -119,10 +120,20 @@ static void srv_abort_all(struct boot_server *srv, int origin, int status,
 		return;
 	srv->aborted = 1;
 	for (int i = 0; i < srv->nclients; i++)
-		if (srv->clients[i].rank >= 0 && srv->clients[i].rank != origin)
+		if (srv->clients[i].rank >= 0 &&
+		    (echo || srv->clients[i].rank != origin))
 			srv_send(srv, &srv->clients[i], MSG_ABORT, o, sizeof(o),
 			         why, (uint32_t)strlen(why));
 }
+
+static void srv_abort_all(struct boot_server *srv, int origin, int status,
+                          const char *why)
+{
+	srv_abort_echo(srv, origin, status, why, 0);
+}
+
+static void srv_missing(struct boot_server *srv, const char *prefix, int n,
+                        char *out, size_t bytes);
 
 /*
  * A rank's deadline passed while it waited for @blame.  Its neighbours' pass
@@ -284,6 +295,23 @@ static void srv_message(struct boot_server *srv, int ci,
 			k[0] = boot_status_decode(k[0]);
 			if (k[1] >= srv->world)
 				k[1] = -1;
+		}
+		/* A rank that timed out in the rendezvous itself cannot see
+		 * who is missing; the store can (a rank stopped at start-up
+		 * is then named, not only the rank that waited for it). */
+		const char *stuck = k[0] == CB_ERR_TIMEOUT && k[1] < 0
+		                            ? boot_kv_stuck_gather(srv->kv)
+		                            : NULL;
+		if (stuck && !strstr(line, "still missing")) {
+			char who[256];
+			srv_missing(srv, stuck, srv->world, who, sizeof(who));
+			if (who[0]) {
+				snprintf(line + strlen(line),
+				         sizeof(line) - strlen(line),
+				         "; still missing: rank %s", who);
+				srv_abort_echo(srv, c->rank, k[0], line, 1);
+				return;
+			}
 		}
 		if (k[0] == CB_ERR_TIMEOUT && k[1] >= 0)
 			srv_stall(srv, c->rank, k[1], line);
@@ -621,15 +649,15 @@ void boot_server_stop(struct boot_server *srv, int drain)
 	srv_free(srv);
 }
 
-void boot_server_missing(struct boot_server *srv, const char *prefix, int n,
-                         char *out, size_t bytes)
+/* boot_server_missing, with the lock held. */
+static void srv_missing(struct boot_server *srv, const char *prefix, int n,
+                        char *out, size_t bytes)
 {
 	char key[BOOT_KEY_MAX + 16];
 	size_t len = 0;
 	int shown = 0, more = 0;
 
 	out[0] = '\0';
-	pthread_mutex_lock(&srv->lock);
 	for (int r = 0; r < n; r++) {
 		snprintf(key, sizeof(key), "%s%d", prefix, r);
 		if (boot_kv_has(srv->kv, key))
@@ -648,9 +676,16 @@ void boot_server_missing(struct boot_server *srv, const char *prefix, int n,
 		                        joined ? "" : " (never connected)");
 		shown++;
 	}
-	pthread_mutex_unlock(&srv->lock);
 	if (more && len < bytes)
 		snprintf(out + len, bytes - len, " and %d more", more);
+}
+
+void boot_server_missing(struct boot_server *srv, const char *prefix, int n,
+                         char *out, size_t bytes)
+{
+	pthread_mutex_lock(&srv->lock);
+	srv_missing(srv, prefix, n, out, bytes);
+	pthread_mutex_unlock(&srv->lock);
 }
 
 void boot_server_stats(struct boot_server *srv, size_t *keys, uint64_t *replies)

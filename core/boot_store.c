@@ -523,3 +523,14 @@ void boot_kv_free(struct boot_kv *srv)
 		}
 	free(srv);
 }
+
+const char *boot_kv_stuck_gather(struct boot_kv *srv)
+{
+	const char *oldest = NULL;
+
+	/* newest first in the list: the last match is the oldest */
+	for (struct gather *g = srv->gathers; g; g = g->next)
+		if (!g->closed && g->nwait > 0 && g->have < g->n)
+			oldest = g->prefix;
+	return oldest;
+}

@@ -72,6 +72,9 @@ int boot_kv_timers(struct boot_kv *kv, uint64_t now_ns);
 /* @client is gone: nothing waits for it any more. */
 void boot_kv_forget_client(struct boot_kv *kv, int client);
 int boot_kv_has(struct boot_kv *kv, const char *key);
+/* The prefix of the oldest gather that ranks wait on and that lacks keys
+ * (what a rank's timeout in the rendezvous was about), or NULL. */
+const char *boot_kv_stuck_gather(struct boot_kv *kv);
 void boot_kv_stats(struct boot_kv *kv, size_t *keys, uint64_t *replies);
 
 #endif

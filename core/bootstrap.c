@@ -132,7 +132,8 @@ static cb_status_t boot_lost(struct cb_boot *b, cb_status_t st, int err,
 	}
 	if (st == CB_ERR_TIMEOUT)
 		return cb_fail(st,
-		               "timed out after %g s waiting for %s from %s",
+		               "timed out after %g s waiting for %s from %s "
+		               "(served by rank 0)",
 		               b->timeout_s, waiting_for, b->where);
 	if (cb_status_signal(st))
 		return cb_fail(st, "%s while waiting for %s", cb_status_str(st),

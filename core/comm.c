@@ -445,9 +445,15 @@ int cb_comm_fail(struct cb_comm *c, cb_status_t st)
 		              cb_fail_msg() ? cb_fail_msg() : "failed");
 		/* A stall report waits while the store compares reports. */
 		if (cb_boot_check(c->boot, blame >= 0 ? 1500 : 300, &origin) !=
-		            CB_ERR_ABORTED ||
-		    origin == c->rank)
+		    CB_ERR_ABORTED)
 			return 1;
+		/* Our own report, echoed with what the store added (who it
+		 * still misses): that is the line to print. */
+		if (origin == c->rank) {
+			cb_fail_clear();
+			cb_fail(st, "%s", cb_boot_abort_line(c->boot));
+			return 1;
+		}
 	} else {
 		cb_boot_check(c->boot, 0, &origin);
 	}

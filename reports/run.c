@@ -112,7 +112,8 @@ static json_object *environment(char *const *env)
 	for (size_t i = 0; v && env[i]; i++)
 		if (env_relevant(env[i]) && strchr(env[i], '='))
 			v[k++] = env[i];
-	qsort(v, k, sizeof(*v), cmp_str);
+	if (k) /* qsort(NULL, 0) is undefined: no variable to record */
+		qsort(v, k, sizeof(*v), cmp_str);
 	for (size_t i = 0; i < k; i++) {
 		size_t eq = strcspn(v[i], "=");
 		char key[128];

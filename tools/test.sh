@@ -57,6 +57,7 @@ san_env() {
 	rm -rf "$out"
 	mkdir -p "$out"
 	export ASAN_OPTIONS="detect_leaks=1:exitcode=86:log_path=$out/asan"
+	export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0"
 	export UBSAN_OPTIONS="print_stacktrace=1:exitcode=86:log_path=$out/ubsan"
 	export TSAN_OPTIONS="halt_on_error=1:exitcode=86:second_deadlock_stack=1:log_path=$out/tsan"
 }

@@ -304,9 +304,13 @@ static cb_status_t tcp_file(struct cb_tp_ctx *ctx, struct tcp_pending *p)
 	const struct cb_tp_host *h = ctx->host;
 	const struct tcp_hello *hl = &p->hello;
 
+	/* A stream number beyond the streams the hello itself announces is
+	 * junk: filed, it would count as connected while the stream a split
+	 * message needs never comes. */
 	if (hl->magic != TCP_MAGIC || hl->job_id != h->job_id ||
 	    hl->rank <= h->rank || hl->rank >= h->world || hl->stream < 0 ||
-	    hl->stream >= TCP_MAX_STREAMS) {
+	    hl->streams < 1 || hl->streams > TCP_MAX_STREAMS ||
+	    hl->stream >= hl->streams) {
 		h->log(CB_TP_LOG_WARN,
 		       "dropped a connection from %s that is not a peer of "
 		       "this job (its hello does not parse)",

@@ -49,7 +49,11 @@ import time
 ALGOS = ["ring", "tree", "rd", "rabenseifner", "ps"]
 MOMENTS = ["start-up", "connect", "collective", "output"]
 TIMEOUT = 3  # --timeout of every job
-SLACK = 12   # beyond it, for a loaded 2-core machine (and sanitizer builds)
+# How long everyone may take to end once a rank is hurt: a survivor may wait
+# out its own deadline, and a local launcher then gives the rest TIMEOUT + 5
+# s more before it kills them (core/launch.c); then slack for a loaded
+# 2-core machine and sanitizer builds.
+DEADLINE = 2 * TIMEOUT + 5 + 10
 
 
 def free_port():
@@ -239,6 +243,29 @@ def wait_for(pred, limit):
     return False
 
 
+def check_json(job, finished, rank0_alive):
+    """run.json: valid; "failed" with the rows so far, or "complete" with
+    every row (the job finished, or failed after rank 0 wrote its end)."""
+    table = job.csv_rows()
+    try:
+        doc = json.load(open(job.json))
+    except (OSError, ValueError) as e:
+        return [f"run.json: {e}"]
+    status, n = doc.get("status"), len(doc.get("rows", []))
+    done = "Avg bus bandwidth" in job.text("out.0")
+    problems = []
+    if finished and status != "complete":
+        problems.append(f"run.json status {status!r}, want 'complete'")
+    elif not finished and status != "failed" and \
+            not (status == "complete" and done):
+        problems.append(f"run.json status {status!r}, want 'failed'")
+    if rank0_alive and n != table:
+        problems.append(f"run.json has {n} rows, the CSV {table}")
+    if n > table:
+        problems.append(f"run.json has {n} rows, more than the CSV's {table}")
+    return problems
+
+
 def one_run(cb, tmp, rng, mode, netns):
     np_ = 4 if mode == "hosts" else rng.choice([2, 3, 4])
     tr = rng.choice(["auto", "tcp"]) if mode == "hosts" else rng.choice(["tcp", "shm"])
@@ -276,18 +303,18 @@ def one_run(cb, tmp, rng, mode, netns):
             hit = False
 
     # 1. Everyone else ends within the deadline.
-    deadline = hit_at + TIMEOUT + SLACK
+    deadline = hit_at + DEADLINE
     codes = job.wait(deadline)
     problems = []
     late = [r for r, c in codes.items() if c is None and not (mode != "local" and r == victim)]
     if late:
-        problems.append(f"still running {TIMEOUT + SLACK}s after: "
+        problems.append(f"still running {DEADLINE}s after: "
                         f"{['launcher' if r < 0 else 'rank %d' % r for r in late]}")
     # A stopped rank started by hand: continued, it must end by itself.
     cont = None
     if hit and action == "stop" and mode != "local":
         os.kill(pids[victim], signal.SIGCONT)
-        cont = job.wait(time.monotonic() + TIMEOUT + SLACK).get(victim)
+        cont = job.wait(time.monotonic() + DEADLINE).get(victim)
         if cont is None:
             problems.append("the stopped rank, continued, did not end")
     job.kill_all()
@@ -334,28 +361,16 @@ def one_run(cb, tmp, rng, mode, netns):
     mfd = memfds_of(left)
     if mfd:
         problems.append(f"memfds left: {mfd[:3]}")
-    # 5. the JSON: valid, failed, the rows so far
-    table = job.csv_rows()
-    try:
-        doc = json.load(open(job.json))
-        status = doc.get("status")
-        n = len(doc.get("rows", []))
-        rank0_alive = not (hit and victim == 0 and action == "kill")
-        # "complete" only when every row is there: the job finished, or
-        # it failed after rank 0 wrote its results whole (a rank hurt in
-        # the last line-up before the end)
-        done = "Avg bus bandwidth" in job.text("out.0")
-        if finished and status != "complete":
-            problems.append(f"run.json status {status!r}, want 'complete'")
-        elif not finished and status != "failed" and \
-                not (status == "complete" and done):
-            problems.append(f"run.json status {status!r}, want 'failed'")
-        if rank0_alive and n != table:
-            problems.append(f"run.json has {n} rows, the CSV {table}")
-        if n > table:
-            problems.append(f"run.json has {n} rows, more than the CSV's {table}")
-    except (OSError, ValueError) as e:
-        problems.append(f"run.json: {e}")
+    # 5. the JSON: valid, failed, the rows so far.  Rank 0 hurt may not
+    # have saved its last rows (it saves the file whole every 200 ms at
+    # most); under a launcher, hurt within milliseconds of its start, it
+    # may not have written the file at all (counted apart).
+    rank0_alive = not (hit and victim == 0)
+    if not os.path.exists(job.json) and not rank0_alive and \
+            mode != "local" and moment == "start-up":
+        outcome = "no file (rank 0 hit at its start)"
+    else:
+        problems += check_json(job, finished, rank0_alive)
     # 6. the same job again succeeds
     again = Job(cb, tmp, mode, np_, tr, algo, port, netns)
     again.start()
@@ -400,10 +415,13 @@ def main():
             desc, moment, action, mode, outcome, problems = one_run(
                 cb, tmp, rng, mode, netns if mode == "hosts" else None)
             key = f"{moment}/{action}/{mode}"
-            c = counts.setdefault(key, {"runs": 0, "failed": 0, "finished first": 0})
+            c = counts.setdefault(key, {"runs": 0, "failed": 0, "finished first": 0,
+                                        "no file": 0})
             c["runs"] += 1
             if outcome == "finished first":
                 c["finished first"] += 1
+            if outcome.startswith("no file"):
+                c["no file"] += 1
             if problems:
                 c["failed"] += 1
                 failures += 1
