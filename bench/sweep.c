@@ -264,10 +264,10 @@ static void make_group(struct sweep *sw, enum cb_coll coll, int k, int by_hosts)
 	 * a group uses the first only if it stays on one host, the second
 	 * only if no host holds two of its ranks. */
 	snprintf(g->transport, sizeof(g->transport), "%s", c->transport);
-	if (c->ntp == 2 && g->nhosts == 1)
+	if (c->nwire == 2 && g->nhosts == 1)
 		snprintf(g->transport, sizeof(g->transport), "%s",
 		         c->tp[0].ops->name);
-	else if (c->ntp == 2 && !local_pair)
+	else if (c->nwire == 2 && !local_pair)
 		snprintf(g->transport, sizeof(g->transport), "%s",
 		         c->tp[1].ops->name);
 }
