@@ -284,10 +284,32 @@ cb_status_t cb_comm_dev_setup(struct cb_comm *c)
 		return cb_fail(CB_ERR_NOMEM, "out of memory");
 	}
 	c->mem_lines[0] = '\0';
+	/* One line per device and host, with the ranks on it: ranks whose
+	 * engines say the same on one host share that GPU. */
 	for (int r = 0; r < c->world; r++) {
 		const char *l = all + (size_t)r * DEV_LINE;
+		int first = 1, k = 0;
+		char ranks[256] = "";
+		for (int q = 0; q < r && first; q++)
+			first = !(c->host_of_rank[q] == c->host_of_rank[r] &&
+			          !strncmp(all + (size_t)q * DEV_LINE, l,
+			                   DEV_LINE));
+		if (!first)
+			continue;
+		for (int q = r; q < c->world; q++)
+			if (c->host_of_rank[q] == c->host_of_rank[r] &&
+			    !strncmp(all + (size_t)q * DEV_LINE, l, DEV_LINE)) {
+				size_t rl = strlen(ranks);
+				if (rl < sizeof(ranks) - 16)
+					snprintf(ranks + rl, sizeof(ranks) - rl,
+					         "%s%d", k ? "," : "", q);
+				k++;
+			}
 		n += (size_t)snprintf(c->mem_lines + n, cap - n,
-		                      "rank %d: %.*s\n", r, DEV_LINE - 1, l);
+		                      "rank%s %s on %s: %.*s%s\n",
+		                      k > 1 ? "s" : "", ranks,
+		                      cb_comm_host_name(c, r), DEV_LINE - 1, l,
+		                      k > 1 ? " (shared by these ranks)" : "");
 	}
 	for (int i = 0; i < c->nwire; i++) {
 		const struct cb_tp_ops *o = c->tp[i].ops;
