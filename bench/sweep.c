@@ -300,14 +300,32 @@ cb_status_t cb_sweep(struct cb_comm *c, const struct cb_opts *o,
 		             avail / 1e9);
 		goto out;
 	}
-	if ((st = cb_comm_mem_alloc(c, o->max_bytes + 64,
-	                            (void **)&mt->sendbuf)) ||
-	    (st = cb_comm_mem_alloc(c, o->max_bytes + 64,
-	                            (void **)&mt->recvbuf)))
+	mt->c = c;
+	mt->buf_bytes = o->max_bytes + 64;
+	if ((st = cb_comm_mem_alloc_kind(c, mt->buf_bytes, c->mem_kind,
+	                                 (void **)&mt->sendbuf)) ||
+	    (st = cb_comm_mem_alloc_kind(c, mt->buf_bytes, c->mem_kind,
+	                                 (void **)&mt->recvbuf)))
 		goto out;
-	/* Touch every page now, not in the first timed iteration. */
-	memset(mt->sendbuf, 0, o->max_bytes);
-	memset(mt->recvbuf, 0, o->max_bytes);
+	if (c->mem_kind == CB_MEM_GPU) {
+		/* host shadows to fill and check through (bench/measure.c) */
+		mt->hsend = calloc(1, mt->buf_bytes);
+		mt->hrecv = calloc(1, mt->buf_bytes);
+		if (!mt->hsend || !mt->hrecv) {
+			st = cb_fail(CB_ERR_NOMEM, "out of memory");
+			goto out;
+		}
+		/* and zeroed device buffers, as on the host */
+		if ((st = cb_comm_copy(c, mt->sendbuf, NULL, mt->hsend, NULL,
+		                       mt->buf_bytes, NULL)) ||
+		    (st = cb_comm_copy(c, mt->recvbuf, NULL, mt->hrecv, NULL,
+		                       mt->buf_bytes, NULL)))
+			goto out;
+	} else {
+		/* Touch every page now, not in the first timed iteration. */
+		memset(mt->sendbuf, 0, o->max_bytes);
+		memset(mt->recvbuf, 0, o->max_bytes);
+	}
 	if (o->ranks || o->nodes) {
 		int max = o->ranks ? c->world : c->nhosts;
 		if ((st = cb_parse_counts(o->ranks ? o->ranks : o->nodes,
@@ -346,6 +364,8 @@ out:
 	st = cb_output_close(&sw.w, st);
 	cb_comm_mem_free(c, mt->sendbuf, o->max_bytes + 64);
 	cb_comm_mem_free(c, mt->recvbuf, o->max_bytes + 64);
+	free(mt->hsend);
+	free(mt->hrecv);
 	free(sw.all);
 	free(sw.g.members);
 	free(mt->samples);

@@ -373,7 +373,7 @@ cb_status_t cb_comm_wait(struct cb_comm *c, struct cb_req *req);
  * ("rank 0: GPU 0 NVIDIA H200 (...)") and one per transport ("gpu pairs:
  * CUDA IPC"; "tcp pairs: staged through pinned host memory"), '\n' between;
  * NULL otherwise. */
-const char *cb_comm_mem_summary(struct cb_comm *c);
+const char *cb_comm_mem_summary(const struct cb_comm *c);
 
 /* Inside the core: hand queued staged sends to their transports (every
  * progress call while some wait); gather the engine lines at start-up

@@ -335,7 +335,7 @@ cb_status_t cb_comm_dev_setup(struct cb_comm *c)
 	return CB_OK;
 }
 
-const char *cb_comm_mem_summary(struct cb_comm *c)
+const char *cb_comm_mem_summary(const struct cb_comm *c)
 {
 	return c->mem_lines;
 }

@@ -54,6 +54,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -171,10 +172,12 @@ static cb_status_t gpu_open_device(struct cb_tp_ctx *ctx)
 	if ((r = cu->DeviceGet(&ctx->dev, ctx->dev_index)) != CUDA_SUCCESS)
 		return gpu_cu_fail(ctx, r, "cuDeviceGet");
 	snprintf(ctx->pci, sizeof(ctx->pci), "%s", pci[ctx->dev_index]);
+	/* its number as nvidia-smi and the topology count: by bus id */
+	for (int i = 0; i < n; i++)
+		ctx->pci_index += strcasecmp(pci[i], ctx->pci) < 0;
 	cu->DeviceGetName(ctx->dev_name, sizeof(ctx->dev_name), ctx->dev);
-	cu->DeviceGetAttribute(&ctx->sms,
-	                       CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-	                       ctx->dev);
+	cu->DeviceGetAttribute(
+	        &ctx->sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, ctx->dev);
 	if (ctx->sms <= 0)
 		ctx->sms = 1;
 	if ((r = cu->DevicePrimaryCtxRetain(&ctx->cuctx, ctx->dev)) !=
@@ -231,10 +234,11 @@ static cb_status_t gpu_segment(struct cb_tp_ctx *ctx)
 		return h->fail(CB_ERR_SYS, "gpu: memfd_create: %s",
 		               strerror(errno));
 	if ((e = posix_fallocate(ctx->seg_fd, 0, (off_t)ctx->seg_bytes)))
-		return h->fail(CB_ERR_NOMEM,
-		               "gpu: cannot reserve %zu bytes of shared memory: "
-		               "%s",
-		               ctx->seg_bytes, strerror(e));
+		return h->fail(
+		        CB_ERR_NOMEM,
+		        "gpu: cannot reserve %zu bytes of shared memory: "
+		        "%s",
+		        ctx->seg_bytes, strerror(e));
 	seg = mmap(NULL, ctx->seg_bytes, PROT_READ | PROT_WRITE,
 	           MAP_SHARED | MAP_POPULATE, ctx->seg_fd, 0);
 	if (seg == MAP_FAILED)
@@ -285,7 +289,7 @@ static cb_status_t gpu_open_ctx(const struct cb_tp_host *h,
 	    (st = gpu_segment(ctx)))
 		goto fail;
 	h->log(CB_TP_LOG_INFO, "rank %d on GPU %d (%s, %s), copies on the %s",
-	       h->rank, ctx->dev_index, ctx->dev_name, ctx->pci,
+	       h->rank, ctx->pci_index, ctx->dev_name, ctx->pci,
 	       ctx->copy_mode == GPU_COPY_CE ? "copy engine" : "SMs");
 	*out = ctx;
 	return CB_OK;
@@ -369,12 +373,13 @@ static cb_status_t gpu_ep_create(struct cb_tp_ctx *ctx, int peer,
 	(void)blob;
 	*bytes = 0;
 	if (ctx->local_index[peer] < 0)
-		return h->fail(CB_ERR_UNSUPPORTED,
-		               "gpu: rank %d is on host %s, not on this host %s: "
-		               "GPU peer copy reaches ranks of one host (use "
-		               "--transport auto, which moves device memory "
-		               "between hosts over tcp)",
-		               peer, gpu_host(ctx, peer), gpu_host(ctx, h->rank));
+		return h->fail(
+		        CB_ERR_UNSUPPORTED,
+		        "gpu: rank %d is on host %s, not on this host %s: "
+		        "GPU peer copy reaches ranks of one host (use "
+		        "--transport auto, which moves device memory "
+		        "between hosts over tcp)",
+		        peer, gpu_host(ctx, peer), gpu_host(ctx, h->rank));
 	if (ctx->eps[peer]) {
 		*out = ctx->eps[peer];
 		return CB_OK;
@@ -481,9 +486,9 @@ static void gpu_describe(struct cb_tp_ctx *ctx, char *buf, size_t bytes)
 	/* Ranks with the same line on one host share this GPU: the core
 	 * groups them in the header. */
 	snprintf(buf, bytes,
-	         "GPU %d %s (%s), CUDA IPC between local ranks, copies on "
-	         "the %s, reductions in kernels",
-	         ctx->dev_index, ctx->dev_name, ctx->pci,
+	         "GPU %d: %s (%s, CUDA device %d), copies on the %s, "
+	         "reductions in kernels",
+	         ctx->pci_index, ctx->dev_name, ctx->pci, ctx->dev_index,
 	         ctx->copy_mode == GPU_COPY_CE ? "copy engine"
 	                                       : "SMs (load/store kernel)");
 }

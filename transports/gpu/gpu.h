@@ -144,7 +144,7 @@ struct gpu_export {
 	uint64_t magic;
 	int32_t pid, rank;
 	uint64_t alloc_base, alloc_bytes; /* the owner's allocation */
-	uint64_t base, bytes;        /* the range */
+	uint64_t base, bytes;             /* the range */
 	CUipcMemHandle handle;
 };
 
@@ -176,7 +176,7 @@ struct gpu_addr {
 /* A registration: a device allocation of ours (exportable), or pinned host
  * memory (cuMemHostRegister). */
 struct cb_tp_mr {
-	int kind;              /* CB_MEM_* */
+	int kind;               /* CB_MEM_* */
 	int pinned;             /* host: registered with the driver here */
 	CUdeviceptr alloc_base; /* device: the whole allocation */
 	size_t alloc_bytes;
@@ -239,6 +239,7 @@ struct cb_tp_ctx {
 	struct gpu_cu cu;
 	CUdevice dev;
 	int dev_index; /* the driver's ordinal */
+	int pci_index; /* its place by PCI bus id (nvidia-smi's number) */
 	char dev_name[64], pci[16];
 	int sms;
 	CUcontext cuctx;
@@ -344,9 +345,9 @@ GPU_HIDDEN cb_status_t gpu_mem_reduce(struct cb_tp_ctx *ctx, void *dst,
 GPU_HIDDEN cb_status_t gpu_local_test(struct cb_tp_ctx *ctx,
                                       struct cb_tp_req *req);
 /* The export of the region @mr, range [@base, @base + @bytes). */
-GPU_HIDDEN void gpu_export_of(struct cb_tp_ctx *ctx,
-                              const struct cb_tp_mr *mr, uint64_t base,
-                              uint64_t bytes, struct gpu_export *x);
+GPU_HIDDEN void gpu_export_of(struct cb_tp_ctx *ctx, const struct cb_tp_mr *mr,
+                              uint64_t base, uint64_t bytes,
+                              struct gpu_export *x);
 /* A peer's allocation mapped here (mapping it the first time, evicting
  * the least recently used unreferenced one when the cache is full). */
 GPU_HIDDEN cb_status_t gpu_import_get(struct cb_tp_ep *ep,
@@ -361,8 +362,7 @@ GPU_HIDDEN int gpu_export_ok(const struct cb_tp_ep *ep,
 GPU_HIDDEN cb_status_t gpu_launch_copy(struct cb_tp_ctx *ctx, CUstream stream,
                                        int mode, CUdeviceptr dst,
                                        CUdeviceptr src, size_t bytes);
-GPU_HIDDEN cb_status_t gpu_launch_reduce(struct cb_tp_ctx *ctx,
-                                         CUstream stream,
+GPU_HIDDEN cb_status_t gpu_launch_reduce(struct cb_tp_ctx *ctx, CUstream stream,
                                          const struct cb_tp_reduce *red,
                                          CUdeviceptr dst, CUdeviceptr a,
                                          CUdeviceptr b, size_t count);

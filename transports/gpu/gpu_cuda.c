@@ -113,9 +113,8 @@ void gpu_cu_err(const struct gpu_cu *cu, CUresult r, char *buf, size_t bytes)
 
 /* Indexed by enum cb_dtype, then enum cb_op (sum, prod, min, max: the
  * order of GPU_OPS and of CB_OP_MAP, which the unit test checks). */
-static const char *const kernel_names[CB_DT_COUNT][CB_OP_COUNT] = {
-	GPU_DTYPES(GPU_DT_ROW)
-};
+static const char *const kernel_names[CB_DT_COUNT][CB_OP_COUNT] = { GPU_DTYPES(
+	GPU_DT_ROW) };
 
 const char *gpu_kernel_name(enum cb_dtype dt, enum cb_op op)
 {

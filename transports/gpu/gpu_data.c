@@ -107,8 +107,8 @@ cb_status_t gpu_put(struct cb_tp_ep *ep, const void *buf, size_t bytes,
 	                     mem->kind == CB_MEM_GPU ? ctx->copy_mode
 	                                             : GPU_COPY_CE,
 	                     rmem->local + roff, dptr(buf), bytes);
-	if (!st && (r = ctx->cu.EventRecord(ep->ev[ev], ep->stream)) !=
-	                   CUDA_SUCCESS)
+	if (!st &&
+	    (r = ctx->cu.EventRecord(ep->ev[ev], ep->stream)) != CUDA_SUCCESS)
 		st = gpu_cu_fail(ctx, r, "cuEventRecord");
 	if (st) {
 		gpu_ev_give(ep->ev_free, &ep->nev_free, ev);
@@ -280,8 +280,8 @@ static int gpu_send_progress(struct cb_tp_ep *ep)
 		s->off = off;
 		s->frag_bytes = (uint32_t)n;
 		if (n)
-			memcpy(s->data, (const char *)req->priv.ptr[R_BUF] + off,
-			       n);
+			memcpy(s->data,
+			       (const char *)req->priv.ptr[R_BUF] + off, n);
 		tx_publish(ep, s);
 		off += n;
 		req->priv.u64[R_OFF] = off;
@@ -306,10 +306,11 @@ static cb_status_t gpu_recv_fail(struct cb_tp_ep *ep, cb_status_t st,
 		                           "0x%llx where this rank expected "
 		                           "0x%llx (schedules disagree)",
 		                           ep->peer, a, b));
-	return ep_fail(ep, h->fail(st,
-	                           "gpu: rank %d sent %llu bytes to a %llu-byte "
-	                           "receive",
-	                           ep->peer, a, b));
+	return ep_fail(ep,
+	               h->fail(st,
+	                       "gpu: rank %d sent %llu bytes to a %llu-byte "
+	                       "receive",
+	                       ep->peer, a, b));
 }
 
 /* Take notifications off the head of the inbound ring; 1 if any. */
@@ -369,8 +370,8 @@ static cb_status_t gpu_start_rts(struct cb_tp_ep *ep, struct cb_tp_req *req,
 			        ep->peer);
 		st = gpu_launch_copy(ctx, ep->stream, GPU_COPY_CE, dst, peer,
 		                     req->bytes);
-		if (!st && (r = ctx->cu.StreamSynchronize(ep->stream)) !=
-		                   CUDA_SUCCESS)
+		if (!st &&
+		    (r = ctx->cu.StreamSynchronize(ep->stream)) != CUDA_SUCCESS)
 			st = gpu_cu_fail(ctx, r, "copying to host memory");
 	} else if (red) {
 		st = gpu_launch_reduce(ctx, ep->stream, red, dst,
@@ -380,8 +381,8 @@ static cb_status_t gpu_start_rts(struct cb_tp_ep *ep, struct cb_tp_req *req,
 		st = gpu_launch_copy(ctx, ep->stream, ctx->copy_mode, dst, peer,
 		                     req->bytes);
 	}
-	if (!st && (r = ctx->cu.EventRecord(ep->ev[ev], ep->stream)) !=
-	                   CUDA_SUCCESS)
+	if (!st &&
+	    (r = ctx->cu.EventRecord(ep->ev[ev], ep->stream)) != CUDA_SUCCESS)
 		st = gpu_cu_fail(ctx, r, "cuEventRecord");
 	if (st)
 		return st;
@@ -405,10 +406,10 @@ static cb_status_t gpu_recv_eager(struct cb_tp_ep *ep, struct cb_tp_req *req,
 		return CB_OK;
 	if (!(req->priv.u64[R_KIND] & RECV_DEV)) {
 		if (red)
-			ctx->host->reduce(red->dtype, red->op, dst,
-			                  (const char *)req->priv.ptr[R_SRC] +
-			                          s->off,
-			                  s->data, s->frag_bytes / red->elem_bytes);
+			ctx->host->reduce(
+			        red->dtype, red->op, dst,
+			        (const char *)req->priv.ptr[R_SRC] + s->off,
+			        s->data, s->frag_bytes / red->elem_bytes);
 		else
 			memcpy(dst, s->data, s->frag_bytes);
 		return CB_OK;
@@ -467,14 +468,15 @@ static int gpu_recv_progress(struct cb_tp_ep *ep)
 			if (ev < 0)
 				break; /* 64 copies in flight: later */
 			memcpy(&x, s->data, sizeof(x));
-			if (s->frag_bytes != sizeof(x) || !gpu_export_ok(ep, &x) ||
-			    x.bytes != s->bytes) {
+			if (s->frag_bytes != sizeof(x) ||
+			    !gpu_export_ok(ep, &x) || x.bytes != s->bytes) {
 				gpu_ev_give(ep->ev_free, &ep->nev_free, ev);
-				ep_fail(ep, ctx->host->fail(
-				                    CB_ERR_PROTO,
-				                    "gpu: rank %d's device buffer "
-				                    "description does not parse",
-				                    ep->peer));
+				ep_fail(ep,
+				        ctx->host->fail(
+				                CB_ERR_PROTO,
+				                "gpu: rank %d's device buffer "
+				                "description does not parse",
+				                ep->peer));
 				return moved;
 			}
 			if ((st = gpu_start_rts(ep, req, &x, ev))) {

@@ -78,9 +78,9 @@ cb_status_t gpu_mem_reg(struct cb_tp_ctx *ctx, const struct cb_tp_mem *mem,
 		}
 		/* Peers need the handle; memory that cannot have one (not
 		 * from cuMemAlloc) still moves, but only from here. */
-		mr->have_handle = cu->IpcGetMemHandle(&mr->handle,
-		                                      mr->alloc_base) ==
-		                  CUDA_SUCCESS;
+		mr->have_handle =
+		        cu->IpcGetMemHandle(&mr->handle, mr->alloc_base) ==
+		        CUDA_SUCCESS;
 	} else if (mem->bytes) {
 		/* Pinned, so the core's staging copies are asynchronous DMA;
 		 * memory pinned already (or that refuses) is used as it is. */
@@ -122,9 +122,10 @@ cb_status_t gpu_mem_export(struct cb_tp_ctx *ctx, const struct cb_tp_mem *mem,
 	struct gpu_export x;
 
 	if (!mr || mr->kind != CB_MEM_GPU || !mr->have_handle)
-		return ctx->host->fail(CB_ERR_UNSUPPORTED,
-		                       "gpu: only device memory from cuMemAlloc "
-		                       "can be exported (host memory: shm)");
+		return ctx->host->fail(
+		        CB_ERR_UNSUPPORTED,
+		        "gpu: only device memory from cuMemAlloc "
+		        "can be exported (host memory: shm)");
 	if (*bytes < sizeof(x))
 		return CB_ERR_INVALID;
 	gpu_export_of(ctx, mr, (uint64_t)(uintptr_t)mem->base, mem->bytes, &x);
@@ -144,8 +145,8 @@ cb_status_t gpu_import_get(struct cb_tp_ep *ep, const struct gpu_export *x,
 	ep->use_clock++;
 	for (unsigned i = 0; i < GPU_IMPORTS; i++) {
 		struct gpu_import *m = &ep->imp[i];
-		if (m->base && !memcmp(&m->handle, &x->handle,
-		                       sizeof(x->handle))) {
+		if (m->base &&
+		    !memcmp(&m->handle, &x->handle, sizeof(x->handle))) {
 			m->last_use = ep->use_clock;
 			*out = m;
 			return CB_OK;
@@ -173,10 +174,11 @@ cb_status_t gpu_import_get(struct cb_tp_ep *ep, const struct gpu_export *x,
 	                             CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
 	if (r != CUDA_SUCCESS) {
 		char what[160];
-		snprintf(what, sizeof(what),
-		         "cannot map rank %d's device memory (GPU %s) here (GPU "
-		         "%s) with cuIpcOpenMemHandle",
-		         ep->peer, ep->pci, ctx->pci);
+		snprintf(
+		        what, sizeof(what),
+		        "cannot map rank %d's device memory (GPU %s) here (GPU "
+		        "%s) with cuIpcOpenMemHandle",
+		        ep->peer, ep->pci, ctx->pci);
 		return ep->err = gpu_cu_fail(ctx, r, what);
 	}
 	*slot = (struct gpu_import){ .base = p,
@@ -264,10 +266,11 @@ cb_status_t gpu_mem_dmabuf(struct cb_tp_ctx *ctx, const void *base,
 		if (!said++) {
 			char err[160];
 			gpu_cu_err(&ctx->cu, r, err, sizeof(err));
-			ctx->host->log(CB_TP_LOG_INFO,
-			               "no dma-buf for device memory (%s): NICs "
-			               "stage it through host memory",
-			               err);
+			ctx->host->log(
+			        CB_TP_LOG_INFO,
+			        "no dma-buf for device memory (%s): NICs "
+			        "stage it through host memory",
+			        err);
 		}
 		return CB_ERR_UNSUPPORTED;
 	}
@@ -304,8 +307,9 @@ cb_status_t gpu_launch_copy(struct cb_tp_ctx *ctx, CUstream stream, int mode,
 	void *args[] = { &dst, &src, &bytes };
 	r = ctx->cu.LaunchKernel(ctx->copy, grid_for(ctx, bytes / 16 + 1), 1, 1,
 	                         GPU_THREADS, 1, 1, 0, stream, args, NULL);
-	return r == CUDA_SUCCESS ? CB_OK
-	                         : gpu_cu_fail(ctx, r, "launching the copy kernel");
+	return r == CUDA_SUCCESS
+	               ? CB_OK
+	               : gpu_cu_fail(ctx, r, "launching the copy kernel");
 }
 
 cb_status_t gpu_launch_reduce(struct cb_tp_ctx *ctx, CUstream stream,
@@ -322,13 +326,14 @@ cb_status_t gpu_launch_reduce(struct cb_tp_ctx *ctx, CUstream stream,
 	if (!count)
 		return CB_OK;
 	void *args[] = { &dst, &a, &b, &count };
-	r = ctx->cu.LaunchKernel(ctx->red[red->dtype][red->op],
-	                         grid_for(ctx, count * red->elem_bytes / 16 + 1),
-	                         1, 1, GPU_THREADS, 1, 1, 0, stream, args,
-	                         NULL);
+	r = ctx->cu.LaunchKernel(
+	        ctx->red[red->dtype][red->op],
+	        grid_for(ctx, count * red->elem_bytes / 16 + 1), 1, 1,
+	        GPU_THREADS, 1, 1, 0, stream, args, NULL);
 	return r == CUDA_SUCCESS
 	               ? CB_OK
-	               : gpu_cu_fail(ctx, r, gpu_kernel_name(red->dtype, red->op));
+	               : gpu_cu_fail(ctx, r,
+	                             gpu_kernel_name(red->dtype, red->op));
 }
 
 /* ---- the local engine (the core's copies and reductions) ---- */
