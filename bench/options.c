@@ -199,6 +199,10 @@ void cb_opts_usage(void)
 	       "      --ps-servers K    ps: K dedicated servers, 0 = every "
 	       "rank "
 	       "serves (default 0)\n"
+	       "      --straggler R:US  rank R waits US microseconds before "
+	       "every call or step\n"
+	       "                        (a slow worker: sync algorithms wait "
+	       "for it, ps-async not)\n"
 	       "      --chunk-bytes N   pipelining chunk (default: the "
 	       "algorithm's)\n"
 	       "      --alpha-us A      the model's link latency (default: "
@@ -238,6 +242,7 @@ void cb_opts_usage(void)
 	       "      --plot FILE       draw FILE.png or FILE.svg (gnuplot) at "
 	       "the end\n"
 	       "  -v, --verbose         more on stderr (twice: debug)\n"
+	       "  -h, --help            this text; --version: the version\n"
 	       "\n"
 	       "Exit status: 0 ok, 1 the run failed (wrong values, a rank "
 	       "failed, a deadline\npassed), 2 usage, 77 the transport is not "
@@ -265,6 +270,7 @@ enum {
 	OPT_SCHEDULE_LOG,
 	OPT_TOPO, /* --bind, --nic, --gpu, --topo-xml: checked by topo/ */
 	OPT_PLOT,
+	OPT_STRAGGLER,
 };
 
 static const struct option longopts[] = {
@@ -304,6 +310,7 @@ static const struct option longopts[] = {
 	{ "gpu", required_argument, NULL, OPT_TOPO },
 	{ "topo-xml", required_argument, NULL, OPT_TOPO },
 	{ "plot", required_argument, NULL, OPT_PLOT },
+	{ "straggler", required_argument, NULL, OPT_STRAGGLER },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -352,8 +359,10 @@ static cb_status_t parse_algo(const char *s, struct cb_opts *o)
 	}
 	o->algo_mode = CB_ALGO_LIST;
 	if (!strcmp(s, "all")) {
+		/* all but those that run only when named (ps-async) */
 		for (int i = 0; cb_algos[i] && o->nalgos < CB_MAX_ALGO_SEL; i++)
-			if (cb_algos[i]->colls)
+			if (cb_algos[i]->colls &&
+			    !(cb_algos[i]->flags & CB_ALGO_NAMED_ONLY))
 				o->algos[o->nalgos++] =
 				        (struct cb_algo_sel){ cb_algos[i], 0,
 					                      SIZE_MAX };
@@ -553,6 +562,7 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 		.transport = "auto",
 		.algo = "auto",
 		.np = 2,
+		.straggler = -1,
 		.timeout_s = 30.0,
 		.noutputs = 1,
 		.outputs = { { NULL, CB_FMT_TABLE } },
@@ -719,6 +729,25 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 		case OPT_TOPO:
 			st = cb_topo_opt(longopts[li].name, optarg);
 			break;
+		case OPT_STRAGGLER: {
+			char *colon = strchr(optarg, ':'), rk[32];
+			if (!colon || (size_t)(colon - optarg) >= sizeof(rk)) {
+				st = cb_fail(
+				        CB_ERR_USAGE,
+				        "--straggler '%s' is not RANK:DELAY_US "
+				        "(e.g. 1:500)",
+				        optarg);
+				break;
+			}
+			snprintf(rk, sizeof(rk), "%.*s", (int)(colon - optarg),
+			         optarg);
+			if (!(st = parse_int(rk, "--straggler rank", 0, 1 << 24,
+			                     &o->straggler)))
+				st = parse_double(colon + 1,
+				                  "--straggler delay", 0, 1e8,
+				                  &o->straggler_us);
+			break;
+		}
 		case OPT_PLOT: {
 			const char *dot = strrchr(optarg, '.');
 			o->plot = optarg;

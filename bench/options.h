@@ -12,17 +12,10 @@
 #include <collbench/types.h>
 
 #include "coll/coll.h"
+#include "reports/report.h"
 
-#define CB_VERSION         "0.1.0"
 #define CB_MAX_LOCAL_RANKS 256
 #define CB_MAX_OUTPUTS     8
-
-enum cb_format { CB_FMT_TABLE, CB_FMT_CSV, CB_FMT_JSON };
-
-struct cb_output {
-	const char *path; /* NULL: stdout */
-	enum cb_format format;
-};
 
 #define CB_MAX_ALGO_SEL 16
 #define CB_MAX_COUNTS   64
@@ -63,6 +56,8 @@ struct cb_opts {
 	int nalgos;
 	int root;
 	int ps_servers;
+	int straggler;              /* comm rank delayed every step, or -1 */
+	double straggler_us;        /* by this much */
 	double alpha_us, beta_gbps; /* > 0: given, no calibration */
 	const char *ranks, *nodes;  /* sweep lists as given, or NULL */
 	size_t scaling_bytes;       /* 0: the largest size */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/cli.h"
 #include "bench/results_cmd.h"
 #include "core/log.h"
 #include "reports/results.h"
@@ -55,9 +56,7 @@ static int usage(const char *cmd, const char *fmt, ...)
 
 static int status_exit(cb_status_t st)
 {
-	fprintf(stderr, "collbench: %s\n",
-	        cb_fail_msg() ? cb_fail_msg() : cb_status_str(st));
-	return st == CB_ERR_USAGE ? 2 : st == CB_ERR_UNAVAILABLE ? 77 : 1;
+	return cb_cli_say(NULL, st);
 }
 
 enum { O_METRIC = 256, O_SIZE, O_TOL };

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/cli.h"
 #include "bench/topo_cmd.h"
 #include "core/bootstrap.h"
 #include "core/comm.h"
@@ -25,7 +26,6 @@ struct topo_opts {
 	int gpu;
 	enum cb_topo_bind mode;
 	double timeout_s;
-	const char *host, *port; /* --all under a launcher */
 };
 
 static void usage(void)
@@ -199,22 +199,9 @@ static int parse(int argc, char **argv, struct topo_opts *o)
 	return 0;
 }
 
-static int status_exit(cb_status_t st)
-{
-	if (st == CB_ERR_ABORTED && cb_fail_status() != CB_ERR_ABORTED &&
-	    cb_fail_status() != CB_OK)
-		st = cb_fail_status();
-	return st == CB_OK                ? 0
-	       : st == CB_ERR_USAGE       ? 2
-	       : st == CB_ERR_UNAVAILABLE ? 77
-	                                  : 1;
-}
-
 static int say(cb_status_t st)
 {
-	fprintf(stderr, "collbench topo: %s\n",
-	        cb_fail_msg() ? cb_fail_msg() : cb_status_str(st));
-	return status_exit(st);
+	return cb_cli_say("topo", st);
 }
 
 /* ---- one host ---- */
@@ -254,9 +241,10 @@ out:
 
 /* ---- every host of a job ---- */
 
-static int all_rank(void *arg, int rank, int listen_fd, const char *port)
+static int all_rank(void *arg, const struct cb_cli_rank *r)
 {
-	struct topo_opts *o = arg;
+	const struct topo_opts *o = arg;
+	int rank = r->rank;
 	struct cb_boot *boot = NULL;
 	struct cb_topo_job *j = NULL;
 	char name[64], key[128];
@@ -266,15 +254,15 @@ static int all_rank(void *arg, int rank, int listen_fd, const char *port)
 	cb_log_set_rank(rank);
 	cb_host_identity(name, sizeof(name), key, sizeof(key));
 	struct cb_boot_cfg bc = { .rank = rank,
-		                  .world = o->np,
-		                  .host = o->host,
-		                  .port = port,
-		                  .listen_fd = listen_fd,
+		                  .world = r->world,
+		                  .host = r->host,
+		                  .port = r->port,
+		                  .listen_fd = r->listen_fd,
 		                  .timeout_s = o->timeout_s,
 		                  .hostname = name };
 	if ((st = cb_boot_open(&bc, &boot)))
 		return say(st);
-	if ((st = cb_topo_job_setup(boot, rank, o->np, -1, 0, &j))) {
+	if ((st = cb_topo_job_setup(boot, rank, r->world, -1, 0, &j))) {
 		int origin = -1;
 		if (st != CB_ERR_ABORTED) {
 			cb_boot_abort(boot, st, -1,
@@ -286,7 +274,7 @@ static int all_rank(void *arg, int rank, int listen_fd, const char *port)
 				say(st);
 		}
 		cb_boot_close(boot);
-		return status_exit(st);
+		return cb_cli_exit(st);
 	}
 	if (rank == 0) {
 		if (o->json) {
@@ -300,38 +288,23 @@ static int all_rank(void *arg, int rank, int listen_fd, const char *port)
 	cb_topo_job_free(j);
 	st = cb_boot_barrier(boot);
 	cb_boot_close(boot);
-	return st ? status_exit(st) : rc;
+	return st ? cb_cli_exit(st) : rc;
 }
 
 static int check_all(struct topo_opts *o)
 {
-	struct cb_launch_env env;
+	struct cb_cli_job job = {
+		.np = o->np,
+		.np_set = o->np_set,
+		.rendezvous = o->rendezvous,
+		.timeout_s = o->timeout_s,
+	};
+	cb_status_t st;
+	int rc;
 
-	o->host = "127.0.0.1";
-	if (cb_env_detect(o->rendezvous, &env))
-		return say(CB_ERR_USAGE);
-	if (!env.found || env.world == 1) {
-		if (env.found)
-			o->np = 1;
-		return cb_launch_local(o->np, o->timeout_s + 5, all_rank, o);
-	}
-	if (o->np_set && o->np != env.world) {
-		cb_fail(CB_ERR_USAGE,
-		        "--np %d disagrees with the launcher's world size %d "
-		        "(%s)",
-		        o->np, env.world, env.source);
-		return say(CB_ERR_USAGE);
-	}
-	if (!env.rdv_source) {
-		cb_fail(CB_ERR_USAGE,
-		        "--all needs a rendezvous under a launcher: "
-		        "--rendezvous HOST:PORT, COLLBENCH_ROOT or "
-		        "MASTER_ADDR/MASTER_PORT");
-		return say(CB_ERR_USAGE);
-	}
-	o->np = env.world;
-	o->host = env.host;
-	return all_rank(o, env.rank, -1, env.port);
+	if ((st = cb_cli_start(&job, all_rank, o, &rc)))
+		return say(st);
+	return rc;
 }
 
 int cb_topo_cmd(int argc, char **argv)

@@ -65,6 +65,7 @@ struct cb_plan {
 	size_t chunk_bytes;
 	size_t max_count;
 	uint8_t *tmp; /* RING_WINDOW staging chunks */
+	const struct cb_mem *tmp_mem;
 	struct cb_req rreq[RING_WINDOW], sreq[RING_WINDOW];
 	uint64_t seq; /* calls so far: the tag's high bits */
 	int fused;    /* the left peer's transport reduces on arrival */
@@ -218,7 +219,9 @@ static cb_status_t ring_allreduce_run(struct cb_plan *pl,
 	pl->seq++;
 	pl->red.dtype = a->dtype;
 	pl->red.op = a->op;
-	pl->red.elem_bytes = c.esize;
+	pl->red.elem_bytes = (uint32_t)c.esize;
+	const struct cb_mem *smem = cb_comm_mem_find(comm, a->sendbuf, 0);
+	const struct cb_mem *rmem = cb_comm_mem_find(comm, a->recvbuf, 0);
 	first(&c, &rp, 0);
 	first(&c, &rc, 0);
 	first(&c, &sp, 1);
@@ -240,7 +243,7 @@ static cb_status_t ring_allreduce_run(struct cb_plan *pl,
 				        (char *)a->recvbuf + off * c.esize,
 				        (const char *)a->sendbuf +
 				                off * c.esize,
-				        len * c.esize, &pl->red,
+				        len * c.esize, rmem, &pl->red,
 				        tag_of(pl, &rp), q);
 			} else {
 				/* reduce-scatter into staging, or allgather
@@ -253,9 +256,10 @@ static cb_status_t ring_allreduce_run(struct cb_plan *pl,
 				                                   pl->chunk_bytes)
 				                : (void *)((char *)a->recvbuf +
 				                           off * c.esize);
-				st = cb_comm_irecv(comm, pl->left, dst,
-				                   len * c.esize,
-				                   tag_of(pl, &rp), q);
+				st = cb_comm_irecv(
+				        comm, pl->left, dst, len * c.esize,
+				        rp.s < c.p - 1 ? pl->tmp_mem : rmem,
+				        tag_of(pl, &rp), q);
 			}
 			if (st == CB_AGAIN)
 				break;
@@ -273,7 +277,9 @@ static cb_status_t ring_allreduce_run(struct cb_plan *pl,
 			chunk_range(&c, seg, sp.j, &off, &len);
 			const char *src = sp.s == 0 ? a->sendbuf : a->recvbuf;
 			st = cb_comm_isend(comm, pl->right, src + off * c.esize,
-			                   len * c.esize, tag_of(pl, &sp),
+			                   len * c.esize,
+			                   sp.s == 0 ? smem : rmem,
+			                   tag_of(pl, &sp),
 			                   &pl->sreq[sposted % RING_WINDOW]);
 			if (st == CB_AGAIN)
 				break;
@@ -517,7 +523,6 @@ static cb_status_t ring_plan_build(struct cb_comm *comm,
 	pl->right = g->members[(g->me + 1) % g->n];
 	pl->max_count = cfg->max_count;
 	pl->fused = cb_comm_can_recv_reduce(comm, pl->left);
-	pl->red.fn = cb_reduce;
 	pl->chunk_bytes =
 	        cfg->chunk_bytes ? cfg->chunk_bytes : RING_CHUNK_DEFAULT;
 	/* Whole elements per chunk. */
@@ -526,6 +531,13 @@ static cb_status_t ring_plan_build(struct cb_comm *comm,
 	if (pl->chunk_bytes < es)
 		pl->chunk_bytes = es;
 	pl->coll = cfg->coll;
+	/* Every ring schedule talks to these two only. */
+	int nb[2] = { pl->left, pl->right };
+	cb_status_t cst = g->n > 1 ? cb_comm_connect(comm, nb, 2, 0) : CB_OK;
+	if (cst) {
+		free(pl);
+		return cst;
+	}
 	if (cfg->coll != CB_COLL_ALLREDUCE) {
 		struct cb_sched_cfg sc = { 0 };
 		cb_status_t st;
@@ -537,11 +549,13 @@ static cb_status_t ring_plan_build(struct cb_comm *comm,
 		*out = pl;
 		return CB_OK;
 	}
-	if (posix_memalign((void **)&pl->tmp, 4096,
-	                   RING_WINDOW * pl->chunk_bytes)) {
+	void *t;
+	if (cb_comm_mem_alloc(comm, RING_WINDOW * pl->chunk_bytes, &t)) {
 		free(pl);
-		return cb_fail(CB_ERR_NOMEM, "out of memory");
+		return cb_fail_status();
 	}
+	pl->tmp = t;
+	pl->tmp_mem = cb_comm_mem_find(comm, t, 0);
 	memset(pl->tmp, 0, RING_WINDOW * pl->chunk_bytes);
 	*out = pl;
 	return CB_OK;
@@ -552,7 +566,9 @@ static void ring_plan_free(struct cb_plan *pl)
 	if (!pl)
 		return;
 	cb_sched_destroy(pl->sched);
-	free(pl->tmp);
+	if (pl->tmp)
+		cb_comm_mem_free(pl->comm, pl->tmp,
+		                 RING_WINDOW * pl->chunk_bytes);
 	free(pl);
 }
 

@@ -39,6 +39,9 @@ struct cb_sched {
 	size_t esize;
 	char *base[3];
 	uint8_t *tmp, *stage;
+	size_t stage_total;
+	const struct cb_mem *mem[3]; /* regions of base[] (NULL: unknown) */
+	const struct cb_mem *stage_mem;
 	int fused_all;           /* every peer's transport reduces on arrival */
 	struct cb_tp_reduce red; /* the transport keeps a pointer to it */
 	uint64_t seq;
@@ -56,6 +59,7 @@ struct cb_sched {
 	uint32_t *pos_send, *pos_recv;   /* [n]: position within the segment */
 	uint32_t *lastseg_send, *lastseg_recv;
 	uint32_t *seg_first; /* [nsegs + 1] */
+	int *want;           /* [n]: peers to connect */
 	struct segstate *segs;
 	uint32_t nsegs;
 	struct cb_coll_stats stats;
@@ -136,13 +140,16 @@ void cb_sched_begin(struct cb_sched *s, const struct cb_coll_args *a)
 {
 	s->a = *a;
 	s->esize = cb_dtype_bytes(a->dtype);
-	s->red = (struct cb_tp_reduce){ .fn = cb_reduce,
-		                        .dtype = a->dtype,
+	s->red = (struct cb_tp_reduce){ .dtype = a->dtype,
 		                        .op = a->op,
-		                        .elem_bytes = s->esize };
+		                        .elem_bytes = (uint32_t)s->esize };
 	s->base[CB_SB_SEND] = (char *)a->sendbuf;
 	s->base[CB_SB_RECV] = (char *)a->recvbuf;
 	s->base[CB_SB_TMP] = (char *)s->tmp;
+	/* Which registered region each buffer is: once per call, so every
+	 * operation hands its transport the registration without a lookup. */
+	s->mem[CB_SB_SEND] = cb_comm_mem_find(s->comm, a->sendbuf, 0);
+	s->mem[CB_SB_RECV] = cb_comm_mem_find(s->comm, a->recvbuf, 0);
 	s->nops = 0;
 	s->overflow = 0;
 	memset(&s->stats, 0, sizeof(s->stats));
@@ -260,28 +267,31 @@ static cb_status_t post(struct cb_sched *s, uint32_t i)
 		s->state[i] = ST_DONE;
 		return CB_OK;
 	case CB_SOP_SEND:
-		st = cb_comm_isend(c, peer, dst, op->bytes, s->tag[i],
-		                   &s->req[i]);
+		st = cb_comm_isend(c, peer, dst, op->bytes, s->mem[op->buf],
+		                   s->tag[i], &s->req[i]);
 		if (st == CB_OK) {
 			s->stats.msgs_sent++;
 			s->stats.bytes_sent += op->bytes;
 		}
 		break;
 	case CB_SOP_RECV:
-		st = cb_comm_irecv(c, peer, dst, op->bytes, s->tag[i],
-		                   &s->req[i]);
+		st = cb_comm_irecv(c, peer, dst, op->bytes, s->mem[op->buf],
+		                   s->tag[i], &s->req[i]);
 		break;
 	default: /* CB_SOP_RECV_REDUCE */
 		if (s->slot[i] < 0) {
+			/* the transport is told dst's region (src is
+			 * memory of the same kind) */
 			st = cb_comm_irecv_reduce(
 			        c, peer, dst, s->base[op->sbuf] + op->soff,
-			        op->bytes, &s->red, s->tag[i], &s->req[i]);
+			        op->bytes, s->mem[op->buf], &s->red, s->tag[i],
+			        &s->req[i]);
 		} else {
-			st = cb_comm_irecv(c, peer,
-			                   s->stage +
-			                           (size_t)s->slot[i] *
-			                                   s->cfg.stage_bytes,
-			                   op->bytes, s->tag[i], &s->req[i]);
+			st = cb_comm_irecv(
+			        c, peer,
+			        s->stage +
+			                (size_t)s->slot[i] * s->cfg.stage_bytes,
+			        op->bytes, s->stage_mem, s->tag[i], &s->req[i]);
 		}
 		break;
 	}
@@ -337,6 +347,31 @@ static cb_status_t stalled(struct cb_sched *s, uint32_t lo_seg)
 	               s->state[i] == ST_IDLE ? " (not yet posted)" : "");
 }
 
+/*
+ * Connect the peers the linked schedule uses that are not connected yet.
+ * Plans do it when they are built (a dry run of the generator); a call
+ * that still finds one (a size or root the plan did not foresee) connects
+ * it here, counted as a late connection.  Every rank of the call does the
+ * same for its own peers, which are symmetric, so nobody waits for a peer
+ * that will not come.
+ */
+static cb_status_t connect_used(struct cb_sched *s, int late)
+{
+	int k = 0;
+
+	for (int p = 0; p < s->n; p++) {
+		if (s->head_send[p] == NONE && s->head_recv[p] == NONE)
+			continue;
+		if (!cb_comm_connected(s->comm, s->members[p]))
+			s->want[k++] = s->members[p];
+	}
+	if (!k)
+		return CB_OK;
+	if (late)
+		s->comm->late_connects += (uint32_t)k;
+	return cb_comm_connect(s->comm, s->want, k, 0);
+}
+
 cb_status_t cb_sched_run(struct cb_sched *s)
 {
 	struct cb_comm *c = s->comm;
@@ -345,7 +380,7 @@ cb_status_t cb_sched_run(struct cb_sched *s)
 	cb_status_t st;
 
 	s->seq++;
-	if ((st = link_ops(s)))
+	if ((st = link_ops(s)) || (st = connect_used(s, 1)))
 		return st;
 	while (lo_seg < s->nsegs) {
 		int moved = 0;
@@ -446,10 +481,11 @@ cb_status_t cb_sched_create(struct cb_comm *c, const struct cb_group *g,
 	s->req = calloc(m, sizeof(*s->req));
 	s->seg_first = malloc((m + 1) * sizeof(uint32_t));
 	s->segs = calloc(CB_SCHED_WINDOW, sizeof(*s->segs));
+	s->want = malloc(n * sizeof(int));
 	uint32_t *pp = malloc(8 * n * sizeof(uint32_t));
 	s->head_send = pp;
 	if (!s->members || !s->ops || !s->state || !s->chain_next || !s->tag ||
-	    !s->slot || !s->req || !s->seg_first || !s->segs || !pp)
+	    !s->slot || !s->req || !s->seg_first || !s->segs || !s->want || !pp)
 		goto nomem;
 	s->head_recv = pp + n;
 	s->tail_send = pp + 2 * n;
@@ -460,8 +496,12 @@ cb_status_t cb_sched_create(struct cb_comm *c, const struct cb_group *g,
 	s->lastseg_recv = pp + 7 * n;
 	memcpy(s->members, g->members, n * sizeof(int));
 	if (cfg->tmp_bytes) {
-		if (posix_memalign((void **)&s->tmp, 4096, cfg->tmp_bytes))
-			goto nomem;
+		/* From the communicator: registered, and shareable with local
+		 * peers (shm reads it in place, as it does the user's). */
+		void *t;
+		if (cb_comm_mem_alloc(c, cfg->tmp_bytes, &t))
+			goto fail;
+		s->tmp = t;
 		memset(s->tmp, 0, cfg->tmp_bytes);
 	}
 	s->fused_all = 1;
@@ -476,13 +516,18 @@ cb_status_t cb_sched_create(struct cb_comm *c, const struct cb_group *g,
 		 * untouched virtual memory. */
 		if (posix_memalign((void **)&s->stage, 4096, sb))
 			goto nomem;
+		s->stage_total = sb;
+		if (cb_comm_mem_reg(c, s->stage, sb, CB_MEM_HOST, -1,
+		                    &s->stage_mem))
+			goto fail;
 	}
 	*out = s;
 	return CB_OK;
 nomem:
 	cb_fail(CB_ERR_NOMEM, "out of memory for a %s schedule", s->algo);
+fail:
 	cb_sched_destroy(s);
-	return CB_ERR_NOMEM;
+	return cb_fail_status() ? cb_fail_status() : CB_ERR_NOMEM;
 }
 
 void cb_sched_destroy(struct cb_sched *s)
@@ -498,8 +543,12 @@ void cb_sched_destroy(struct cb_sched *s)
 	free(s->req);
 	free(s->seg_first);
 	free(s->segs);
+	free(s->want);
 	free(s->head_send);
-	free(s->tmp);
+	if (s->tmp)
+		cb_comm_mem_free(s->comm, s->tmp, s->cfg.tmp_bytes);
+	if (s->stage_mem)
+		cb_comm_mem_dereg(s->comm, s->stage);
 	free(s->stage);
 	free(s);
 }
@@ -512,6 +561,30 @@ struct cb_plan {
 	int *members;
 	struct cb_sched *s;
 };
+
+/* Connect the peers of the largest call the plan allows: generate it
+ * without running it (generators compare buffer addresses, never read
+ * them). */
+static cb_status_t plan_connect(struct cb_plan *pl)
+{
+	struct cb_coll_args a = {
+		.coll = pl->cfg.coll,
+		.dtype = pl->cfg.dtype,
+		.op = CB_OP_SUM,
+		.sendbuf = (const void *)(uintptr_t)4096,
+		.recvbuf = (void *)(uintptr_t)8192,
+		.count = pl->cfg.max_count,
+		.root = pl->cfg.root,
+	};
+	cb_status_t st;
+
+	cb_sched_begin(pl->s, &a);
+	pl->sa->gen(pl->s, &pl->cfg, &a);
+	if ((st = link_ops(pl->s)) || (st = connect_used(pl->s, 0)))
+		return st;
+	pl->s->nops = 0;
+	return CB_OK;
+}
 
 cb_status_t cb_sched_plan_build(const struct cb_sched_algo *sa,
                                 struct cb_comm *c,
@@ -535,7 +608,8 @@ cb_status_t cb_sched_plan_build(const struct cb_sched_algo *sa,
 	       (size_t)cfg->group.n * sizeof(int));
 	pl->cfg.group.members = pl->members;
 	if ((st = sa->size(&pl->cfg, &sc)) ||
-	    (st = cb_sched_create(c, &pl->cfg.group, &sc, &pl->s))) {
+	    (st = cb_sched_create(c, &pl->cfg.group, &sc, &pl->s)) ||
+	    (st = plan_connect(pl))) {
 		cb_sched_plan_free(pl);
 		return st;
 	}

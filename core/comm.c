@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * core/comm.c - the transport registry and the communicator: bootstrap,
- * host discovery, opening transports, exchanging addresses, connecting one
- * endpoint per peer, and the progress loop that watches for aborts.
+ * host discovery, opening transports and publishing their addresses, the
+ * services lent to transports, and the progress loop that watches for
+ * aborts.  Connecting peers: core/comm_conn.c; memory: core/comm_mem.c.
  */
 #include "core/comm.h"
 
@@ -56,7 +57,7 @@ static const struct cb_tp_ops *tp_load_module(const char *name, char *why,
 		}
 		const struct cb_tp_ops *ops = dlsym(h, CB_TP_SYMBOL);
 		if (!ops || ops->abi != CB_TP_ABI ||
-		    ops->size < offsetof(struct cb_tp_ops, put)) {
+		    ops->size < offsetof(struct cb_tp_ops, mem_export)) {
 			snprintf(
 			        why, why_bytes,
 			        "%.150s is not a collbench transport of ABI %u",
@@ -102,6 +103,11 @@ static void host_log(int level, const char *fmt, ...)
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	cb_log(level, "%s: %s", tp_log_prefix, line);
+}
+
+static uint64_t host_now_ns(void)
+{
+	return cb_now_ns();
 }
 
 static cb_status_t host_fail(cb_status_t st, const char *fmt, ...)
@@ -215,76 +221,57 @@ static cb_status_t comm_open_tp(struct cb_comm *c, const char *name, int alone)
 	return CB_OK;
 }
 
-struct addr_set {
-	uint32_t bytes[CB_MAX_TP];
-	uint8_t blob[CB_MAX_TP][CB_TP_ADDR_MAX];
-};
-
-static cb_status_t comm_connect(struct cb_comm *c)
+/* Publish every open transport's address, for peers that connect to us. */
+static cb_status_t comm_publish(struct cb_comm *c)
 {
-	struct addr_set mine = { 0 }, *all;
-	cb_status_t st = CB_OK;
+	uint8_t blob[CB_TP_ADDR_MAX];
+	char key[64];
+	cb_status_t st;
 
 	for (int i = 0; i < c->ntp; i++) {
-		size_t n = CB_TP_ADDR_MAX;
-		if ((st = c->tp[i].ops->address(c->tp[i].ctx, mine.blob[i],
-		                                &n)))
+		size_t n = sizeof(blob);
+		if ((st = c->tp[i].ops->address(c->tp[i].ctx, blob, &n)))
 			return st;
-		mine.bytes[i] = (uint32_t)n;
+		snprintf(key, sizeof(key), "tp/%s/%d", c->tp[i].ops->name,
+		         c->rank);
+		if ((st = cb_boot_set(c->boot, key, blob, n)))
+			return st;
 	}
-	all = calloc((size_t)c->world, sizeof(*all));
 	c->eps = calloc((size_t)c->world, sizeof(*c->eps));
-	if (!all || !c->eps) {
-		free(all);
+	if (!c->eps)
 		return cb_fail(CB_ERR_NOMEM, "out of memory");
-	}
-	if ((st = cb_boot_allgather(c->boot, "every rank's transport address",
-	                            &mine, sizeof(mine), all)))
-		goto out;
 	for (int p = 0; p < c->world; p++) {
 		int t = comm_pick(c, p);
-		c->eps[p].peer = p;
-		if (p == c->rank)
-			continue;
-		c->eps[p].ops = c->tp[t].ops;
-		st = c->tp[t].ops->ep_connect(c->tp[t].ctx, p, all[p].blob[t],
-		                              all[p].bytes[t], &c->eps[p].ep);
-		if (st)
-			goto out;
+		c->eps[p] = (struct cb_ep){ .peer = p, .tpi = t };
+		if (p != c->rank)
+			c->eps[p].ops = c->tp[t].ops;
 	}
-	uint64_t deadline = cb_now_ns() + (uint64_t)(c->timeout_s * 1e9);
-	for (int p = 0; p < c->world;) {
-		if (p == c->rank) {
-			p++;
+	return CB_OK;
+}
+
+/* Tell topo which device names the transports of this run know, so --nic may
+ * name one hwloc does not (an emulated RDMA device, an interface). */
+static void comm_known_nics(const char *transport)
+{
+	const char *auto_tps[] = { "shm", "tcp", NULL };
+	const char *one[] = { transport, NULL };
+	const char **names = strcmp(transport, "auto") ? one : auto_tps;
+	struct cb_tp_dev devs[32];
+	char list[1024] = "";
+
+	for (int i = 0; names[i]; i++) {
+		struct cb_tp_entry e;
+		int n = 0;
+		cb_tp_find(names[i], &e);
+		if (!e.ops || !CB_TP_HAS(e.ops, devices) ||
+		    e.ops->devices(devs, 32, &n) != CB_OK)
 			continue;
-		}
-		st = c->eps[p].ops->ep_test(c->eps[p].ep);
-		if (st == CB_OK) {
-			p++;
-			continue;
-		}
-		if (st != CB_AGAIN)
-			goto out;
-		if (cb_now_ns() > deadline) {
-			st = cb_fail(
-			        CB_ERR_TIMEOUT,
-			        "timed out after %g s connecting to rank %d "
-			        "(host %s) over %s",
-			        c->timeout_s, p, cb_comm_host_name(c, p),
-			        c->eps[p].ops->name);
-			goto out;
-		}
-		if ((st = cb_boot_check(c->boot, 0, NULL)))
-			goto out;
-		for (int i = 0; i < c->ntp; i++)
-			if ((st = c->tp[i].ops->progress(c->tp[i].ctx)) < 0)
-				goto out;
-		usleep(c->oversubscribed ? 200 : 20);
+		for (int d = 0; d < n && d < 32; d++)
+			snprintf(list + strlen(list),
+			         sizeof(list) - strlen(list), "%s%.63s",
+			         list[0] ? "," : "", devs[d].name);
 	}
-	st = cb_boot_barrier(c->boot);
-out:
-	free(all);
-	return st;
+	cb_opt_set("nic-known", list);
 }
 
 cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg, struct cb_comm **out)
@@ -314,11 +301,18 @@ cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg, struct cb_comm **out)
 	}
 	if ((st = comm_hosts(c, name, key)))
 		goto fail;
+	comm_known_nics(cfg->transport);
 	/* Bind before transports allocate anything (first touch). */
 	if ((st = cb_topo_job_setup(c->boot, c->rank, c->world, c->local_rank,
 	                            c->local_size, &c->topo)))
 		goto fail;
 	cb_boot_local_addr(c->boot, c->local_ip, sizeof(c->local_ip));
+	{
+		const char *nic = cb_opt_get("nic");
+		if (!nic)
+			nic = cb_topo_job_nic(c->topo);
+		snprintf(c->nic, sizeof(c->nic), "%s", nic ? nic : "");
+	}
 
 	c->host_api = (struct cb_tp_host){
 		.size = sizeof(struct cb_tp_host),
@@ -331,9 +325,13 @@ cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg, struct cb_comm **out)
 		.oversubscribed = c->oversubscribed,
 		.local_ip = c->local_ip,
 		.timeout_s = c->timeout_s,
+		.nic = c->nic[0] ? c->nic : NULL,
+		.gpu = cb_topo_job_gpu(c->topo),
 		.option = cb_opt_get,
 		.log = host_log,
 		.fail = host_fail,
+		.now_ns = host_now_ns,
+		.reduce = cfg->reduce,
 	};
 
 	if (!strcmp(cfg->transport, "auto")) {
@@ -350,7 +348,7 @@ cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg, struct cb_comm **out)
 		snprintf(c->transport + strlen(c->transport),
 		         sizeof(c->transport) - strlen(c->transport), "%s%s",
 		         i ? "+" : "", c->tp[i].ops->name);
-	if ((st = comm_connect(c)))
+	if ((st = comm_publish(c)))
 		goto fail;
 	*out = c;
 	return CB_OK;
@@ -369,6 +367,8 @@ void cb_comm_destroy(struct cb_comm *c)
 	for (int p = 0; c->eps && p < c->world; p++)
 		if (c->eps[p].ops && c->eps[p].ep)
 			c->eps[p].ops->ep_close(c->eps[p].ep);
+	while (c->nmem > 0)
+		cb_comm_mem_dereg(c, c->mem[c->nmem - 1]->base);
 	for (int i = 0; i < c->ntp; i++)
 		c->tp[i].ops->close(c->tp[i].ctx);
 	cb_boot_close(c->boot);
@@ -460,28 +460,4 @@ int cb_comm_fail(struct cb_comm *c, cb_status_t st)
 		cb_fail(why, "%s", cb_boot_abort_line(c->boot));
 	}
 	return 1;
-}
-
-cb_status_t cb_comm_mem_alloc(struct cb_comm *c, size_t bytes, void **buf)
-{
-	for (int i = 0; i < c->ntp; i++)
-		if (CB_TP_HAS(c->tp[i].ops, mem_alloc))
-			return c->tp[i].ops->mem_alloc(c->tp[i].ctx, bytes,
-			                               buf);
-	if (posix_memalign(buf, 4096, bytes ? bytes : 1))
-		return cb_fail(CB_ERR_NOMEM, "cannot allocate %zu bytes",
-		               bytes);
-	return CB_OK;
-}
-
-void cb_comm_mem_free(struct cb_comm *c, void *buf, size_t bytes)
-{
-	if (!buf)
-		return;
-	for (int i = 0; i < c->ntp; i++)
-		if (CB_TP_HAS(c->tp[i].ops, mem_alloc)) {
-			c->tp[i].ops->mem_free(c->tp[i].ctx, buf, bytes);
-			return;
-		}
-	free(buf);
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/comm.h - the communicator: who the ranks are, where they live, and one
- * connected endpoint per peer; plus the transport registry, launcher
- * detection, the local fork launcher and the option store transports read.
+ * core/comm.h - the communicator: who the ranks are, where they live, one
+ * endpoint per peer (connected lazily, when a plan first needs it) and the
+ * registration cache; plus the transport registry, launcher detection, the
+ * local fork launcher and the option store transports read.
  */
 #ifndef CB_CORE_COMM_H
 #define CB_CORE_COMM_H
@@ -71,10 +72,22 @@ int cb_launch_local(int np, double grace_s,
 
 /* ---- the communicator ---- */
 
+/* Endpoint states: peers are connected lazily, when a plan first needs them. */
+enum {
+	CB_EP_NONE,
+	CB_EP_CREATED,    /* ep_create done, blob published */
+	CB_EP_CONNECTING, /* ep_connect done, handshake under way */
+	CB_EP_READY,
+	CB_EP_FAILED,
+};
+
 struct cb_ep {
-	const struct cb_tp_ops *ops; /* NULL for self */
-	struct cb_tp_ep *ep;
+	const struct cb_tp_ops *ops; /* the transport that reaches this peer;
+	                              * NULL for self */
+	struct cb_tp_ep *ep;         /* NULL until connecting */
 	int peer;
+	int tpi;   /* index into cb_comm.tp */
+	int state; /* CB_EP_* */
 };
 
 struct cb_req {
@@ -82,7 +95,24 @@ struct cb_req {
 	const struct cb_ep *ep;
 };
 
-#define CB_MAX_TP 4
+#define CB_MAX_TP  4
+#define CB_MEM_MAX 128 /* registered regions per communicator */
+
+/*
+ * A registered region: one entry of the communicator's registration cache,
+ * with each open transport's view of it (tp[i].mr: what transport i's
+ * mem_reg returned).  Operations name the region their bytes lie in, and the
+ * transport gets its own view: no lookup in a timed region.
+ */
+struct cb_mem {
+	void *base;
+	size_t bytes;
+	enum cb_mem_kind kind;
+	int device;
+	int owner; /* the transport that allocated it, -1: the core,
+	            * -2: the caller (cb_comm_mem_reg) */
+	struct cb_tp_mem tp[CB_MAX_TP];
+};
 
 struct cb_comm {
 	int rank, world;
@@ -106,7 +136,13 @@ struct cb_comm {
 	char local_ip[64];
 	int stalled_on; /* the rank a timed-out wait waited for, or -1 */
 	struct cb_tp_host host_api;
+	char nic[128];            /* host_api.nic */
 	struct cb_topo_job *topo; /* binding, NIC/GPU, inventory (topo/) */
+	struct cb_mem *mem[CB_MEM_MAX];
+	int nmem;
+	uint32_t connects;      /* endpoints connected so far */
+	uint32_t late_connects; /* of those, connected by a call's first run
+	                         * instead of by its plan */
 };
 
 struct cb_comm_cfg {
@@ -115,6 +151,10 @@ struct cb_comm_cfg {
 	int listen_fd;           /* rank 0 of a local fork, else -1 */
 	double timeout_s;
 	const char *transport; /* "auto", "tcp", "shm", ... */
+	/* The host reduction transports call (coll's kernels, wired in by the
+	 * caller, so the core does not reach up for them). */
+	void (*reduce)(enum cb_dtype dt, enum cb_op op, void *dst,
+	               const void *a, const void *b, size_t count);
 };
 
 cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg,
@@ -124,42 +164,84 @@ void cb_comm_destroy(struct cb_comm *comm);
 /* Name of rank @r's host, for messages. */
 const char *cb_comm_host_name(const struct cb_comm *c, int r);
 
-/* Post on the endpoint of @peer; the request remembers its endpoint. */
-static inline cb_status_t cb_comm_isend(struct cb_comm *c, int peer,
-                                        const void *buf, size_t bytes,
-                                        uint64_t tag, struct cb_req *req)
-{
-	const struct cb_ep *ep = &c->eps[peer];
+/*
+ * Connect the @n ranks in @peers that are not connected yet (self and
+ * connected ones are skipped).  Both ranks of every pair must call it (a
+ * plan's peers are symmetric): each first publishes what it has for each new
+ * peer, then waits, so no order of calls deadlocks.  The handshakes are
+ * non-blocking and polled here until @timeout_s (<= 0: the job's deadline);
+ * a failure names the peer, its host and the transport.  Outside timed
+ * regions.
+ */
+cb_status_t cb_comm_connect(struct cb_comm *c, const int *peers, int n,
+                            double timeout_s);
 
-	req->ep = ep;
-	return ep->ops->isend(ep->ep, buf, bytes, NULL, tag, &req->tp);
+static inline int cb_comm_connected(const struct cb_comm *c, int peer)
+{
+	return peer == c->rank || c->eps[peer].state == CB_EP_READY;
 }
 
-static inline cb_status_t cb_comm_irecv(struct cb_comm *c, int peer, void *buf,
-                                        size_t cap, uint64_t tag,
+/* The transport's view of @m for the endpoint of @peer (@m NULL: memory the
+ * core does not know). */
+extern const struct cb_tp_mem cb_mem_unknown;
+static inline const struct cb_tp_mem *cb_comm_tp_mem(const struct cb_ep *ep,
+                                                     const struct cb_mem *m)
+{
+	return m ? &m->tp[ep->tpi] : &cb_mem_unknown;
+}
+
+/* An operation on a peer that is not connected: a plan that did not connect
+ * what it uses (recorded; CB_ERR_INVALID). */
+cb_status_t cb_comm_not_connected(struct cb_comm *c, int peer);
+
+/* Post on the endpoint of @peer; the request remembers its endpoint.  @m is
+ * the registered region @buf lies in (cb_comm_mem_find), or NULL. */
+static inline cb_status_t cb_comm_isend(struct cb_comm *c, int peer,
+                                        const void *buf, size_t bytes,
+                                        const struct cb_mem *m, uint64_t tag,
                                         struct cb_req *req)
 {
 	const struct cb_ep *ep = &c->eps[peer];
 
+	if (ep->state != CB_EP_READY)
+		return cb_comm_not_connected(c, peer);
 	req->ep = ep;
-	return ep->ops->irecv(ep->ep, buf, cap, NULL, tag, &req->tp);
+	return ep->ops->isend(ep->ep, buf, bytes, cb_comm_tp_mem(ep, m), tag,
+	                      &req->tp);
+}
+
+static inline cb_status_t cb_comm_irecv(struct cb_comm *c, int peer, void *buf,
+                                        size_t cap, const struct cb_mem *m,
+                                        uint64_t tag, struct cb_req *req)
+{
+	const struct cb_ep *ep = &c->eps[peer];
+
+	if (ep->state != CB_EP_READY)
+		return cb_comm_not_connected(c, peer);
+	req->ep = ep;
+	return ep->ops->irecv(ep->ep, buf, cap, cb_comm_tp_mem(ep, m), tag,
+	                      &req->tp);
 }
 
 /* Receive and reduce (dst = src OP message), fused in the transport when it
- * can; NULL-safe: CB_ERR_UNSUPPORTED when the transport has no such op. */
+ * can; NULL-safe: CB_ERR_UNSUPPORTED when the transport has no such op.
+ * @m: the region holding @dst and @src. */
 static inline cb_status_t cb_comm_irecv_reduce(struct cb_comm *c, int peer,
                                                void *dst, const void *src,
                                                size_t bytes,
+                                               const struct cb_mem *m,
                                                const struct cb_tp_reduce *red,
                                                uint64_t tag, struct cb_req *req)
 {
 	const struct cb_ep *ep = &c->eps[peer];
 
+	if (ep->state != CB_EP_READY)
+		return cb_comm_not_connected(c, peer);
 	if (!CB_TP_HAS(ep->ops, irecv_reduce))
 		return CB_ERR_UNSUPPORTED;
 	req->ep = ep;
-	return ep->ops->irecv_reduce(ep->ep, dst, src, bytes, red, tag,
-	                             &req->tp);
+	return ep->ops->irecv_reduce(ep->ep, dst, src, bytes,
+	                             cb_comm_tp_mem(ep, m), red, tag, &req->tp);
 }
 
 static inline int cb_comm_can_recv_reduce(const struct cb_comm *c, int peer)
@@ -167,11 +249,25 @@ static inline int cb_comm_can_recv_reduce(const struct cb_comm *c, int peer)
 	return c->eps[peer].ops && CB_TP_HAS(c->eps[peer].ops, irecv_reduce);
 }
 
-/* Buffers for collectives: from a transport that lets local peers read them
- * directly (shm), else ordinary page-aligned memory.  Outside timed
- * regions. */
+/*
+ * Memory.  cb_comm_mem_alloc: a buffer from a transport that lets local
+ * peers read it directly (shm), else page-aligned memory; registered with
+ * every open transport.  cb_comm_mem_reg: register memory the caller
+ * allocated.  Both outside timed regions; the cache holds CB_MEM_MAX
+ * regions.  cb_comm_mem_find: the region holding [@p, @p + @bytes), or NULL;
+ * cheap (no allocation), for the start of a call.
+ */
 cb_status_t cb_comm_mem_alloc(struct cb_comm *c, size_t bytes, void **buf);
 void cb_comm_mem_free(struct cb_comm *c, void *buf, size_t bytes);
+cb_status_t cb_comm_mem_reg(struct cb_comm *c, void *buf, size_t bytes,
+                            enum cb_mem_kind kind, int device,
+                            const struct cb_mem **m);
+void cb_comm_mem_dereg(struct cb_comm *c, void *buf);
+const struct cb_mem *cb_comm_mem_find(const struct cb_comm *c, const void *p,
+                                      size_t bytes);
+
+/* Sum of every open transport's counters of what it did. */
+void cb_comm_tp_stats(const struct cb_comm *c, struct cb_tp_stats *out);
 
 static inline cb_status_t cb_comm_test(struct cb_req *req)
 {

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int key_cmp(const struct cb_res_row *x, const struct cb_res_row *y)
+static int key_cmp(const struct cb_row *x, const struct cb_row *y)
 {
 	int c;
 
@@ -37,14 +37,14 @@ static int key_cmp(const struct cb_res_row *x, const struct cb_res_row *y)
 
 static int by_key(const void *a, const void *b)
 {
-	const struct cb_res_row *const *x = a, *const *y = b;
+	const struct cb_row *const *x = a, *const *y = b;
 	int c = key_cmp(*x, *y);
 
 	/* equal keys keep file order, so repeats pair up in order */
 	return c ? c : (*x < *y ? -1 : *x > *y);
 }
 
-static void key_str(const struct cb_res_row *r, char *buf, size_t n)
+static void key_str(const struct cb_row *r, char *buf, size_t n)
 {
 	char root[16] = "-";
 
@@ -67,7 +67,7 @@ void cb_compare(FILE *f, const struct cb_results *base,
                 const struct cb_results *new_, double tol,
                 struct cb_compare_sum *sum)
 {
-	const struct cb_res_row **idx = NULL;
+	const struct cb_row **idx = NULL;
 	char *used = NULL, *hit = NULL, b[128], n[128], k[160];
 
 	memset(sum, 0, sizeof(*sum));
@@ -98,7 +98,7 @@ void cb_compare(FILE *f, const struct cb_results *base,
 	        "hosts", "bytes", "pl.", "root", "metric", "base", "new",
 	        "ratio", "verdict");
 	for (size_t i = 0; i < base->nrows; i++) {
-		const struct cb_res_row *x = &base->rows[i], *y = NULL;
+		const struct cb_row *x = &base->rows[i], *y = NULL;
 		size_t lo = 0, hi = new_->nrows;
 		while (lo < hi) { /* the first NEW row with x's key */
 			size_t mid = (lo + hi) / 2;

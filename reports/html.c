@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bench/options.h"
+#include "cb_config.h"
 #include "core/log.h"
 
 static void esc(FILE *f, const char *s)
@@ -263,8 +263,7 @@ static void warnings(FILE *f, struct cb_results *const *runs, int nruns,
 		if (wrong) {
 			for (size_t k = 0; k < r->nrows; k++)
 				if (r->rows[k].wrong) {
-					const struct cb_res_row *x =
-					        &r->rows[k];
+					const struct cb_row *x = &r->rows[k];
 					snprintf(buf, sizeof(buf),
 					         "(first: %s %s %s %s %s, %llu "
 					         "bytes, %s, %d ranks)",
@@ -420,7 +419,7 @@ static void rows(FILE *f, const struct cb_results *r)
 	}
 	fputs("</tr></thead>\n<tbody>\n", f);
 	for (size_t i = 0; i < r->nrows; i++) {
-		const struct cb_res_row *x = &r->rows[i];
+		const struct cb_row *x = &r->rows[i];
 		char size[32], slow[16] = "-";
 		human((double)x->bytes, size, sizeof(size));
 		if (x->slowest >= 0)

@@ -33,7 +33,7 @@
 
 struct pt {
 	int run;
-	const struct cb_res_row *r;
+	const struct cb_row *r;
 };
 
 struct series {
@@ -52,7 +52,7 @@ int cb_plot_metric_parse(const char *s)
 	return -1;
 }
 
-static double value(const struct cb_res_row *r, enum cb_plot_metric m)
+static double value(const struct cb_row *r, enum cb_plot_metric m)
 {
 	return m == CB_PLOT_BUSBW   ? r->busbw_gbps
 	       : m == CB_PLOT_ALGBW ? r->algbw_gbps
@@ -62,7 +62,7 @@ static double value(const struct cb_res_row *r, enum cb_plot_metric m)
 /* @scaling: the key leaves out the group (ranks, hosts). */
 static int key_cmp(const struct pt *a, const struct pt *b, int scaling)
 {
-	const struct cb_res_row *x = a->r, *y = b->r;
+	const struct cb_row *x = a->r, *y = b->r;
 	int c;
 
 	if (a->run != b->run)
@@ -132,7 +132,7 @@ static void human(unsigned long long b, char *buf, size_t n)
 static void fill_comp(struct series *s, const struct pt *p,
                       struct cb_results *const *runs)
 {
-	const struct cb_res_row *r = p->r;
+	const struct cb_row *r = p->r;
 
 	cb_results_label(runs[p->run], s->comp[0], sizeof(s->comp[0]));
 	snprintf(s->comp[1], sizeof(s->comp[1]), "%s", r->coll);
@@ -366,7 +366,7 @@ cb_status_t cb_plot(struct cb_results *const *runs, int nruns,
 	}
 	for (int i = 0; i < nruns; i++)
 		for (size_t k = 0; k < runs[i]->nrows; k++) {
-			const struct cb_res_row *r = &runs[i]->rows[k];
+			const struct cb_row *r = &runs[i]->rows[k];
 			double v = value(r, cfg->metric);
 			if (r->inplace || r->bytes == 0 || !isfinite(v) ||
 			    (cfg->metric == CB_PLOT_TIME && v <= 0))

@@ -44,7 +44,7 @@ void cb_results_free(struct cb_results *r)
 	free(r);
 }
 
-cb_status_t cb_results_add(struct cb_results *r, const struct cb_res_row *row)
+cb_status_t cb_results_add(struct cb_results *r, const struct cb_row *row)
 {
 	if (r->nrows == r->cap) {
 		size_t cap = r->cap ? 2 * r->cap : 64;
@@ -97,7 +97,7 @@ static json_object *num(double v, const char *fmt)
 	return json_object_new_double_s(v, s);
 }
 
-static json_object *row_json(const struct cb_res_row *w)
+static json_object *row_json(const struct cb_row *w)
 {
 	json_object *o = json_object_new_object();
 #define ADD(k, v) json_object_object_add(o, k, v)
@@ -123,6 +123,11 @@ static json_object *row_json(const struct cb_res_row *w)
 	ADD("slowest_rank",
 	    w->slowest < 0 ? NULL : json_object_new_int(w->slowest));
 	ADD("root", w->root < 0 ? NULL : json_object_new_int(w->root));
+	ADD("push_per_s", num(w->push_per_s, "%.1f"));
+	ADD("pull_per_s", num(w->pull_per_s, "%.1f"));
+	ADD("staleness_p50", num(w->stale_p50, "%.0f"));
+	ADD("staleness_p99", num(w->stale_p99, "%.0f"));
+	ADD("staleness_max", num(w->stale_max, "%.0f"));
 #undef ADD
 	return o;
 }
@@ -246,7 +251,7 @@ static cb_status_t get_num(const struct rd *rd, json_object *o, const char *key,
 }
 
 static cb_status_t read_row(const struct rd *rd, json_object *o,
-                            struct cb_res_row *w)
+                            struct cb_row *w)
 {
 	const int64_t big = INT64_MAX, ranks_max = 1 << 24;
 	int64_t ranks, hosts, bytes, count, wrong, slowest, root;
@@ -289,6 +294,18 @@ static cb_status_t read_row(const struct rd *rd, json_object *o,
 	w->wrong = (uint64_t)wrong;
 	w->slowest = (int)slowest;
 	w->root = (int)root;
+	/* Later members: absent in files of earlier versions (NaN then). */
+	static const char *const later[] = { "push_per_s", "pull_per_s",
+		                             "staleness_p50", "staleness_p99",
+		                             "staleness_max" };
+	double *dst[] = { &w->push_per_s, &w->pull_per_s, &w->stale_p50,
+		          &w->stale_p99, &w->stale_max };
+	for (int i = 0; i < 5; i++) {
+		*dst[i] = NAN;
+		if (json_object_object_get_ex(o, later[i], NULL) &&
+		    (st = get_num(rd, o, later[i], dst[i])))
+			return st;
+	}
 	return CB_OK;
 }
 
@@ -433,7 +450,7 @@ cb_status_t cb_results_load(const char *path, struct cb_results **out)
 	}
 	struct rd rd = { .path = path };
 	for (size_t i = 0; i < json_object_array_length(rows); i++) {
-		struct cb_res_row w;
+		struct cb_row w;
 		rd.row = i;
 		if ((st = read_row(&rd, json_object_array_get_idx(rows, i),
 		                   &w)) ||

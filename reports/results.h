@@ -18,32 +18,18 @@
 
 #include <collbench/status.h>
 
+#include "reports/report.h"
+
 #define CB_RESULTS_SCHEMA         "collbench-results"
 #define CB_RESULTS_SCHEMA_VERSION 1
 
 struct json_object;
-struct cb_row;
-struct cb_run_info;
-struct cb_opts;
 struct cb_comm;
-
-/* One row: the CSV's columns, owned. */
-struct cb_res_row {
-	char coll[24], algo[24], transport[32], dtype[16], op[16];
-	int ranks, hosts;
-	uint64_t bytes, count;
-	int inplace;
-	int root; /* -1: not a rooted collective (null in JSON) */
-	double time_us, algbw_gbps, busbw_gbps;
-	uint64_t wrong;
-	double model_us;
-	double min_us, p50_us, p99_us, max_us;
-	int slowest; /* -1: unknown */
-};
+struct cb_topo_job;
 
 struct cb_results {
 	struct json_object *run; /* every member but "rows" */
-	struct cb_res_row *rows;
+	struct cb_row *rows;
 	size_t nrows, cap;
 	char *path; /* the file it was read from; NULL for a live run */
 };
@@ -51,7 +37,7 @@ struct cb_results {
 /* An empty set whose run object has only the schema's name and version. */
 cb_status_t cb_results_new(struct cb_results **out);
 void cb_results_free(struct cb_results *r);
-cb_status_t cb_results_add(struct cb_results *r, const struct cb_res_row *row);
+cb_status_t cb_results_add(struct cb_results *r, const struct cb_row *row);
 
 /* The document, pretty-printed, with a final newline.  CB_ERR_SYS when
  * the stream fails. */
@@ -67,7 +53,7 @@ const char *cb_results_str(const struct cb_results *r, const char *key);
  * .json, or "run" for a live run. */
 void cb_results_label(const struct cb_results *r, char *buf, size_t bytes);
 
-/* ---- a live run (reports/run.c): called by bench/sweep.c on rank 0 ---- */
+/* ---- a live run (reports/run.c): called by the driver on rank 0 ---- */
 
 /* What the run object is made from.  A live run fills it from the process
  * (cb_results_for_run); the unit test fills it with fixed values. */
@@ -77,44 +63,49 @@ struct cb_results_meta {
 	const char *build; /* CB_BUILD_INFO; NULL: unknown */
 	long long start;   /* seconds since 1970 (UTC); <= 0: unknown */
 	const struct cb_run_info *ri;
-	const struct cb_opts *o;
-	char *const *hosts; /* [nhosts] */
+	const struct cb_run_settings *settings; /* NULL: none recorded */
+	char *const *hosts;                     /* [nhosts] */
 	int nhosts;
 	const struct cb_topo_job *topo; /* NULL: no per-host inventory */
 	char *const *env;               /* NULL-terminated; NULL: none */
 	int reproducible;
 };
 
-/* 1 when the run writes JSON or plots: only then are rows kept. */
-int cb_results_wanted(const struct cb_opts *o);
+/* 1 when the run writes JSON (one of @outs) or plots (@plot not NULL):
+ * only then are rows kept. */
+int cb_results_wanted(const struct cb_output *outs, int nouts,
+                      const char *plot);
 /* 1 under COLLBENCH_REPRODUCIBLE=1 (a test mode: see the schema). */
 int cb_results_reproducible(void);
 /* The run object: argv, version and build, start time, hosts, ranks,
  * transport, settings, the model, topology, environment. */
 cb_status_t cb_results_from_meta(const struct cb_results_meta *m,
                                  struct cb_results **out);
-/* The same from the live process on rank 0: argv and settings from @o,
- * hosts and topology from @c, the header's facts from @ri, the clock, the
- * environment. */
-cb_status_t cb_results_for_run(const struct cb_opts *o, const struct cb_comm *c,
+/* The same from the live process on rank 0: @argc/@argv and @settings as
+ * given, hosts and topology from @c, the header's facts from @ri, the
+ * clock, the environment. */
+cb_status_t cb_results_for_run(int argc, char *const *argv,
+                               const struct cb_run_settings *settings,
+                               const struct cb_comm *c,
                                const struct cb_run_info *ri,
                                struct cb_results **out);
 /* In reproducible mode, zero what a measurement makes vary (times,
  * bandwidths, the model, the slowest rank); otherwise nothing. */
 void cb_results_scrub(struct cb_row *rows, int n);
-/* Keep rows of the table's record type.  NULL @r: nothing. */
+/* Keep @n rows.  NULL @r: nothing. */
 void cb_results_add_rows(struct cb_results *r, const struct cb_row *rows,
                          int n);
 /* Record the run's outcome: "status" complete or failed with @error, the
  * total of wrong values and the mean busbw of the rows. */
 void cb_results_end(struct cb_results *r, int failed, const char *error);
 /* The end of a run: cb_results_end from @st (and the recorded line),
- * write the document to @f[i] for each output whose format is JSON, and
- * draw --plot when the run succeeded.  Returns the first failure to write;
- * a missing gnuplot is one warning line (the run's status stays the
- * measurement's). */
-cb_status_t cb_results_finish(struct cb_results *r, const struct cb_opts *o,
-                              FILE *const *f, cb_status_t st);
+ * write the document to @f[i] for each of @outs whose format is JSON, and
+ * draw @plot (NULL: none) when the run succeeded.  Returns the first
+ * failure to write; a missing gnuplot is one warning line (the run's
+ * status stays the measurement's). */
+cb_status_t cb_results_finish(struct cb_results *r,
+                              const struct cb_output *outs, int nouts,
+                              const char *plot, FILE *const *f, cb_status_t st);
 
 /* ---- plots (reports/plot.c) ---- */
 

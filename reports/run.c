@@ -12,19 +12,15 @@
 #include "reports/results.h"
 
 #include <json-c/json.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "bench/report.h"
-#include "coll/coll.h"
+#include "cb_config.h"
 #include "core/comm.h"
 #include "core/log.h"
 #include "topo/topo.h"
-
-#ifndef CB_BUILD_INFO
-#define CB_BUILD_INFO NULL
-#endif
 
 extern char **environ;
 
@@ -129,7 +125,7 @@ static json_object *environment(char *const *env)
 	return o;
 }
 
-static json_object *settings(const struct cb_opts *o)
+static json_object *settings(const struct cb_run_settings *o)
 {
 	json_object *s = json_object_new_object(), *a;
 
@@ -158,12 +154,10 @@ static json_object *settings(const struct cb_opts *o)
 	    o->chunk_bytes ? json_object_new_int64((int64_t)o->chunk_bytes)
 	                   : NULL);
 	add(s, "timeout_s", dbl(o->timeout_s, "%g"));
-	if (o->ranks || o->nodes) {
+	if (o->sweep_by) {
 		json_object *w = json_object_new_object();
-		add(w, "by",
-		    json_object_new_string(o->ranks ? "ranks" : "nodes"));
-		add(w, "list",
-		    json_object_new_string(o->ranks ? o->ranks : o->nodes));
+		add(w, "by", json_object_new_string(o->sweep_by));
+		add(w, "list", str_or_null(o->sweep_list));
 		add(s, "sweep", w);
 	} else {
 		add(s, "sweep", NULL);
@@ -275,7 +269,7 @@ cb_status_t cb_results_from_meta(const struct cb_results_meta *m,
 	add(o, "transport", json_object_new_string(ri->transport));
 	add(o, "collectives", split(ri->colls, ", "));
 	add(o, "algo", json_object_new_string(ri->algo));
-	add(o, "settings", m->o ? settings(m->o) : NULL);
+	add(o, "settings", m->settings ? settings(m->settings) : NULL);
 	v = json_object_new_object();
 	add(v, "alpha_us", dbl(m->reproducible ? 0 : ri->alpha_us, "%.4g"));
 	add(v, "beta_gbps", dbl(m->reproducible ? 0 : ri->beta_gbps, "%.4g"));
@@ -290,12 +284,12 @@ cb_status_t cb_results_from_meta(const struct cb_results_meta *m,
 	return CB_OK;
 }
 
-int cb_results_wanted(const struct cb_opts *o)
+int cb_results_wanted(const struct cb_output *outs, int nouts, const char *plot)
 {
-	for (int i = 0; i < o->noutputs; i++)
-		if (o->outputs[i].format == CB_FMT_JSON)
+	for (int i = 0; i < nouts; i++)
+		if (outs[i].format == CB_FMT_JSON)
 			return 1;
-	return o->plot != NULL;
+	return plot != NULL;
 }
 
 int cb_results_reproducible(void)
@@ -305,17 +299,19 @@ int cb_results_reproducible(void)
 	return e && !strcmp(e, "1");
 }
 
-cb_status_t cb_results_for_run(const struct cb_opts *o, const struct cb_comm *c,
+cb_status_t cb_results_for_run(int argc, char *const *argv,
+                               const struct cb_run_settings *settings,
+                               const struct cb_comm *c,
                                const struct cb_run_info *ri,
                                struct cb_results **out)
 {
 	struct cb_results_meta m = {
-		.argc = o->argc,
-		.argv = o->argv,
+		.argc = argc,
+		.argv = argv,
 		.build = CB_BUILD_INFO,
 		.start = (long long)time(NULL),
 		.ri = ri,
-		.o = o,
+		.settings = settings,
 		.hosts = c->hosts,
 		.nhosts = c->nhosts,
 		.topo = c->topo,
@@ -335,41 +331,20 @@ void cb_results_scrub(struct cb_row *rows, int n)
 		r->time_us = r->algbw_gbps = r->busbw_gbps = r->model_us = 0;
 		r->min_us = r->p50_us = r->p99_us = r->max_us = 0;
 		r->slowest = -1;
+		double *v[] = { &r->push_per_s, &r->pull_per_s, &r->stale_p50,
+			        &r->stale_p99, &r->stale_max };
+		for (int k = 0; k < 5; k++)
+			if (!isnan(*v[k]))
+				*v[k] = 0;
 	}
 }
 
 void cb_results_add_rows(struct cb_results *r, const struct cb_row *rows, int n)
 {
-	for (int i = 0; r && i < n; i++) {
-		const struct cb_row *x = &rows[i];
-		struct cb_res_row w = {
-			.ranks = x->ranks,
-			.hosts = x->hosts,
-			.bytes = x->bytes,
-			.count = x->count,
-			.inplace = x->inplace,
-			.root = x->root,
-			.time_us = x->time_us,
-			.algbw_gbps = x->algbw_gbps,
-			.busbw_gbps = x->busbw_gbps,
-			.wrong = x->wrong,
-			.model_us = x->model_us,
-			.min_us = x->min_us,
-			.p50_us = x->p50_us,
-			.p99_us = x->p99_us,
-			.max_us = x->max_us,
-			.slowest = x->slowest,
-		};
-		snprintf(w.coll, sizeof(w.coll), "%s", x->coll);
-		snprintf(w.algo, sizeof(w.algo), "%s", x->algo);
-		snprintf(w.transport, sizeof(w.transport), "%s", x->transport);
-		snprintf(w.dtype, sizeof(w.dtype), "%s",
-		         cb_dtype_name(x->dtype));
-		snprintf(w.op, sizeof(w.op), "%s", x->op);
+	for (int i = 0; r && i < n; i++)
 		/* Out of memory loses a row of the record, not the run. */
-		if (cb_results_add(r, &w))
+		if (cb_results_add(r, &rows[i]))
 			cb_fail_clear();
-	}
 }
 
 void cb_results_end(struct cb_results *r, int failed, const char *error)
@@ -389,20 +364,21 @@ void cb_results_end(struct cb_results *r, int failed, const char *error)
 	    dbl(r->nrows ? sum / (double)r->nrows : 0, "%.6g"));
 }
 
-cb_status_t cb_results_finish(struct cb_results *r, const struct cb_opts *o,
-                              FILE *const *f, cb_status_t st)
+cb_status_t cb_results_finish(struct cb_results *r,
+                              const struct cb_output *outs, int nouts,
+                              const char *plot, FILE *const *f, cb_status_t st)
 {
 	cb_status_t wst = CB_OK;
 
 	cb_results_end(r, st != CB_OK,
 	               cb_fail_msg() ? cb_fail_msg() : cb_status_str(st));
-	for (int i = 0; i < o->noutputs; i++)
-		if (f[i] && o->outputs[i].format == CB_FMT_JSON && !wst)
+	for (int i = 0; i < nouts; i++)
+		if (f[i] && outs[i].format == CB_FMT_JSON && !wst)
 			wst = cb_results_write(f[i], r);
-	if (st || wst || !o->plot)
+	if (st || wst || !plot)
 		return wst;
 	struct cb_plot_cfg cfg = {
-		.out = o->plot,
+		.out = plot,
 		.metric = CB_PLOT_BUSBW,
 		.width = 1000,
 		.height = 600,

@@ -3,6 +3,7 @@
 # missing.  Needs root (or sudo) only when something is missing.
 #   build:  meson ninja-build pkg-config gcc, libhwloc-dev (topology and
 #           binding) and libjson-c-dev (`collbench topo --format json`)
+#           scdoc (the man page, from docs/collbench.1.scd)
 #   run:    gnuplot-nox (collbench plot, --plot and the report's images;
 #           found on PATH at run time, optional)
 #   tests:  openmpi-bin (the mpirun test), python3 (the misbehaving-peer
@@ -23,6 +24,7 @@ pc() { have pkg-config && pkg-config --exists "$1"; }
 pc hwloc || need+=(libhwloc-dev)
 pc json-c || need+=(libjson-c-dev)
 have gnuplot || need+=(gnuplot-nox)
+have scdoc || need+=(scdoc) # the man page (docs/collbench.1.scd)
 if [ "${1:-}" = "--test" ]; then
 	have mpirun || need+=(openmpi-bin)
 	have python3 || need+=(python3)

@@ -103,6 +103,45 @@ static cb_status_t read_options(enum cb_topo_bind *mode, const char **nic,
 	return CB_OK;
 }
 
+/*
+ * --nic takes a list ("mlx5_0,mlx5_1": a transport stripes over them); the
+ * binding follows the first one the topology knows.  A name it does not
+ * know is fine when the transport lists it among its devices (the core puts
+ * those in "nic-known": an emulated RDMA device has no PCI address); any
+ * other is a usage error, in cb_topo_plan's words.
+ */
+static cb_status_t nic_for_binding(const struct cb_topo *t, const char *list,
+                                   const char **out)
+{
+	static char first[64];
+	const char *known = cb_opt_get("nic-known");
+	char buf[256], kb[1024];
+
+	*out = NULL;
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (char *save, *n = strtok_r(buf, ",", &save); n;
+	     n = strtok_r(NULL, ",", &save)) {
+		int ok = 0;
+		if (cb_topo_nic_find(t, n) >= 0) {
+			if (!*out) {
+				snprintf(first, sizeof(first), "%s", n);
+				*out = first;
+			}
+			continue;
+		}
+		snprintf(kb, sizeof(kb), "%s", known ? known : "");
+		for (char *s2, *k = strtok_r(kb, ",", &s2); k && !ok;
+		     k = strtok_r(NULL, ",", &s2))
+			ok = !strcmp(k, n);
+		if (!ok) {
+			snprintf(first, sizeof(first), "%s", n);
+			*out = first; /* cb_topo_plan says what is wrong */
+			return CB_OK;
+		}
+	}
+	return CB_OK;
+}
+
 /* Plan and apply this rank's binding; fills bind and note. */
 static cb_status_t bind_me(struct cb_topo *t, int local_rank, int local_size,
                            struct entry *me, struct cb_topo_job *j)
@@ -115,6 +154,8 @@ static cb_status_t bind_me(struct cb_topo *t, int local_rank, int local_size,
 	cb_status_t st;
 
 	if ((st = read_options(&mode, &nic, &gpu)))
+		return st;
+	if (nic && (st = nic_for_binding(t, nic, &nic)))
 		return st;
 	if (!(slots = calloc((size_t)local_size, sizeof(*slots))))
 		return cb_fail(CB_ERR_NOMEM, "out of memory");

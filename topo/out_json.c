@@ -8,11 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cb_config.h"
 #include "topo/topo.h"
-
-#ifndef CB_PROJECT_VERSION
-#define CB_PROJECT_VERSION "unknown"
-#endif
 
 static json_object *num_or_null(int64_t v)
 {
@@ -105,7 +102,7 @@ cb_status_t cb_topo_write_json(FILE *f, const struct cb_topo_show *s)
 	int ndev = t->ngpus + t->nnics;
 
 	add(root, "schema", json_object_new_int(1));
-	add(root, "collbench", json_object_new_string(CB_PROJECT_VERSION));
+	add(root, "collbench", json_object_new_string(CB_VERSION));
 	add(root, "source", json_object_new_string(t->source));
 	add(root, "host", json_object_new_string(t->host));
 	add(root, "arch", json_object_new_string(t->arch));
@@ -210,7 +207,7 @@ cb_status_t cb_topo_write_inv_json(FILE *f, const struct cb_topo_job *j)
 	            *a = json_object_new_array();
 
 	add(root, "schema", json_object_new_int(1));
-	add(root, "collbench", json_object_new_string(CB_PROJECT_VERSION));
+	add(root, "collbench", json_object_new_string(CB_VERSION));
 	add(root, "differing", json_object_new_int(cb_topo_job_differing(j)));
 	for (int h = 0; h < n; h++) {
 		json_object *o = json_object_new_object(),

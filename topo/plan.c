@@ -58,6 +58,14 @@ static int has_name(const struct cb_topo_dev *d, const char *name)
 	return 0;
 }
 
+int cb_topo_nic_find(const struct cb_topo *t, const char *name)
+{
+	for (int n = 0; n < t->nnics; n++)
+		if (has_name(cb_topo_nic(t, n), name))
+			return n;
+	return -1;
+}
+
 static cb_status_t check_overrides(const struct cb_topo *t, const char *nic,
                                    int gpu, int *nic_fixed)
 {

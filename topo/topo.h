@@ -148,6 +148,8 @@ void cb_topo_link_read(const char *sysroot, struct cb_topo_dev *d);
 /* The NIC nearest GPU @gpu (index among NICs), RDMA NICs first on a tie;
  * -1 when there is none. */
 int cb_topo_nearest_nic(const struct cb_topo *t, int gpu);
+/* The index of the NIC named @name (or one of its aliases), or -1. */
+int cb_topo_nic_find(const struct cb_topo *t, const char *name);
 
 /* A bandwidth in Mb/s for people: "40 Gb/s", "100 Mb/s", "unknown". */
 void cb_topo_speed_str(int speed_mbps, char *buf, size_t bytes);

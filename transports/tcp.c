@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * transports/tcp.c - TCP sockets, between hosts or on one.
+ * transports/tcp.c - TCP sockets, between hosts or on one: set-up and
+ * connections.  The data path is in tcp_data.c.
  *
  * Each pair of ranks shares S streams (sockets), S = --tcp-streams (default 2,
  * at most 8).  A message travels as a 24-byte header {magic, tag, bytes} on
@@ -16,13 +17,21 @@
  * Socket buffers are left to Linux autotuning (setting SO_RCVBUF would turn
  * it off).
  *
- * Connections: the higher rank dials each stream of the lower rank's one
- * listener and says hello {magic, job id, rank, stream, streams}; the
- * listener sorts accepted sockets by that hello.  The interface is
- * --tcp-if / COLLBENCH_TCP_IF, or else the one that reached the rendezvous.
+ * Connections are made when a plan first needs a peer, and never block: the
+ * higher rank dials each stream of the lower rank's one listener
+ * (non-blocking connect, polled in ep_test) and says hello {magic, job id,
+ * rank, stream, streams}; the listener accepts in progress(), reads hellos
+ * as they come (a socket without one for 5 s is dropped) and files each
+ * stream under its hello.  The interface is --nic / --tcp-if /
+ * COLLBENCH_TCP_IF when it names an interface with an IPv4 address, else the
+ * one that reached the rendezvous.
+ *
+ * The transport uses nothing of the core but its host table (it links as a
+ * module too).
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -31,112 +40,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
-#include <collbench/transport.h>
+#include "transports/tcp.h"
 
-#include "core/log.h"
-#include "core/sock.h"
-
-#define TCP_MAGIC       0x43425450u /* "CBTP" */
-#define TCP_MAX_STREAMS 8
-#define TCP_QDEPTH      128 /* outstanding requests per stream and direction */
-#define TCP_BOUNCE      (64u << 10)
-
-struct tcp_hdr {
-	uint32_t magic, pad;
-	uint64_t tag, bytes;
-};
-
-struct tcp_hello {
-	uint32_t magic;
-	int32_t rank, stream, streams;
-	uint64_t job_id;
-};
-
-struct tcp_addr {
-	uint32_t magic;
-	int32_t rank;
-	struct sockaddr_storage sa;
-	socklen_t len;
-};
-
-/* A FIFO of requests; head is the one in progress. */
-struct tcp_fifo {
-	struct cb_tp_req *q[TCP_QDEPTH];
-	uint32_t head, tail;
-};
-
-struct tcp_stream {
-	int fd;
-	struct tcp_fifo sq, rq;
-	size_t s_off, r_off; /* progress on the head piece */
-	struct tcp_hdr s_hdr;
-};
-
-struct cb_tp_ep {
-	struct cb_tp_ctx *ctx;
-	int peer;
-	int nconnected;
-	cb_status_t err;
-	struct tcp_stream s[TCP_MAX_STREAMS];
-	uint8_t *bounce; /* stream 0 read-ahead */
-	size_t b_start, b_end;
-};
-
-struct cb_tp_ctx {
-	const struct cb_tp_host *host;
-	int listen_fd;
-	struct tcp_addr addr;
-	int nstreams;
-	size_t split_bytes;
-	struct cb_tp_ep **eps; /* [world], made when first needed */
-	int *active;           /* peers with an endpoint, for progress */
-	int nactive;
-};
-
-/* Request private state. */
-enum { R_PENDING, R_BUF, R_CAP, R_ERR, R_HDR_DONE };
-
-static inline int fifo_empty(const struct tcp_fifo *f)
-{
-	return f->head == f->tail;
-}
-
-static inline int fifo_push(struct tcp_fifo *f, struct cb_tp_req *r)
-{
-	if (f->tail - f->head == TCP_QDEPTH)
-		return -1;
-	f->q[f->tail++ % TCP_QDEPTH] = r;
-	return 0;
-}
-
-static inline struct cb_tp_req *fifo_head(const struct tcp_fifo *f)
-{
-	return f->q[f->head % TCP_QDEPTH];
-}
-
-static inline int tcp_pieces(const struct cb_tp_ctx *ctx, size_t bytes)
-{
-	return ctx->nstreams > 1 && bytes >= ctx->split_bytes ? ctx->nstreams
-	                                                      : 1;
-}
-
-static inline void tcp_piece(size_t bytes, int k, int i, size_t *a, size_t *b)
-{
-	*a = bytes / (size_t)k * (size_t)i;
-	*b = i == k - 1 ? bytes : bytes / (size_t)k * (size_t)(i + 1);
-}
-
-static const char *tcp_host(const struct cb_tp_ctx *ctx, int peer)
+const char *tcp_host(const struct cb_tp_ctx *ctx, int peer)
 {
 	return ctx->host->hosts[ctx->host->host_of_rank[peer]];
 }
 
-static cb_status_t tcp_ep_fail(struct cb_tp_ep *ep, cb_status_t st,
-                               const char *what, int err)
+cb_status_t tcp_ep_fail(struct cb_tp_ep *ep, cb_status_t st, const char *what,
+                        int err)
 {
 	const struct cb_tp_host *h = ep->ctx->host;
 
@@ -147,8 +61,35 @@ static cb_status_t tcp_ep_fail(struct cb_tp_ep *ep, cb_status_t st,
 	return ep->err;
 }
 
+static void tcp_ntop(const struct sockaddr_storage *sa, char *out, size_t n)
+{
+	char ip[INET6_ADDRSTRLEN] = "?";
+	int port = 0;
+
+	if (sa->ss_family == AF_INET) {
+		const struct sockaddr_in *a = (const void *)sa;
+		inet_ntop(AF_INET, &a->sin_addr, ip, sizeof(ip));
+		port = ntohs(a->sin_port);
+	} else if (sa->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *a = (const void *)sa;
+		inet_ntop(AF_INET6, &a->sin6_addr, ip, sizeof(ip));
+		port = ntohs(a->sin6_port);
+	}
+	snprintf(out, n, "%s:%d", ip, port);
+}
+
+static void tcp_tune(int fd)
+{
+	int one = 1;
+
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
+
 /* ---------------------------------------------------------- setup */
 
+/* The IPv4 address of interface @name into @sa (1), or 0; the interfaces
+ * there are, for the message, into @have. */
 static int tcp_find_if(const char *name, struct sockaddr_storage *sa,
                        char *have, size_t have_bytes)
 {
@@ -185,7 +126,7 @@ static cb_status_t tcp_parse_opts(const struct cb_tp_host *h,
 	ctx->split_bytes = 1u << 20;
 	if (s) {
 		long v = strtol(s, &end, 10);
-		if (*end || v < 1 || v > TCP_MAX_STREAMS)
+		if (*end || end == s || v < 1 || v > TCP_MAX_STREAMS)
 			return h->fail(
 			        CB_ERR_USAGE,
 			        "tcp: streams per peer '%s' is not 1..%d", s,
@@ -194,7 +135,7 @@ static cb_status_t tcp_parse_opts(const struct cb_tp_host *h,
 	}
 	if (sp) {
 		long long v = strtoll(sp, &end, 10);
-		if (*end || v < 4096)
+		if (*end || end == sp || v < 4096)
 			return h->fail(CB_ERR_USAGE,
 			               "tcp: split size '%s' is not a byte "
 			               "count of at least 4096",
@@ -204,13 +145,60 @@ static cb_status_t tcp_parse_opts(const struct cb_tp_host *h,
 	return CB_OK;
 }
 
+/* Where to listen: --tcp-if, else the chosen NIC when it is an interface
+ * with an address, else the address that reached the rendezvous. */
+static cb_status_t tcp_pick_addr(const struct cb_tp_host *h,
+                                 struct sockaddr_storage *sa, char *ifname,
+                                 size_t ifname_bytes)
+{
+	const char *want = h->option("tcp-if");
+	char have[256];
+
+	if (want) {
+		if (!tcp_find_if(want, sa, have, sizeof(have)))
+			return h->fail(CB_ERR_USAGE,
+			               "tcp: interface '%s' does not exist or "
+			               "has no IPv4 address (interfaces: %s)",
+			               want, have);
+		snprintf(ifname, ifname_bytes, "%.15s", want);
+		return CB_OK;
+	}
+	if (h->nic) {
+		char first[64];
+		snprintf(first, sizeof(first), "%.*s",
+		         (int)strcspn(h->nic, ","), h->nic);
+		if (tcp_find_if(first, sa, have, sizeof(have))) {
+			snprintf(ifname, ifname_bytes, "%.15s", first);
+			return CB_OK;
+		}
+	}
+	struct sockaddr_in *in = (struct sockaddr_in *)sa;
+	memset(sa, 0, sizeof(*sa));
+	in->sin_family = AF_INET;
+	const char *ip =
+	        h->local_ip && *h->local_ip ? h->local_ip : "127.0.0.1";
+	if (inet_pton(AF_INET, ip, &in->sin_addr) != 1) {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)sa;
+		memset(sa, 0, sizeof(*sa));
+		in6->sin6_family = AF_INET6;
+		if (inet_pton(AF_INET6, ip, &in6->sin6_addr) != 1)
+			return h->fail(CB_ERR_INVALID,
+			               "tcp: local address '%s' does not parse",
+			               ip);
+	}
+	snprintf(ifname, ifname_bytes, "default");
+	return CB_OK;
+}
+
+static void tcp_close(struct cb_tp_ctx *ctx);
+
 static cb_status_t tcp_open(const struct cb_tp_host *h, struct cb_tp_ctx **out)
 {
 	struct cb_tp_ctx *ctx = calloc(1, sizeof(*ctx));
-	struct sockaddr_storage sa = { 0 };
-	const char *ifname = h->option("tcp-if");
-	char have[256];
+	struct sockaddr_storage sa;
+	char where[80];
 	cb_status_t st;
+	int one = 1;
 
 	if (!ctx)
 		return h->fail(CB_ERR_NOMEM, "tcp: out of memory");
@@ -224,34 +212,23 @@ static cb_status_t tcp_open(const struct cb_tp_host *h, struct cb_tp_ctx **out)
 		st = h->fail(CB_ERR_NOMEM, "tcp: out of memory");
 		goto fail;
 	}
-	if (ifname) {
-		if (!tcp_find_if(ifname, &sa, have, sizeof(have))) {
-			st = h->fail(CB_ERR_USAGE,
-			             "tcp: interface '%s' does not exist or "
-			             "has no IPv4 address (interfaces: %s)",
-			             ifname, have);
-			goto fail;
-		}
-	} else {
-		socklen_t l;
-		if (cb_sock_resolve(h->local_ip && *h->local_ip ? h->local_ip
-		                                                : "127.0.0.1",
-		                    "0", &sa, &l)) {
-			st = CB_ERR_SYS;
-			goto fail;
-		}
-	}
-	((struct sockaddr_in *)&sa)->sin_port = 0;
+	if ((st = tcp_pick_addr(h, &sa, ctx->addr.ifname,
+	                        sizeof(ctx->addr.ifname))))
+		goto fail;
 	socklen_t len = sa.ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
 	                                         : sizeof(struct sockaddr_in);
-	if (cb_sock_listen((struct sockaddr *)&sa, len, &ctx->listen_fd)) {
-		char a[80];
-		cb_sock_ntop((struct sockaddr *)&sa, a, sizeof(a));
-		st = h->fail(CB_ERR_SYS, "tcp: cannot listen on %s: %s", a,
+	ctx->listen_fd = socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	setsockopt(ctx->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (ctx->listen_fd < 0 ||
+	    bind(ctx->listen_fd, (struct sockaddr *)&sa, len) != 0 ||
+	    listen(ctx->listen_fd, 1024) != 0) {
+		tcp_ntop(&sa, where, sizeof(where));
+		st = h->fail(CB_ERR_SYS, "tcp: cannot listen on %s: %s", where,
 		             strerror(errno));
 		goto fail;
 	}
-	cb_sock_set_nonblock(ctx->listen_fd, 1);
+	fcntl(ctx->listen_fd, F_SETFL,
+	      fcntl(ctx->listen_fd, F_GETFL) | O_NONBLOCK);
 	ctx->addr.magic = TCP_MAGIC;
 	ctx->addr.rank = h->rank;
 	ctx->addr.len = sizeof(ctx->addr.sa);
@@ -260,11 +237,7 @@ static cb_status_t tcp_open(const struct cb_tp_host *h, struct cb_tp_ctx **out)
 	*out = ctx;
 	return CB_OK;
 fail:
-	if (ctx->listen_fd >= 0)
-		close(ctx->listen_fd);
-	free(ctx->eps);
-	free(ctx->active);
-	free(ctx);
+	tcp_close(ctx);
 	return st;
 }
 
@@ -279,10 +252,13 @@ static void tcp_ep_free(struct cb_tp_ep *ep)
 
 static void tcp_close(struct cb_tp_ctx *ctx)
 {
-	for (int p = 0; p < ctx->host->world; p++)
+	for (int p = 0; ctx->eps && p < ctx->host->world; p++)
 		if (ctx->eps[p])
 			tcp_ep_free(ctx->eps[p]);
-	close(ctx->listen_fd);
+	for (int i = 0; i < ctx->npending; i++)
+		close(ctx->pending[i].fd);
+	if (ctx->listen_fd >= 0)
+		close(ctx->listen_fd);
 	free(ctx->eps);
 	free(ctx->active);
 	free(ctx);
@@ -297,6 +273,8 @@ static cb_status_t tcp_address(struct cb_tp_ctx *ctx, void *blob, size_t *bytes)
 	return CB_OK;
 }
 
+/* The endpoint of @peer, made on first use: by ep_create, or by a hello that
+ * came in first. */
 static struct cb_tp_ep *tcp_ep_get(struct cb_tp_ctx *ctx, int peer)
 {
 	struct cb_tp_ep *ep = ctx->eps[peer];
@@ -310,6 +288,7 @@ static struct cb_tp_ep *tcp_ep_get(struct cb_tp_ctx *ctx, int peer)
 	}
 	ep->ctx = ctx;
 	ep->peer = peer;
+	ep->dialer = peer < ctx->host->rank;
 	for (int i = 0; i < TCP_MAX_STREAMS; i++)
 		ep->s[i].fd = -1;
 	ctx->eps[peer] = ep;
@@ -317,115 +296,204 @@ static struct cb_tp_ep *tcp_ep_get(struct cb_tp_ctx *ctx, int peer)
 	return ep;
 }
 
-static void tcp_tune(int fd)
-{
-	int one = 1;
+/* ---------------------------------------------------------- connecting */
 
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	cb_sock_set_nonblock(fd, 1);
-}
-
-/* Accept every pending connection and file it under its hello. */
-static cb_status_t tcp_accept(struct cb_tp_ctx *ctx)
+/* File an accepted stream under its hello; 0 when the hello is not ours. */
+static cb_status_t tcp_file(struct cb_tp_ctx *ctx, struct tcp_pending *p)
 {
 	const struct cb_tp_host *h = ctx->host;
+	const struct tcp_hello *hl = &p->hello;
 
-	for (;;) {
+	if (hl->magic != TCP_MAGIC || hl->job_id != h->job_id ||
+	    hl->rank <= h->rank || hl->rank >= h->world || hl->stream < 0 ||
+	    hl->stream >= TCP_MAX_STREAMS) {
+		h->log(CB_TP_LOG_WARN,
+		       "dropped a connection from %s that is not a peer of "
+		       "this job (its hello does not parse)",
+		       p->from);
+		close(p->fd);
+		return CB_OK;
+	}
+	if (hl->streams != ctx->nstreams) {
+		close(p->fd);
+		return h->fail(
+		        CB_ERR_USAGE,
+		        "tcp: rank %d uses %d streams per peer and rank "
+		        "%d uses %d: set --tcp-streams the same on every "
+		        "rank",
+		        hl->rank, hl->streams, h->rank, ctx->nstreams);
+	}
+	struct cb_tp_ep *ep = tcp_ep_get(ctx, hl->rank);
+	if (!ep) {
+		close(p->fd);
+		return h->fail(CB_ERR_NOMEM, "tcp: out of memory");
+	}
+	if (ep->s[hl->stream].fd >= 0) {
+		close(p->fd); /* a duplicate */
+		return CB_OK;
+	}
+	tcp_tune(p->fd);
+	ep->s[hl->stream].fd = p->fd;
+	ep->s[hl->stream].state = S_READY;
+	ep->nconnected++;
+	return CB_OK;
+}
+
+/* Accept what is pending on the listener, and read the hellos that came in
+ * (never more than a hello: payload after it is the data path's). */
+cb_status_t tcp_accept(struct cb_tp_ctx *ctx)
+{
+	uint64_t now = ctx->host->now_ns();
+	cb_status_t st;
+
+	while (ctx->npending < TCP_PENDING) {
 		struct sockaddr_storage sa;
 		socklen_t sl = sizeof(sa);
-		struct tcp_hello hello;
-		char from[80];
-		int err = 0;
 		int fd = accept4(ctx->listen_fd, (struct sockaddr *)&sa, &sl,
-		                 SOCK_CLOEXEC);
-
+		                 SOCK_CLOEXEC | SOCK_NONBLOCK);
 		if (fd < 0)
-			return CB_OK;
-		cb_sock_ntop((struct sockaddr *)&sa, from, sizeof(from));
-		/* The dialer sends its hello right after connecting. */
-		if (cb_sock_recv_all(fd, &hello, sizeof(hello),
-		                     cb_now_ns() + 5000000000ull, &err) ||
-		    hello.magic != TCP_MAGIC || hello.job_id != h->job_id ||
-		    hello.rank <= h->rank || hello.rank >= h->world ||
-		    hello.stream < 0 || hello.stream >= TCP_MAX_STREAMS) {
-			h->log(CB_LOG_WARN,
-			       "dropped a connection from %s that is not a "
-			       "peer of this job (its hello does not parse)",
-			       from);
-			close(fd);
-			continue;
-		}
-		if (hello.streams != ctx->nstreams) {
-			close(fd);
-			return h->fail(CB_ERR_USAGE,
-			               "tcp: rank %d uses %d streams per peer "
-			               "and rank %d uses %d: set --tcp-streams "
-			               "the same on every rank",
-			               hello.rank, hello.streams, h->rank,
-			               ctx->nstreams);
-		}
-		struct cb_tp_ep *ep = tcp_ep_get(ctx, hello.rank);
-		if (!ep) {
-			close(fd);
-			return h->fail(CB_ERR_NOMEM, "tcp: out of memory");
-		}
-		if (ep->s[hello.stream].fd >= 0) {
-			close(fd);
-			continue;
-		}
-		tcp_tune(fd);
-		ep->s[hello.stream].fd = fd;
-		ep->nconnected++;
+			break;
+		struct tcp_pending *p = &ctx->pending[ctx->npending++];
+		*p = (struct tcp_pending){ .fd = fd, .since_ns = now };
+		tcp_ntop(&sa, p->from, sizeof(p->from));
 	}
+	for (int i = 0; i < ctx->npending;) {
+		struct tcp_pending *p = &ctx->pending[i];
+		ssize_t n = recv(p->fd, (char *)&p->hello + p->got,
+		                 sizeof(p->hello) - p->got, MSG_DONTWAIT);
+		int gone =
+		        n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR);
+		if (n > 0)
+			p->got += (size_t)n;
+		if (p->got == sizeof(p->hello)) {
+			struct tcp_pending done = *p;
+			*p = ctx->pending[--ctx->npending];
+			if ((st = tcp_file(ctx, &done)))
+				return st;
+			continue;
+		}
+		if (gone || now - p->since_ns > 5000000000ull) {
+			ctx->host->log(CB_TP_LOG_WARN,
+			               "dropped a connection from %s: no hello "
+			               "%s",
+			               p->from,
+			               gone ? "before it closed" : "in 5 s");
+			close(p->fd);
+			*p = ctx->pending[--ctx->npending];
+			continue;
+		}
+		i++;
+	}
+	return CB_OK;
 }
 
-static cb_status_t tcp_ep_connect(struct cb_tp_ctx *ctx, int peer,
-                                  const void *blob, size_t bytes,
-                                  struct cb_tp_ep **out)
+static cb_status_t tcp_ep_create(struct cb_tp_ctx *ctx, int peer,
+                                 struct cb_tp_ep **out, void *blob,
+                                 size_t *bytes)
 {
-	const struct cb_tp_host *h = ctx->host;
-	struct tcp_addr a;
 	struct cb_tp_ep *ep = tcp_ep_get(ctx, peer);
 
+	(void)blob;
+	*bytes = 0;
 	if (!ep)
-		return h->fail(CB_ERR_NOMEM, "tcp: out of memory");
-	if (bytes != sizeof(a))
-		return h->fail(CB_ERR_PROTO,
-		               "tcp: the address of rank %d does not parse",
-		               peer);
-	memcpy(&a, blob, sizeof(a));
-	if (a.magic != TCP_MAGIC || a.rank != peer)
-		return h->fail(CB_ERR_PROTO,
-		               "tcp: the address of rank %d does not parse",
-		               peer);
+		return ctx->host->fail(CB_ERR_NOMEM, "tcp: out of memory");
 	*out = ep;
-	if (peer > h->rank)
+	return CB_OK;
+}
+
+static cb_status_t tcp_ep_connect(struct cb_tp_ep *ep, const void *blob,
+                                  size_t bytes, const void *pblob,
+                                  size_t pbytes)
+{
+	struct cb_tp_ctx *ctx = ep->ctx;
+	const struct cb_tp_host *h = ctx->host;
+
+	(void)pblob;
+	(void)pbytes;
+	if (bytes != sizeof(ep->to))
+		return h->fail(CB_ERR_PROTO,
+		               "tcp: the address of rank %d does not parse",
+		               ep->peer);
+	memcpy(&ep->to, blob, sizeof(ep->to));
+	ep->to.ifname[sizeof(ep->to.ifname) - 1] = '\0';
+	if (ep->to.magic != TCP_MAGIC || ep->to.rank != ep->peer ||
+	    ep->to.len > sizeof(ep->to.sa))
+		return h->fail(CB_ERR_PROTO,
+		               "tcp: the address of rank %d does not parse",
+		               ep->peer);
+	ep->started = 1;
+	if (!ep->dialer)
 		return CB_OK; /* the higher rank dials */
 	for (int s = 0; s < ctx->nstreams; s++) {
-		struct tcp_hello hello = { TCP_MAGIC, h->rank, s, ctx->nstreams,
-			                   h->job_id };
-		uint64_t dl = cb_now_ns() + (uint64_t)(h->timeout_s * 1e9);
-		int fd, err = 0;
-		char to[80];
-
-		cb_sock_ntop((struct sockaddr *)&a.sa, to, sizeof(to));
-		if (cb_sock_connect((struct sockaddr *)&a.sa, a.len, dl, &fd,
-		                    &err))
-			return h->fail(
-			        CB_ERR_PEER,
-			        "tcp: cannot connect to rank %d (host %s) "
-			        "at %s: %s",
-			        peer, tcp_host(ctx, peer), to, strerror(err));
-		if (cb_sock_send_all(fd, &hello, sizeof(hello), dl, &err)) {
-			close(fd);
-			return h->fail(
-			        CB_ERR_PEER,
-			        "tcp: rank %d (host %s) at %s closed the "
-			        "connection during the handshake",
-			        peer, tcp_host(ctx, peer), to);
+		struct tcp_stream *st = &ep->s[s];
+		st->fd = socket(ep->to.sa.ss_family,
+		                SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		if (st->fd < 0)
+			return tcp_ep_fail(ep, CB_ERR_SYS,
+			                   "cannot make a socket for", errno);
+		int one = 1;
+		setsockopt(st->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		if (connect(st->fd, (struct sockaddr *)&ep->to.sa,
+		            ep->to.len) != 0 &&
+		    errno != EINPROGRESS && errno != EINTR) {
+			char to[80];
+			tcp_ntop(&ep->to.sa, to, sizeof(to));
+			return ep->err = h->fail(
+			               CB_ERR_PEER,
+			               "tcp: rank %d (host %s) cannot reach "
+			               "rank "
+			               "%d (host %s) at %s (%s): %s",
+			               h->rank, tcp_host(ctx, h->rank),
+			               ep->peer, tcp_host(ctx, ep->peer), to,
+			               ep->to.ifname, strerror(errno));
 		}
-		tcp_tune(fd);
-		ep->s[s].fd = fd;
+		st->state = S_DIALING;
+	}
+	return CB_OK;
+}
+
+/* Move a dialer's stream on: connected? then its hello. */
+static cb_status_t tcp_dial(struct cb_tp_ep *ep, int si)
+{
+	const struct cb_tp_host *h = ep->ctx->host;
+	struct tcp_stream *s = &ep->s[si];
+
+	if (s->state == S_DIALING) {
+		struct pollfd p = { .fd = s->fd, .events = POLLOUT };
+		int err = 0;
+		socklen_t el = sizeof(err);
+		if (poll(&p, 1, 0) <= 0)
+			return CB_AGAIN;
+		getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &el);
+		if (err) {
+			char to[80];
+			tcp_ntop(&ep->to.sa, to, sizeof(to));
+			return ep->err = h->fail(
+			               CB_ERR_PEER,
+			               "tcp: rank %d (host %s) cannot reach "
+			               "rank "
+			               "%d (host %s) at %s (%s): %s",
+			               h->rank, tcp_host(ep->ctx, h->rank),
+			               ep->peer, tcp_host(ep->ctx, ep->peer),
+			               to, ep->to.ifname, strerror(err));
+		}
+		s->state = S_HELLO;
+	}
+	if (s->state == S_HELLO) {
+		struct tcp_hello hello = { TCP_MAGIC, h->rank, si,
+			                   ep->ctx->nstreams, h->job_id };
+		ssize_t n = send(s->fd, (char *)&hello + s->hello_off,
+		                 sizeof(hello) - s->hello_off,
+		                 MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			return tcp_ep_fail(ep, CB_ERR_PEER,
+			                   "lost the connection (handshake) to",
+			                   errno);
+		if (n > 0)
+			s->hello_off += (size_t)n;
+		if (s->hello_off < sizeof(hello))
+			return CB_AGAIN;
+		s->state = S_READY;
 		ep->nconnected++;
 	}
 	return CB_OK;
@@ -433,11 +501,21 @@ static cb_status_t tcp_ep_connect(struct cb_tp_ctx *ctx, int peer,
 
 static cb_status_t tcp_ep_test(struct cb_tp_ep *ep)
 {
-	cb_status_t st = tcp_accept(ep->ctx);
+	cb_status_t st;
 
-	if (st)
+	if (ep->err)
+		return ep->err;
+	if (ep->nconnected == ep->ctx->nstreams)
+		return CB_OK;
+	if ((st = tcp_accept(ep->ctx)))
 		return st;
-	return ep->nconnected == ep->ctx->nstreams ? CB_OK : CB_AGAIN;
+	for (int s = 0; ep->dialer && s < ep->ctx->nstreams; s++)
+		if (ep->s[s].state != S_READY && (st = tcp_dial(ep, s)) < 0)
+			return st;
+	if (ep->nconnected < ep->ctx->nstreams)
+		return CB_AGAIN;
+	ep->ctx->stats.connects++;
+	return CB_OK;
 }
 
 static void tcp_ep_close(struct cb_tp_ep *ep)
@@ -445,286 +523,47 @@ static void tcp_ep_close(struct cb_tp_ep *ep)
 	(void)ep; /* freed with the context, which owns the table */
 }
 
-/* ---------------------------------------------------------- data path */
-
-static cb_status_t tcp_isend(struct cb_tp_ep *ep, const void *buf, size_t bytes,
-                             struct cb_tp_mr *mr, uint64_t tag,
-                             struct cb_tp_req *req)
+/* Interfaces with an IPv4 address: what tcp could listen on. */
+static cb_status_t tcp_devices(struct cb_tp_dev *devs, int max, int *n)
 {
-	int k = tcp_pieces(ep->ctx, bytes);
+	struct ifaddrs *ifa;
 
-	(void)mr;
-	if (ep->err)
-		return ep->err;
-	for (int i = 0; i < k; i++)
-		if (ep->s[i].sq.tail - ep->s[i].sq.head == TCP_QDEPTH)
-			return CB_AGAIN;
-	req->tag = tag;
-	req->bytes = bytes;
-	req->priv.u64[R_PENDING] = (uint64_t)k;
-	req->priv.ptr[R_BUF] = (void *)buf;
-	req->priv.u64[R_ERR] = 0;
-	for (int i = 0; i < k; i++)
-		fifo_push(&ep->s[i].sq, req);
-	return CB_OK;
-}
-
-static cb_status_t tcp_irecv(struct cb_tp_ep *ep, void *buf, size_t cap,
-                             struct cb_tp_mr *mr, uint64_t tag,
-                             struct cb_tp_req *req)
-{
-	(void)mr;
-	if (ep->err)
-		return ep->err;
-	if (ep->s[0].rq.tail - ep->s[0].rq.head == TCP_QDEPTH)
-		return CB_AGAIN;
-	req->tag = tag;
-	req->bytes = 0;
-	req->priv.u64[R_PENDING] = 1;
-	req->priv.ptr[R_BUF] = buf;
-	req->priv.u64[R_CAP] = cap;
-	req->priv.u64[R_ERR] = 0;
-	req->priv.u64[R_HDR_DONE] = 0;
-	fifo_push(&ep->s[0].rq, req);
-	return CB_OK;
-}
-
-static cb_status_t tcp_test(struct cb_tp_ep *ep, struct cb_tp_req *req)
-{
-	if (req->priv.u64[R_ERR])
-		return (cb_status_t)(int64_t)req->priv.u64[R_ERR];
-	if (req->priv.u64[R_PENDING] == 0)
+	*n = 0;
+	if (getifaddrs(&ifa) != 0)
 		return CB_OK;
-	return ep->err ? ep->err : CB_AGAIN;
-}
-
-/* Push the send queue of stream @si; 1 if anything moved. */
-static int tcp_send_stream(struct cb_tp_ep *ep, int si, cb_status_t *st)
-{
-	struct tcp_stream *s = &ep->s[si];
-	int moved = 0;
-
-	while (!fifo_empty(&s->sq)) {
-		struct cb_tp_req *req = fifo_head(&s->sq);
-		int k = tcp_pieces(ep->ctx, req->bytes);
-		size_t a, b, hdr = si == 0 ? sizeof(struct tcp_hdr) : 0;
-		struct iovec iov[2];
-		int n = 0;
-
-		tcp_piece(req->bytes, k, si, &a, &b);
-		if (s->s_off == 0 && si == 0)
-			s->s_hdr = (struct tcp_hdr){ TCP_MAGIC, 0, req->tag,
-				                     req->bytes };
-		if (s->s_off < hdr)
-			iov[n++] = (struct iovec){ (char *)&s->s_hdr + s->s_off,
-				                   hdr - s->s_off };
-		size_t done = s->s_off > hdr ? s->s_off - hdr : 0;
-		if (b - a > done)
-			iov[n++] =
-			        (struct iovec){ (char *)req->priv.ptr[R_BUF] +
-				                        a + done,
-				                b - a - done };
-		if (n) {
-			struct msghdr m = { .msg_iov = iov, .msg_iovlen = n };
-			ssize_t w =
-			        sendmsg(s->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
-			if (w < 0) {
-				if (errno == EAGAIN || errno == EINTR)
-					break;
-				*st = tcp_ep_fail(ep, CB_ERR_PEER,
-				                  "lost the connection to",
-				                  errno);
-				return moved;
-			}
-			s->s_off += (size_t)w;
-			moved = 1;
-			if (s->s_off < hdr + (b - a))
-				break;
+	for (struct ifaddrs *i = ifa; i; i = i->ifa_next) {
+		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET)
+			continue;
+		if (*n < max) {
+			struct cb_tp_dev *d = &devs[*n];
+			char ip[INET_ADDRSTRLEN];
+			inet_ntop(
+			        AF_INET,
+			        &((struct sockaddr_in *)i->ifa_addr)->sin_addr,
+			        ip, sizeof(ip));
+			*d = (struct cb_tp_dev){ .port = 0 };
+			snprintf(d->name, sizeof(d->name), "%s", i->ifa_name);
+			snprintf(d->netdev, sizeof(d->netdev), "%s",
+			         i->ifa_name);
+			snprintf(d->link_layer, sizeof(d->link_layer), "%s",
+			         i->ifa_flags & IFF_LOOPBACK ? "loopback"
+			                                     : "Ethernet");
+			snprintf(d->state, sizeof(d->state), "%s",
+			         i->ifa_flags & IFF_RUNNING ? "up" : "down");
+			snprintf(d->detail, sizeof(d->detail), "%s", ip);
 		}
-		s->s_off = 0;
-		s->sq.head++;
-		req->priv.u64[R_PENDING]--;
+		(*n)++;
 	}
-	return moved;
-}
-
-/* Read into @dst up to @want bytes; 0 when nothing was there. */
-static ssize_t tcp_read(struct cb_tp_ep *ep, int fd, void *dst, size_t want,
-                        cb_status_t *st)
-{
-	ssize_t n = recv(fd, dst, want, MSG_DONTWAIT);
-
-	if (n > 0)
-		return n;
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return 0;
-	*st = tcp_ep_fail(ep, CB_ERR_PEER,
-	                  n == 0 ? "connection closed by"
-	                         : "lost the connection to",
-	                  n == 0 ? 0 : errno);
-	return -1;
-}
-
-static cb_status_t tcp_header(struct cb_tp_ep *ep, struct cb_tp_req *req)
-{
-	struct tcp_hdr h;
-	const struct cb_tp_host *host = ep->ctx->host;
-
-	memcpy(&h, ep->bounce + ep->b_start, sizeof(h));
-	ep->b_start += sizeof(h);
-	if (h.magic != TCP_MAGIC) {
-		ep->err = host->fail(
-		        CB_ERR_PROTO,
-		        "tcp: rank %d (host %s) sent a message that "
-		        "does not parse (magic 0x%08x)",
-		        ep->peer, tcp_host(ep->ctx, ep->peer), h.magic);
-		return ep->err;
-	}
-	if (h.tag != req->tag) {
-		ep->err =
-		        host->fail(CB_ERR_PROTO,
-		                   "tcp: rank %d sent message tag 0x%llx where "
-		                   "this rank expected 0x%llx (schedules "
-		                   "disagree)",
-		                   ep->peer, (unsigned long long)h.tag,
-		                   (unsigned long long)req->tag);
-		return ep->err;
-	}
-	if (h.bytes > req->priv.u64[R_CAP]) {
-		ep->err = host->fail(
-		        CB_ERR_TRUNCATE,
-		        "tcp: rank %d sent %llu bytes to a %llu-byte "
-		        "receive",
-		        ep->peer, (unsigned long long)h.bytes,
-		        (unsigned long long)req->priv.u64[R_CAP]);
-		return ep->err;
-	}
-	int k = tcp_pieces(ep->ctx, h.bytes);
-	req->bytes = h.bytes;
-	req->priv.u64[R_PENDING] = (uint64_t)k;
-	req->priv.u64[R_HDR_DONE] = 1;
-	for (int i = 1; i < k; i++)
-		if (fifo_push(&ep->s[i].rq, req))
-			return ep->err = host->fail(
-			               CB_ERR_PROTO,
-			               "tcp: receive queue overflow");
+	freeifaddrs(ifa);
 	return CB_OK;
 }
 
-/* Pull data for the posted receives of stream @si; 1 if anything moved. */
-static int tcp_recv_stream(struct cb_tp_ep *ep, int si, cb_status_t *st)
+static void tcp_stats(struct cb_tp_ctx *ctx, struct cb_tp_stats *out)
 {
-	struct tcp_stream *s = &ep->s[si];
-	int moved = 0;
-
-	while (!fifo_empty(&s->rq)) {
-		struct cb_tp_req *req = fifo_head(&s->rq);
-
-		if (si == 0 && !req->priv.u64[R_HDR_DONE]) {
-			size_t have = ep->b_end - ep->b_start;
-			if (have < sizeof(struct tcp_hdr)) {
-				memmove(ep->bounce, ep->bounce + ep->b_start,
-				        have);
-				ep->b_start = 0;
-				ep->b_end = have;
-				/* Small receives read ahead (header and payload
-				 * in one call, then a copy); large ones read
-				 * the header alone so the payload lands in
-				 * place. */
-				size_t want =
-				        req->priv.u64[R_CAP] > TCP_BOUNCE
-				                ? sizeof(struct tcp_hdr) - have
-				                : TCP_BOUNCE - have;
-				ssize_t n = tcp_read(
-				        ep, s->fd, ep->bounce + have, want, st);
-				if (n <= 0)
-					return moved;
-				ep->b_end += (size_t)n;
-				moved = 1;
-				if (ep->b_end < sizeof(struct tcp_hdr))
-					return moved;
-			}
-			if ((*st = tcp_header(ep, req)))
-				return moved;
-			s->r_off = 0;
-		}
-		int k = tcp_pieces(ep->ctx, req->bytes);
-		size_t a, b;
-		tcp_piece(req->bytes, k, si, &a, &b);
-		char *dst = (char *)req->priv.ptr[R_BUF] + a;
-		if (si == 0 && ep->b_end > ep->b_start && s->r_off < b - a) {
-			size_t take = ep->b_end - ep->b_start;
-			if (take > b - a - s->r_off)
-				take = b - a - s->r_off;
-			memcpy(dst + s->r_off, ep->bounce + ep->b_start, take);
-			ep->b_start += take;
-			s->r_off += take;
-			moved = 1;
-		}
-		while (s->r_off < b - a) {
-			ssize_t n = tcp_read(ep, s->fd, dst + s->r_off,
-			                     b - a - s->r_off, st);
-			if (n <= 0)
-				return moved;
-			s->r_off += (size_t)n;
-			moved = 1;
-		}
-		s->r_off = 0;
-		s->rq.head++;
-		req->priv.u64[R_PENDING]--;
-		moved = 1;
-	}
-	return moved;
+	*out = ctx->stats;
 }
 
-static cb_status_t tcp_progress(struct cb_tp_ctx *ctx)
-{
-	int moved = 0;
-
-	for (int i = 0; i < ctx->nactive; i++) {
-		struct cb_tp_ep *ep = ctx->eps[ctx->active[i]];
-		cb_status_t st = CB_OK;
-
-		if (ep->err)
-			return ep->err;
-		for (int s = 0; s < ctx->nstreams && ep->s[s].fd >= 0; s++) {
-			if (!fifo_empty(&ep->s[s].sq))
-				moved |= tcp_send_stream(ep, s, &st);
-			if (!st && !fifo_empty(&ep->s[s].rq))
-				moved |= tcp_recv_stream(ep, s, &st);
-			if (st)
-				return st;
-		}
-	}
-	return moved ? CB_OK : CB_AGAIN;
-}
-
-static void tcp_idle_wait(struct cb_tp_ctx *ctx, int timeout_us)
-{
-	struct pollfd pfd[64];
-	int n = 0;
-
-	for (int i = 0; i < ctx->nactive && n < 64; i++) {
-		struct cb_tp_ep *ep = ctx->eps[ctx->active[i]];
-		for (int s = 0; s < ctx->nstreams && n < 64; s++) {
-			short ev = 0;
-			if (ep->s[s].fd < 0)
-				continue;
-			if (!fifo_empty(&ep->s[s].sq))
-				ev |= POLLOUT;
-			if (!fifo_empty(&ep->s[s].rq))
-				ev |= POLLIN;
-			if (ev)
-				pfd[n++] =
-				        (struct pollfd){ ep->s[s].fd, ev, 0 };
-		}
-	}
-	/* Millisecond resolution: round up, so 0 never means spin. */
-	if (n)
-		poll(pfd, (nfds_t)n, (timeout_us + 999) / 1000);
-}
-
-const struct cb_tp_ops cb_tp_tcp = {
+CB_TP_DEFINE(tcp) = {
 	.abi = CB_TP_ABI,
 	.size = sizeof(struct cb_tp_ops),
 	.name = "tcp",
@@ -732,9 +571,11 @@ const struct cb_tp_ops cb_tp_tcp = {
 	               "messages",
 	.caps = CB_TP_CAP_HOST_MEM,
 	.query = NULL, /* sockets exist everywhere */
+	.devices = tcp_devices,
 	.open = tcp_open,
 	.close = tcp_close,
 	.address = tcp_address,
+	.ep_create = tcp_ep_create,
 	.ep_connect = tcp_ep_connect,
 	.ep_test = tcp_ep_test,
 	.ep_close = tcp_ep_close,
@@ -746,6 +587,6 @@ const struct cb_tp_ops cb_tp_tcp = {
 	.progress = tcp_progress,
 	.put = NULL, /* two-sided only */
 	.notify_poll = NULL,
-	.peer_map = NULL,
 	.idle_wait = tcp_idle_wait,
+	.stats = tcp_stats,
 };

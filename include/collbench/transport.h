@@ -1,20 +1,31 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * collbench/transport.h - the transport plugin ABI.
+ * collbench/transport.h - the transport plugin ABI, version 2.
  *
  * A transport is one `struct cb_tp_ops` table.  tcp and shm are compiled into
  * the binary; verbs and gpu are shared modules that export the table as the
- * symbol `cb_tp_ops_v1` (CB_TP_SYMBOL) and are loaded at run time, so the
- * binary runs where libibverbs or CUDA are missing.
+ * symbol `cb_tp_ops_v2` (CB_TP_SYMBOL) and are loaded at run time, so the
+ * binary runs where libibverbs or CUDA are missing.  A transport reaches the
+ * core only through the `struct cb_tp_host` it is lent (logging, failures,
+ * options, the clock, host reductions): built in or as a module, the same
+ * source links nothing of the executable (the build checks it).
  *
  * Life of a transport in one rank:
  *
- *   query()                         may this transport run here at all?
- *   open(host)        -> ctx        one per process and transport
- *   address(ctx)      -> blob       published through the bootstrap store
- *   ep_connect(ctx, peer, blob) -> ep   then ep_test() until CB_OK
- *   mem_reg(ctx, buf) -> mr         outside timed regions; core caches them
- *   isend/irecv(ep, ..., req)       then test(req) / progress(ctx)
+ *   query()                          may this transport run here at all?
+ *   devices()                        what it could use (collbench info)
+ *   open(host)         -> ctx        one per process and transport
+ *   address(ctx)       -> blob       published once through the bootstrap
+ *   mem_reg(ctx, mem)  -> mr         outside timed regions; the core caches
+ *                                    registrations and hands the right one
+ *                                    down with every operation
+ *   -- for each peer a plan uses, when it is first needed (lazily): --
+ *   ep_create(ctx, peer) -> ep, blob blob: what this rank tells that peer
+ *                                    (verbs: the QP number made for it)
+ *   ep_connect(ep, addr, blob)       the peer's address and its blob for us
+ *   ep_test(ep) until CB_OK          non-blocking; the core owns the deadline
+ *   isend/irecv(ep, ..., req)        then test(req) / progress(ctx)
+ *   mem_export/mem_import, put       optional one-sided and mapped access
  *   ep_close, mem_dereg, close
  *
  * Threading: a context and everything made from it is used by one thread at a
@@ -43,20 +54,24 @@
 #include <collbench/status.h>
 #include <collbench/types.h>
 
-#define CB_TP_ABI      1u
-#define CB_TP_SYMBOL   "cb_tp_ops_v1"
-#define CB_TP_ADDR_MAX 256 /* bytes in an address blob */
+#define CB_TP_ABI          2u
+#define CB_TP_SYMBOL       "cb_tp_ops_v2"
+#define CB_TP_ADDR_MAX     256 /* bytes in an address or a per-peer blob */
+#define CB_TP_MEM_BLOB_MAX 128 /* bytes of an exported memory handle */
 
 /* Capability bits (struct cb_tp_ops.caps). */
 enum cb_tp_cap {
-	CB_TP_CAP_HOST_MEM = 1u << 0, /* host buffers */
-	CB_TP_CAP_GPU_MEM = 1u << 1,  /* device buffers (gpu, verbs+peermem) */
-	CB_TP_CAP_PUT = 1u << 2,      /* put() and notify_poll() */
-	CB_TP_CAP_PEER_MAP = 1u
-	                     << 3, /* peer_map(): load/store a peer's buffer */
-	CB_TP_CAP_SAME_HOST = 1u << 4, /* can connect only ranks of one host */
-	CB_TP_CAP_NEEDS_REG = 1u << 5, /* isend/irecv need an mr from mem_reg */
+	CB_TP_CAP_HOST_MEM = 1u << 0,   /* host buffers */
+	CB_TP_CAP_GPU_MEM = 1u << 1,    /* device buffers, moved directly */
+	CB_TP_CAP_PUT = 1u << 2,        /* mem_export/mem_import, put, notify */
+	CB_TP_CAP_MAP = 1u << 3,        /* mem_import maps peers' memory for
+	                                 * loads and stores (shm, CUDA IPC) */
+	CB_TP_CAP_SAME_HOST = 1u << 4,  /* can connect only ranks of one host */
+	CB_TP_CAP_NEEDS_REG = 1u << 5,  /* zero-copy only from registered
+	                                 * memory (verbs): unregistered buffers
+	                                 * go through bounce buffers */
 	CB_TP_CAP_HELPER_THR = 1u << 6, /* starts threads of its own */
+	CB_TP_CAP_EP_BLOB = 1u << 7,    /* ep_create writes per-peer data */
 };
 
 enum cb_mem_kind {
@@ -64,10 +79,14 @@ enum cb_mem_kind {
 	CB_MEM_GPU = 1,
 };
 
+/* Log levels of cb_tp_host.log(). */
+enum { CB_TP_LOG_ERROR = 0, CB_TP_LOG_WARN, CB_TP_LOG_INFO, CB_TP_LOG_DEBUG };
+
 /* Opaque per-transport objects. */
 struct cb_tp_ctx;
 struct cb_tp_ep;
-struct cb_tp_mr;
+struct cb_tp_mr;   /* a registration of local memory */
+struct cb_tp_rmem; /* a peer's exported memory, imported here */
 
 /*
  * What the core lends a transport.  A transport keeps the pointer for the
@@ -85,11 +104,16 @@ struct cb_tp_host {
 	const char *local_ip;     /* address this rank used to reach the
 	                           * rendezvous: a default interface */
 	double timeout_s;         /* the job's deadline for one wait */
+	/* The NICs chosen for this rank, comma-separated ("mlx5_0,mlx5_1";
+	 * --nic, else the one topology found nearest), or NULL; and its GPU
+	 * index, or -1.  A transport maps the names to its own devices. */
+	const char *nic;
+	int gpu;
 	/* Option lookup: "tcp-if", "tcp-streams", ... (CLI, then environment);
 	 * NULL when unset. */
 	const char *(*option)(const char *key);
-	/* Log a line at level 0 (error) .. 3 (debug), with the transport's
-	 * name as prefix. */
+	/* Log a line at a CB_TP_LOG_* level, with the transport's name as
+	 * prefix. */
 	void (*log)(int level, const char *fmt, ...)
 	        __attribute__((format(printf, 2, 3)));
 	/* Record the one line that describes a failure (the first one wins) and
@@ -97,11 +121,32 @@ struct cb_tp_host {
 	 * ...)`. */
 	cb_status_t (*fail)(cb_status_t st, const char *fmt, ...)
 	        __attribute__((format(printf, 2, 3)));
+	/* A monotonic clock, in ns. */
+	uint64_t (*now_ns)(void);
+	/* dst[i] = a[i] OP b[i] for @count host elements (the core's reduction
+	 * kernels, bit-exact with the verification). */
+	void (*reduce)(enum cb_dtype dt, enum cb_op op, void *dst,
+	               const void *a, const void *b, size_t count);
+};
+
+/*
+ * A buffer as the core hands it to a transport: the registered region that
+ * holds the bytes an operation names.  The core keeps one per region and
+ * transport (its registration cache); @mr is what this transport's mem_reg
+ * returned for it, NULL when the transport registers nothing or the region is
+ * unknown to the core (kind is then CB_MEM_HOST).
+ */
+struct cb_tp_mem {
+	void *base;
+	size_t bytes;
+	enum cb_mem_kind kind;
+	int device; /* GPU index for CB_MEM_GPU, else -1 */
+	struct cb_tp_mr *mr;
 };
 
 /*
  * A request: storage owned by the caller (so a timed region allocates
- * nothing), contents owned by the transport from isend/irecv until test()
+ * nothing), contents owned by the transport from isend/irecv/put until test()
  * returns anything other than CB_AGAIN.
  */
 struct cb_tp_req {
@@ -114,13 +159,48 @@ struct cb_tp_req {
 	} priv;
 };
 
-/* What irecv_reduce() combines with: dst = src OP message, element-wise. */
+/* What irecv_reduce() combines with: dst = src OP message, element-wise.
+ * A host transport calls host->reduce(); one with its own engine (gpu) runs
+ * its kernels for the same dtype and op. */
 struct cb_tp_reduce {
-	void (*fn)(enum cb_dtype dt, enum cb_op op, void *dst, const void *a,
-	           const void *b, size_t count);
 	enum cb_dtype dtype;
 	enum cb_op op;
-	size_t elem_bytes;
+	uint32_t elem_bytes;
+};
+
+/* One device (NIC, port, GPU, or the transport's own notion) for
+ * `collbench info` and for choosing among several. */
+struct cb_tp_dev {
+	char name[64];       /* "mlx5_0", "eth0", "shm" */
+	int port;            /* 1-based port; 0 when ports do not apply */
+	char link_layer[16]; /* "InfiniBand", "Ethernet", "iWARP", "memory" */
+	char state[16];      /* "ACTIVE", "DOWN", "up", ... */
+	double speed_gbps;   /* link rate; 0 unknown */
+	uint32_t mtu;        /* active MTU in bytes; 0 unknown */
+	uint32_t max_inline; /* bytes sent inline with a work request */
+	uint64_t max_msg;    /* largest single message; 0 unlimited */
+	int gpu_mem;         /* can move GPU memory directly (GPUDirect) */
+	char netdev[32];     /* the network interface behind it, or "" */
+	char detail[160];    /* "GID[3] ::ffff:10.0.0.1 RoCE v2", "LID 4" */
+};
+
+/* Counters a transport moved or a device recorded (verbs port counters,
+ * an interface's statistics), read before and after a run. */
+struct cb_tp_counter {
+	char dev[48];   /* "mlx5_0:1", "eth0" */
+	char name[40];  /* "port_xmit_data", "symbol_error" */
+	uint64_t value; /* in the counter's own unit */
+	int is_error;   /* a non-zero change means trouble */
+};
+
+/* What a context did, for checks and the run header. */
+struct cb_tp_stats {
+	uint64_t eager_msgs, eager_bytes; /* through the transport's buffers */
+	uint64_t zcopy_msgs, zcopy_bytes; /* straight into the user's buffer */
+	uint64_t bounce_bytes;            /* copied through bounce buffers
+	                                   * because memory was unregistered */
+	uint64_t put_msgs, put_bytes;     /* one-sided */
+	uint64_t connects, registrations; /* set-up work */
 };
 
 struct cb_tp_ops {
@@ -138,29 +218,47 @@ struct cb_tp_ops {
 	 */
 	cb_status_t (*query)(char *why, size_t why_bytes);
 
+	/*
+	 * devices - list up to @max devices this transport could use here into
+	 * @devs and their number in *@n (which may exceed @max).  Never blocks;
+	 * no context needed.  Optional.
+	 */
+	cb_status_t (*devices)(struct cb_tp_dev *devs, int max, int *n);
+
 	/* open - make this process's context: listeners, shared segments,
-	 * device contexts.  @host outlives the context. */
+	 * device contexts (on host->nic).  @host outlives the context. */
 	cb_status_t (*open)(const struct cb_tp_host *host,
 	                    struct cb_tp_ctx **ctx);
 
 	/* close - free everything made from @ctx; endpoints first. */
 	void (*close)(struct cb_tp_ctx *ctx);
 
-	/* address - write this context's address blob (at most CB_TP_ADDR_MAX
-	 * bytes) to @blob and its length to @bytes; the core publishes it. */
+	/* address - write this context's address (at most CB_TP_ADDR_MAX
+	 * bytes) to @blob and its length to @bytes; the core publishes it
+	 * once, and hands it to every peer's ep_connect(). */
 	cb_status_t (*address)(struct cb_tp_ctx *ctx, void *blob,
 	                       size_t *bytes);
 
 	/*
-	 * ep_connect - start connecting to rank @peer, whose published blob is
-	 * @blob.  Returns the endpoint at once; it is usable after ep_test()
-	 * returns CB_OK.  Both ranks of a pair call it, each with the other's
-	 * blob.  CB_ERR_UNSUPPORTED when this transport cannot reach @peer
+	 * ep_create - make the endpoint for rank @peer.  With
+	 * CB_TP_CAP_EP_BLOB, write what this rank tells that one peer (at most
+	 * CB_TP_ADDR_MAX bytes: a queue-pair number per NIC, a PSN) to @blob
+	 * and its length to *@bytes; the core publishes it for the peer.
+	 * CB_ERR_UNSUPPORTED (recorded) when this transport cannot reach @peer
 	 * (shm and a rank of another host).
 	 */
-	cb_status_t (*ep_connect)(struct cb_tp_ctx *ctx, int peer,
-	                          const void *blob, size_t bytes,
-	                          struct cb_tp_ep **ep);
+	cb_status_t (*ep_create)(struct cb_tp_ctx *ctx, int peer,
+	                         struct cb_tp_ep **ep, void *blob,
+	                         size_t *bytes);
+
+	/*
+	 * ep_connect - start connecting @ep, given the peer's address and the
+	 * blob its ep_create wrote for this rank (NULL, 0 without
+	 * CB_TP_CAP_EP_BLOB).  Returns at once; both ranks of a pair call it.
+	 */
+	cb_status_t (*ep_connect)(struct cb_tp_ep *ep, const void *addr,
+	                          size_t addr_bytes, const void *blob,
+	                          size_t blob_bytes);
 
 	/* ep_test - CB_OK once connected, CB_AGAIN while not, an error when
 	 * the connection failed.  Makes progress on the handshake. */
@@ -170,27 +268,30 @@ struct cb_tp_ops {
 	void (*ep_close)(struct cb_tp_ep *ep);
 
 	/*
-	 * mem_reg / mem_dereg - register a buffer for transfers; outside timed
-	 * regions only (the core keeps a cache).  Optional: NULL when the
-	 * transport needs no registration, and then mr arguments are NULL.
+	 * mem_reg / mem_dereg - register @mem (base, bytes, kind, device) for
+	 * transfers; outside timed regions only (the core caches them).  *@mr
+	 * may be set to NULL: nothing to register for this memory.  Optional:
+	 * without it, every struct cb_tp_mem this transport sees has mr NULL.
 	 */
-	cb_status_t (*mem_reg)(struct cb_tp_ctx *ctx, void *buf, size_t bytes,
-	                       enum cb_mem_kind kind, struct cb_tp_mr **mr);
+	cb_status_t (*mem_reg)(struct cb_tp_ctx *ctx,
+	                       const struct cb_tp_mem *mem,
+	                       struct cb_tp_mr **mr);
 	void (*mem_dereg)(struct cb_tp_ctx *ctx, struct cb_tp_mr *mr);
 
 	/*
-	 * isend - send @bytes from @buf to the endpoint's peer.  @buf must not
-	 * change until test() reports completion.  CB_OK means posted (not
-	 * done); CB_AGAIN means no resources now: progress and post again.
+	 * isend - send @bytes from @buf (inside @mem) to the endpoint's peer.
+	 * @buf must not change until test() reports completion.  CB_OK means
+	 * posted (not done); CB_AGAIN means no resources now: progress and post
+	 * again.
 	 */
 	cb_status_t (*isend)(struct cb_tp_ep *ep, const void *buf, size_t bytes,
-	                     struct cb_tp_mr *mr, uint64_t tag,
+	                     const struct cb_tp_mem *mem, uint64_t tag,
 	                     struct cb_tp_req *req);
 
-	/* irecv - receive the next message on @ep into @buf (capacity @cap);
-	 * a larger message fails with CB_ERR_TRUNCATE. */
+	/* irecv - receive the next message on @ep into @buf (capacity @cap,
+	 * inside @mem); a larger message fails with CB_ERR_TRUNCATE. */
 	cb_status_t (*irecv)(struct cb_tp_ep *ep, void *buf, size_t cap,
-	                     struct cb_tp_mr *mr, uint64_t tag,
+	                     const struct cb_tp_mem *mem, uint64_t tag,
 	                     struct cb_tp_req *req);
 
 	/* test - CB_OK when @req is complete (req->bytes set), CB_AGAIN when
@@ -203,43 +304,62 @@ struct cb_tp_ops {
 	cb_status_t (*progress)(struct cb_tp_ctx *ctx);
 
 	/*
-	 * Optional one-sided operations (CB_TP_CAP_PUT): write @bytes into the
-	 * peer's registered memory at @raddr and raise @notify there, read by
-	 * the peer with notify_poll() (CB_AGAIN when none arrived).
+	 * Optional one-sided access (CB_TP_CAP_PUT).
+	 *
+	 * mem_export - describe registered memory @mem so that a peer can
+	 * reach it: at most CB_TP_MEM_BLOB_MAX bytes (verbs: address and rkey;
+	 * shm: pid, memfd and offset; gpu: an IPC handle).  Outside timed
+	 * regions.  The blob travels however the caller likes (a message).
+	 *
+	 * mem_import - turn a peer's exported blob, received on @ep, into a
+	 * handle for put(); with CB_TP_CAP_MAP also an address in *@local this
+	 * process can load from and store to (else *@local = NULL).  Outside
+	 * timed regions; mem_unimport releases it.
+	 *
+	 * put - write @bytes from @buf (inside @mem) to byte @roff of @rmem on
+	 * the endpoint's peer.  With @notify != 0 the peer's notify_poll()
+	 * returns @notify after the data is in place (verbs: write with
+	 * immediate; iWARP: write, then a send).  Puts and sends on one
+	 * endpoint are ordered.  Completion through test(req) is local.
+	 *
+	 * notify_poll - the next notification peers' puts raised on @ep, in
+	 * arrival order: CB_OK with *@notify set, CB_AGAIN when none.
 	 */
+	cb_status_t (*mem_export)(struct cb_tp_ctx *ctx,
+	                          const struct cb_tp_mem *mem, void *blob,
+	                          size_t *bytes);
+	cb_status_t (*mem_import)(struct cb_tp_ep *ep, const void *blob,
+	                          size_t bytes, struct cb_tp_rmem **rmem,
+	                          void **local);
+	void (*mem_unimport)(struct cb_tp_ep *ep, struct cb_tp_rmem *rmem);
 	cb_status_t (*put)(struct cb_tp_ep *ep, const void *buf, size_t bytes,
-	                   struct cb_tp_mr *mr, uint64_t raddr,
-	                   const void *rkey, uint32_t notify,
+	                   const struct cb_tp_mem *mem, struct cb_tp_rmem *rmem,
+	                   uint64_t roff, uint32_t notify,
 	                   struct cb_tp_req *req);
 	cb_status_t (*notify_poll)(struct cb_tp_ep *ep, uint32_t *notify);
 
 	/*
-	 * Optional direct access (CB_TP_CAP_PEER_MAP): make @bytes of the
-	 * peer's memory at @raddr loadable and storable here, as shm mappings
-	 * and CUDA IPC handles allow; algorithms then fuse copy and reduce.
-	 */
-	cb_status_t (*peer_map)(struct cb_tp_ep *ep, uint64_t raddr,
-	                        size_t bytes, void **local);
-
-	/*
-	 * Optional: allocate host memory that local peers can reach directly
-	 * (shm: a memfd mapping they map too), so receives of data sent from
-	 * it are plain loads instead of a copy through the kernel.  Outside
-	 * timed regions.  Memory from elsewhere still works, just slower.
+	 * Optional: allocate memory of @kind on @device that local peers can
+	 * reach directly (shm: a memfd mapping they map too; gpu: device
+	 * memory), so receives of data sent from it are plain loads instead of
+	 * a copy through the kernel.  Outside timed regions.  Memory from
+	 * elsewhere still works, just slower.
 	 */
 	cb_status_t (*mem_alloc)(struct cb_tp_ctx *ctx, size_t bytes,
-	                         void **buf);
+	                         enum cb_mem_kind kind, int device, void **buf);
 	void (*mem_free)(struct cb_tp_ctx *ctx, void *buf, size_t bytes);
 
 	/*
 	 * Optional: receive the next message and reduce it on arrival:
-	 * dst[i] = src[i] OP message[i] (@dst may be @src).  A transport that
-	 * can read the sender's memory fuses the copy into the reduction and
-	 * saves a pass over memory; without this member the core receives into
-	 * a staging buffer and reduces from there.  @bytes is exact.
+	 * dst[i] = src[i] OP message[i] (@dst may be @src; both inside
+	 * @mem).  A transport that can read the sender's memory fuses the
+	 * copy into the reduction and saves a pass over memory; without this
+	 * member the core receives into a staging buffer and reduces from
+	 * there.  @bytes is exact.
 	 */
 	cb_status_t (*irecv_reduce)(struct cb_tp_ep *ep, void *dst,
 	                            const void *src, size_t bytes,
+	                            const struct cb_tp_mem *mem,
 	                            const struct cb_tp_reduce *red,
 	                            uint64_t tag, struct cb_tp_req *req);
 
@@ -251,11 +371,34 @@ struct cb_tp_ops {
 	 * the core keeps polling.
 	 */
 	void (*idle_wait)(struct cb_tp_ctx *ctx, int timeout_us);
+
+	/* Optional: what @ctx has done since open (cheap; any time). */
+	void (*stats)(struct cb_tp_ctx *ctx, struct cb_tp_stats *out);
+
+	/*
+	 * Optional: the counters of the devices @ctx uses, up to @max into
+	 * @out, their number in *@n.  Reads sysfs: outside timed regions.
+	 */
+	cb_status_t (*counters)(struct cb_tp_ctx *ctx,
+	                        struct cb_tp_counter *out, int max, int *n);
 };
 
 /* Calls to optional members go through these, never straight through the
  * table, so a module built against an older, shorter table stays safe. */
 #define CB_TP_HAS(ops, member)                                                 \
 	((ops)->size > offsetof(struct cb_tp_ops, member) && (ops)->member)
+
+/*
+ * How a transport source defines its table: built in, the table is
+ * `cb_tp_<name>`; built as a module (-DCB_TP_MODULE), it is the exported
+ * symbol CB_TP_SYMBOL, the only name the module exports.
+ */
+#ifdef CB_TP_MODULE
+#define CB_TP_DEFINE(name)                                                     \
+	__attribute__((visibility("default")))                                 \
+	const struct cb_tp_ops cb_tp_ops_v2
+#else
+#define CB_TP_DEFINE(name) const struct cb_tp_ops cb_tp_##name
+#endif
 
 #endif

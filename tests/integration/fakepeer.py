@@ -99,21 +99,22 @@ def main():
             t, _, v0 = recv_msg(s)
             assert t == VALUE, t
             gather(s, seq, 1, b"\0" * len(v0))
-        # address allgather: u32 bytes[4], blob[4][256]; tcp is index 0
+        # transport addresses are published in the store ("tp/tcp/RANK")
+        # and fetched when a plan first needs the peer (core/comm_conn.c)
         ls = socket.socket()
         ls.bind(("127.0.0.1", 0))
         ls.listen()
         sa = ls.getsockname()
         sockaddr = struct.pack("=H", socket.AF_INET) + struct.pack("!H", sa[1]) \
             + socket.inet_aton(sa[0])
-        # struct tcp_addr: magic, rank, sockaddr_storage, socklen_t, padding
+        # struct tcp_addr: magic, rank, sockaddr_storage, socklen_t,
+        # ifname[16], padding
         blob = struct.pack("=Ii", TCP_MAGIC, 1) + sockaddr.ljust(128, b"\0") \
-            + struct.pack("=I", 16) + b"\0" * 4
-        addrs = struct.pack("=4I", len(blob), 0, 0, 0) + blob.ljust(256, b"\0") \
-            + b"\0" * (3 * 256)
-        got = gather(s, 3, 1, addrs)
-        n0 = struct.unpack("=I", got[0][:4])[0]
-        b0 = got[0][16:16 + n0]
+            + struct.pack("=I", 16) + b"lo".ljust(16, b"\0") + b"\0" * 4
+        s.sendall(msg(SET, b"tp/tcp/1", blob))
+        s.sendall(msg(GET, b"tp/tcp/0"))
+        t, _, b0 = recv_msg(s)
+        assert t == VALUE, t
         fam, = struct.unpack("=H", b0[8:10])
         p0, = struct.unpack("!H", b0[10:12])
         ip0 = socket.inet_ntoa(b0[12:16])
@@ -124,8 +125,6 @@ def main():
             d = socket.create_connection((ip0, p0), timeout=10)
             d.sendall(struct.pack("=IiiiQ", TCP_MAGIC, 1, st, 2, jobid))
             streams.append(d)
-        # the barrier after connecting
-        gather(s, 4, 1, b"\1")
         # a data message whose header does not parse
         streams[0].sendall(b"\x00" * 4 + b"\x11" * 60)
         time.sleep(2)

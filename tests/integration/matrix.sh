@@ -9,6 +9,24 @@ np=${1:?np} tr=${2:?transport}
 
 header='collective,algo,transport,dtype,op,ranks,hosts,bytes,count,inplace,time_us,algbw_gbps,busbw_gbps,wrong'
 
+# Rows of FILE's body that are not exact, or not an allreduce by ring on
+# np ranks over tr, or whose count is not a whole number.
+bad_rows() { # FILE
+	tail -n +2 "$1" | awk -F, -v np="$np" -v tr="$tr" \
+		'$14 != 0 || $6 != np || $3 != tr || $1 != "allreduce" || $2 != "ring" || $9 !~ /^[0-9]+$/ { print }'
+}
+
+# The filter itself must catch what it is there for: a planted row with a
+# wrong value, and one whose count is not a number, each flagged.
+good="allreduce,ring,$tr,float32,sum,$np,1,16,4,0,1.0,0.1,0.1,0"
+printf '%s\n%s\n' "$header" "$good" >"$TMP/planted.csv"
+[ -z "$(bad_rows "$TMP/planted.csv")" ] || fail "bad_rows flags a good row"
+for row in "${good%,0},3" "allreduce,ring,$tr,float32,sum,$np,1,16,4x,0,1.0,0.1,0.1,0" \
+	"allreduce,ring,$tr,float32,sum,$np,1,16,,0,1.0,0.1,0.1,0"; do
+	printf '%s\n%s\n' "$header" "$row" >"$TMP/planted.csv"
+	[ -n "$(bad_rows "$TMP/planted.csv")" ] || fail "bad_rows misses '$row'"
+done
+
 check_csv() { # FILE WANT_ROWS WHAT
 	local f=$1 want=$2 what=$3 rows bad before=$failures
 	# the foundation's 14 columns come first, in this order (later
@@ -19,8 +37,7 @@ check_csv() { # FILE WANT_ROWS WHAT
 	fi
 	rows=$(tail -n +2 "$f" | wc -l)
 	[ "$rows" -eq "$want" ] || fail "$what: $rows rows, want $want"
-	bad=$(tail -n +2 "$f" | awk -F, -v np="$np" -v tr="$tr" \
-		'$14 != 0 || $6 != np || $3 != tr || $1 != "allreduce" || $2 != "ring" || $9 * 0 != 0 { print }' | head -5)
+	bad=$(bad_rows "$f" | head -5)
 	[ -z "$bad" ] || fail "$what: rows with wrong values or fields: $bad"
 	[ "$failures" -ne "$before" ] || pass "$what: $rows rows, all exact"
 }

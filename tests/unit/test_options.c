@@ -9,10 +9,10 @@
 #include <string.h>
 
 #include "bench/options.h"
-#include "bench/report.h"
 #include "bench/verify.h"
 #include "coll/reduce.h"
 #include "check.h"
+#include "reports/report.h"
 #include "core/log.h"
 
 static int size_ok(const char *s, size_t want)

@@ -13,22 +13,22 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bench/report.h"
 #include "check.h"
 #include "core/log.h"
+#include "reports/report.h"
 #include "reports/results.h"
 
 static const struct cb_row fixed[] = {
-	{ "allreduce", "ring", "shm", CB_DT_FLOAT32, "sum",  4,      1, 8,
+	{ "allreduce", "ring", "shm", "float32", "sum",  4,      1, 8,
 	  2,           0,      -1,    1.25,          0.0064, 0.0096, 0, 1.125,
-	  1.0,         1.2,    2.5,   3.75,          2 },
-	{ "allreduce", "ring", "shm", CB_DT_FLOAT32, "sum", 4, 1,     8,   2,
+	  1.0,         1.2,    2.5,   3.75,          2, NAN, NAN, NAN, NAN, NAN },
+	{ "allreduce", "ring", "shm", "float32", "sum", 4, 1,     8,   2,
 	  1,           -1,     1.5,   0.00533333,    0.008, 0, 1.125, 1.1, 1.4,
-	  2.0,         2.25,   3 },
+	  2.0,         2.25,   3, 1234.5, 1234.5, 1, 3, 7 },
 	{ "allreduce",
 	  "rd",
 	  "shm",
-	  CB_DT_FLOAT32,
+	  "float32",
 	  "sum",
 	  4,
 	  1,
@@ -45,11 +45,11 @@ static const struct cb_row fixed[] = {
 	  12300.0,
 	  13000.25,
 	  14000.125,
-	  1 },
+	  1, NAN, NAN, NAN, NAN, NAN },
 	{ "broadcast",
 	  "tree",
 	  "shm+tcp",
-	  CB_DT_BFLOAT16,
+	  "bfloat16",
 	  "none",
 	  8,
 	  2,
@@ -66,9 +66,9 @@ static const struct cb_row fixed[] = {
 	  10.0,
 	  11.0,
 	  12.0,
-	  0 },
+	  0, NAN, NAN, NAN, NAN, NAN },
 	{ "barrier", "dissemination",
-	  "tcp",     CB_DT_FLOAT32,
+	  "tcp",     "float32",
 	  "none",    2,
 	  2,         0,
 	  0,         0,
@@ -77,7 +77,7 @@ static const struct cb_row fixed[] = {
 	  0,         18.0,
 	  19.0,      20.0,
 	  25.0,      30.0,
-	  -1 },
+	  -1, NAN, NAN, NAN, NAN, NAN },
 };
 #define NFIXED (int)(sizeof(fixed) / sizeof(fixed[0]))
 
@@ -151,7 +151,7 @@ static struct cb_results *fixed_results(void)
 		        "COLLBENCH_TCP_IF=eth0",
 		        "PATH=/bin",
 		        NULL };
-	struct cb_opts o = {
+	struct cb_run_settings o = {
 		.min_bytes = 8,
 		.max_bytes = 64u << 20,
 		.factor = 2,
@@ -163,7 +163,8 @@ static struct cb_results *fixed_results(void)
 		.nops = 1,
 		.ops = { CB_OP_SUM },
 		.timeout_s = 30,
-		.nodes = "1,2",
+		.sweep_by = "nodes",
+		.sweep_list = "1,2",
 	};
 	struct cb_results_meta m = {
 		.argc = 5,
@@ -171,7 +172,7 @@ static struct cb_results *fixed_results(void)
 		.build = "meson 1.0.1, gcc 12.2.0, buildtype release",
 		.start = 1796083200, /* 2026-12-01T00:00:00Z */
 		.ri = &info,
-		.o = &o,
+		.settings = &o,
 		.hosts = hosts,
 		.nhosts = 2,
 		.env = env,

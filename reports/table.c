@@ -1,37 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench/report.c - the human table (nccl-tests' layout, plus an algorithm
- * column and the spread of the iterations) and the CSV whose columns
- * scripts rely on: never reorder them, only append.
+ * reports/table.c - the human table: nccl-tests' layout, plus an algorithm
+ * column, the model's prediction and the spread of the iterations; and the
+ * scaling summary after a --ranks/--nodes sweep.
  */
-#include "bench/report.h"
-
+#include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
-double cb_algbw_gbps(size_t bytes, double time_us)
-{
-	return time_us > 0 ? (double)bytes / (time_us * 1e3) : 0.0;
-}
+#include "cb_config.h"
+#include "reports/report.h"
 
-double cb_busbw(double algbw_gbps, double factor)
+void cb_table_header(FILE *f, const struct cb_run_info *ri)
 {
-	return algbw_gbps * factor;
-}
-
-void cb_report_header(FILE *f, enum cb_format fmt, const struct cb_run_info *ri)
-{
-	if (fmt == CB_FMT_JSON)
-		return; /* written whole at the end (reports/results.h) */
-	if (fmt == CB_FMT_CSV) {
-		/* The foundation's 14 columns, then what came later. */
-		fputs("collective,algo,transport,dtype,op,ranks,hosts,bytes,"
-		      "count,inplace,time_us,algbw_gbps,busbw_gbps,wrong,"
-		      "algo_model_us,time_min_us,time_p50_us,time_p99_us,"
-		      "time_max_us,slowest_rank,root\n",
-		      f);
-		fflush(f);
-		return;
-	}
 	fprintf(f,
 	        "# collbench %s: %s, algorithm %s, transport %s, %d rank%s on "
 	        "%d host%s (%s)\n",
@@ -62,11 +43,8 @@ void cb_report_header(FILE *f, enum cb_format fmt, const struct cb_run_info *ri)
 	fflush(f);
 }
 
-void cb_report_section(FILE *f, enum cb_format fmt,
-                       const struct cb_section *sec)
+void cb_table_section(FILE *f, const struct cb_section *sec)
 {
-	if (fmt == CB_FMT_CSV || fmt == CB_FMT_JSON)
-		return;
 	fprintf(f, "#\n# %s on %d rank%s, %d host%s (%s)\n", sec->coll,
 	        sec->ranks, sec->ranks == 1 ? "" : "s", sec->hosts,
 	        sec->hosts == 1 ? "" : "s", sec->members);
@@ -99,57 +77,85 @@ void cb_report_section(FILE *f, enum cb_format fmt,
 	fflush(f);
 }
 
-static void csv_row(FILE *f, const struct cb_row *r)
-{
-	fprintf(f,
-	        "%s,%s,%s,%s,%s,%d,%d,%zu,%zu,%d,%.3f,%.4f,%.4f,%llu,%.3f,"
-	        "%.3f,%.3f,%.3f,%.3f,%d,%d\n",
-	        r->coll, r->algo, r->transport, cb_dtype_name(r->dtype), r->op,
-	        r->ranks, r->hosts, r->bytes, r->count, r->inplace, r->time_us,
-	        r->algbw_gbps, r->busbw_gbps, (unsigned long long)r->wrong,
-	        r->model_us, r->min_us, r->p50_us, r->p99_us, r->max_us,
-	        r->slowest, r->root);
-}
-
-void cb_report_point(FILE *f, enum cb_format fmt, const struct cb_row *rows,
-                     int n)
+void cb_table_point(FILE *f, const struct cb_row *rows, int n)
 {
 	const struct cb_row *r = &rows[0];
-
-	if (fmt == CB_FMT_JSON)
-		return;
-	if (fmt == CB_FMT_CSV) {
-		for (int i = 0; i < n; i++)
-			csv_row(f, &rows[i]);
-		fflush(f);
-		return;
-	}
 	char root[16] = "-";
+
 	if (r->root >= 0)
 		snprintf(root, sizeof(root), "%d", r->root);
-	fprintf(f, "  %10zu %12zu %8s %6s %4s %13s", r->bytes, r->count,
-	        cb_dtype_name(r->dtype), r->op, root, r->algo);
+	fprintf(f, "  %10" PRIu64 " %12" PRIu64 " %8s %6s %4s %13s", r->bytes,
+	        r->count, r->dtype, r->op, root, r->algo);
 	for (int i = 0; i < 2; i++) {
 		if (i < n)
-			fprintf(f, " %10.2f %7.3f %7.3f %6llu", rows[i].time_us,
-			        rows[i].algbw_gbps, rows[i].busbw_gbps,
-			        (unsigned long long)rows[i].wrong);
+			fprintf(f, " %10.2f %7.3f %7.3f %6" PRIu64,
+			        rows[i].time_us, rows[i].algbw_gbps,
+			        rows[i].busbw_gbps, rows[i].wrong);
 		else
 			fprintf(f, " %10s %7s %7s %6s", "n/a", "", "", "");
 	}
 	fprintf(f, " %9.2f %9.2f %9.2f %9.2f %9.2f %4d\n", r->model_us,
 	        r->min_us, r->p50_us, r->p99_us, r->max_us, r->slowest);
+	if (!isnan(r->push_per_s))
+		fprintf(f,
+		        "#   %s: per worker %.0f pushes/s and %.0f pulls/s; "
+		        "staleness (updates from other workers a copy lacked "
+		        "when used) p50 %.0f, p99 %.0f, max %.0f\n",
+		        r->algo, r->push_per_s, r->pull_per_s, r->stale_p50,
+		        r->stale_p99, r->stale_max);
 	fflush(f);
 }
 
-void cb_report_footer(FILE *f, enum cb_format fmt, uint64_t wrong,
-                      double avg_busbw_gbps)
+void cb_table_footer(FILE *f, uint64_t wrong, double avg_busbw_gbps)
 {
-	if (fmt == CB_FMT_CSV || fmt == CB_FMT_JSON)
-		return;
-	fprintf(f, "# Wrong values: %llu %s\n", (unsigned long long)wrong,
+	fprintf(f, "# Wrong values: %" PRIu64 " %s\n", wrong,
 	        wrong ? "FAILED" : "OK");
 	fprintf(f, "# Avg bus bandwidth: %.3f GB/s\n", avg_busbw_gbps);
 	fprintf(f, "#\n");
+	fflush(f);
+}
+
+void cb_report_scaling(FILE *f, struct cb_scale_pt *pts, int n, int by_hosts)
+{
+	if (n == 0)
+		return;
+	fprintf(f,
+	        "#\n# Scaling (busbw, out of place, first dtype/op; "
+	        "efficiency against the smallest group\n# that moves data)\n");
+	/* grouped by collective and algorithm, groups in order (the points
+	 * arrive in group order; an insertion sort keeps it) */
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0; j--) {
+			struct cb_scale_pt *x = &pts[j - 1], *y = &pts[j];
+			int before = y->coll_order < x->coll_order ||
+			             (y->coll_order == x->coll_order &&
+			              strcmp(y->algo, x->algo) < 0);
+			if (!before)
+				break;
+			struct cb_scale_pt t = *x;
+			*x = *y;
+			*y = t;
+		}
+	fprintf(f, "# %-14s %-13s %6s %12s %10s %10s\n", "collective", "algo",
+	        by_hosts ? "hosts" : "ranks", "size (B)", "busbw",
+	        "efficiency");
+	for (int i = 0; i < n; i++) {
+		struct cb_scale_pt *p = &pts[i], *base = NULL;
+		/* the smallest group with a bandwidth (one rank moves
+		 * nothing: its busbw is 0 by definition) */
+		for (int j = 0; j < n; j++)
+			if (pts[j].coll_order == p->coll_order &&
+			    !strcmp(pts[j].algo, p->algo) &&
+			    pts[j].busbw_gbps > 0 &&
+			    (!base || pts[j].k < base->k))
+				base = &pts[j];
+		int k = by_hosts ? p->hosts : p->k;
+		char eff[16] = "-";
+		if (base && p->busbw_gbps > 0)
+			snprintf(eff, sizeof(eff), "%.1f%%",
+			         100.0 * p->busbw_gbps / base->busbw_gbps);
+		fprintf(f, "  %-14s %-13s %6d %12zu %10.3f %10s\n", p->coll,
+		        p->algo, k, p->bytes, p->busbw_gbps, eff);
+	}
 	fflush(f);
 }

@@ -1,0 +1,347 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench/measure.c - one point on this rank, and its row.
+ *
+ * Out of place then (where the collective has one) in place: fill the
+ * input and run once to check the result (-c 1), run -w warm-up
+ * iterations, then time -n back-to-back iterations, each one read from
+ * the clock.  A rank's time is the elapsed time over the iterations
+ * divided by their number; the row shows the mean of the ranks' times
+ * (nccl-tests' default -a 1) and the spread of the per-iteration times.
+ * Nothing is allocated, logged or registered between the clock reads.
+ */
+#include "bench/measure.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/verify.h"
+#include "core/log.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int cb_measure_has_inplace(enum cb_coll coll)
+{
+	return coll != CB_COLL_BARRIER && coll != CB_COLL_SENDRECV &&
+	       coll != CB_COLL_PINGPONG;
+}
+
+void cb_measure_buffers(const struct cb_meter *mt, int me,
+                        struct cb_coll_args *a, int inplace)
+{
+	size_t blk = a->count * cb_dtype_bytes(a->dtype) * (size_t)me;
+
+	a->sendbuf = mt->sendbuf;
+	a->recvbuf = mt->recvbuf;
+	if (!inplace)
+		return;
+	switch (a->coll) {
+	case CB_COLL_REDUCE_SCATTER:
+		a->sendbuf = mt->recvbuf;
+		a->recvbuf = mt->recvbuf + blk;
+		break;
+	case CB_COLL_ALLGATHER:
+		a->sendbuf = mt->recvbuf + blk;
+		break;
+	default:
+		a->sendbuf = mt->recvbuf;
+		break;
+	}
+}
+
+int cb_measure_algo_inplace(const struct cb_algo *algo, enum cb_coll coll)
+{
+	return cb_measure_has_inplace(coll) && !algo->session;
+}
+
+int cb_measure_is_ps(const struct cb_algo *algo)
+{
+	return !strcmp(algo->name, "ps") || !strcmp(algo->name, "ps-async");
+}
+
+int cb_measure_workers(const struct cb_opts *o, const struct cb_algo *algo,
+                       int n)
+{
+	if (cb_measure_is_ps(algo) && o->ps_servers > 0 && o->ps_servers < n)
+		return n - o->ps_servers;
+	return n;
+}
+
+static void spin_us(double us)
+{
+	uint64_t end = cb_now_ns() + (uint64_t)(us * 1e3);
+
+	while (cb_now_ns() < end)
+		;
+}
+
+/* The straggler's group index in @g, or -1. */
+static int straggler_of(const struct cb_opts *o, const struct cb_sect *g)
+{
+	for (int k = 0; o->straggler >= 0 && k < g->n; k++)
+		if (g->members[k] == o->straggler)
+			return k;
+	return -1;
+}
+
+static void spread(struct cb_meter *mt, size_t ns, double us,
+                   struct cb_rank_result *me, int ip)
+{
+	qsort(mt->samples, ns, sizeof(double), cmp_double);
+	me->min[ip] = mt->samples[0] / us;
+	me->p50[ip] = mt->samples[(ns - 1) / 2] / us;
+	size_t i99 = (size_t)(0.99 * (double)ns + 0.999999);
+	me->p99[ip] = mt->samples[i99 ? i99 - 1 : 0] / us;
+	me->max[ip] = mt->samples[ns - 1] / us;
+}
+
+/* The staleness at quantile @q of a server's histogram (the last bucket
+ * holds "that many or more": the exact maximum is kept beside it). */
+static double hist_q(const uint32_t *h, double q, uint64_t max)
+{
+	uint64_t n = 0, acc = 0;
+
+	for (int i = 0; i < CB_STALE_BUCKETS; i++)
+		n += h[i];
+	if (!n)
+		return 0;
+	uint64_t want = (uint64_t)(q * (double)n + 0.999999);
+	for (int i = 0; i < CB_STALE_BUCKETS; i++)
+		if ((acc += h[i]) >= (want ? want : 1))
+			return i == CB_STALE_BUCKETS - 1 ? (double)max : i;
+	return (double)max;
+}
+
+static cb_status_t measure_session(struct cb_meter *mt, const struct cb_sect *g,
+                                   const struct cb_algo *algo,
+                                   struct cb_plan *plan, struct cb_coll_args *a,
+                                   struct cb_rank_result *me)
+{
+	const struct cb_opts *o = mt->o;
+	enum cb_dtype dt = a->dtype;
+	struct cb_session s = {
+		.straggler = straggler_of(o, g),
+		.delay_us = o->straggler_us,
+		.fill = cb_verify_ps_fill,
+		.ctx = &dt,
+	};
+	cb_status_t st;
+
+	cb_measure_buffers(mt, g->me, a, 0);
+	me->wrong[0] = 0;
+	if (o->check) {
+		/* a short session, every pulled copy checked */
+		s.steps = o->iters < 64 ? (uint64_t)o->iters : 64;
+		s.check = cb_verify_ps_check;
+		if ((st = algo->session(plan, a, &s)))
+			return st;
+		me->wrong[0] = s.wrong;
+		s.check = NULL;
+	}
+	if (o->warmup > 0) {
+		s.steps = (uint64_t)o->warmup;
+		if ((st = algo->session(plan, a, &s)))
+			return st;
+	}
+	s.steps = (uint64_t)o->iters;
+	s.step_ns = mt->samples;
+	s.nstep_ns = mt->nsamples;
+	if ((st = algo->session(plan, a, &s)))
+		return st;
+	me->sched = *algo->stats(plan);
+	me->push_per_s = me->pull_per_s = 0;
+	me->stale_p50 = me->stale_p99 = me->stale_max = -1;
+	if (s.worker && s.elapsed_ns) {
+		size_t ns = (size_t)o->iters < mt->nsamples ? (size_t)o->iters
+		                                            : mt->nsamples;
+		me->mean[0] = (double)s.elapsed_ns / o->iters / 1e3;
+		spread(mt, ns, 1e3, me, 0);
+		me->push_per_s =
+		        (double)s.pushes / ((double)s.elapsed_ns / 1e9);
+		me->pull_per_s = (double)s.pulls / ((double)s.elapsed_ns / 1e9);
+	}
+	if (s.server) {
+		me->stale_p50 = hist_q(s.stale_hist, 0.5, s.stale_max);
+		me->stale_p99 = hist_q(s.stale_hist, 0.99, s.stale_max);
+		me->stale_max = (double)s.stale_max;
+	}
+	return CB_OK;
+}
+
+cb_status_t cb_measure_point(struct cb_meter *mt, const struct cb_sect *g,
+                             const struct cb_algo *algo, struct cb_plan *plan,
+                             struct cb_coll_args *a, int inplace,
+                             struct cb_rank_result *me)
+{
+	const struct cb_opts *o = mt->o;
+	double div = algo->time_div > 0 ? algo->time_div : 1;
+	double delay_us = straggler_of(o, g) == g->me ? o->straggler_us : 0;
+	cb_status_t st;
+
+	if (algo->session)
+		return measure_session(mt, g, algo, plan, a, me);
+
+	cb_measure_buffers(mt, g->me, a, inplace);
+	me->wrong[inplace] = 0;
+	if (o->check) {
+		struct cb_verify v = {
+			.coll = a->coll,
+			.dtype = a->dtype,
+			.op = a->op,
+			.n = g->n,
+			.me = g->me,
+			.root = a->root,
+			.nin = cb_measure_workers(o, algo, g->n),
+			.count = a->count,
+		};
+		cb_verify_poison(&v, a->recvbuf);
+		cb_verify_fill(&v, (void *)a->sendbuf);
+		if ((st = algo->run(plan, a)))
+			return st;
+		if (!((algo->flags & CB_ALGO_ONEWAY) && g->me == 0))
+			me->wrong[inplace] = cb_verify_check(&v, a->recvbuf);
+	}
+	for (int i = 0; i < o->warmup; i++) {
+		if (delay_us > 0)
+			spin_us(delay_us);
+		if ((st = algo->run(plan, a)))
+			return st;
+	}
+	uint64_t t0 = cb_now_ns(), prev = t0;
+	for (int i = 0; i < o->iters; i++) {
+		if (delay_us > 0)
+			spin_us(delay_us);
+		if ((st = algo->run(plan, a)))
+			return st;
+		uint64_t t = cb_now_ns();
+		if ((size_t)i < mt->nsamples)
+			mt->samples[i] = (double)(t - prev);
+		prev = t;
+	}
+	if (!inplace)
+		me->sched = *algo->stats(plan);
+	size_t ns = (size_t)o->iters < mt->nsamples ? (size_t)o->iters
+	                                            : mt->nsamples;
+	double us = 1e3 * div;
+	me->mean[inplace] = (double)(prev - t0) / o->iters / us;
+	spread(mt, ns, us, me, inplace);
+	return CB_OK;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(double), cmp_double);
+	return n ? v[(n - 1) / 2] : 0.0;
+}
+
+/* A session row: the workers' push and pull rates (mean), the servers'
+ * staleness (median of their medians, max of p99s and maxima). */
+static void session_row(const struct cb_sect *g,
+                        const struct cb_rank_result *all, int workers,
+                        struct cb_row *r)
+{
+	double p50s[CB_MAX_LOCAL_RANKS * 4];
+	int n50 = 0;
+
+	r->push_per_s = r->pull_per_s = 0;
+	r->stale_p99 = r->stale_max = 0;
+	for (int k = 0; k < g->n; k++) {
+		const struct cb_rank_result *x = &all[g->members[k]];
+		if (k < workers) {
+			r->push_per_s += x->push_per_s / workers;
+			r->pull_per_s += x->pull_per_s / workers;
+		}
+		if (x->stale_max < 0)
+			continue;
+		if (n50 < (int)(sizeof(p50s) / sizeof(p50s[0])))
+			p50s[n50++] = x->stale_p50;
+		if (x->stale_p99 > r->stale_p99)
+			r->stale_p99 = x->stale_p99;
+		if (x->stale_max > r->stale_max)
+			r->stale_max = x->stale_max;
+	}
+	r->stale_p50 = median(p50s, n50);
+}
+
+static void copy_str(char *dst, size_t cap, const char *src)
+{
+	snprintf(dst, cap, "%s", src);
+}
+
+int cb_measure_rows(const struct cb_opts *o, const struct cb_sect *g,
+                    const struct cb_rank_result *all,
+                    const struct cb_algo *algo, const struct cb_coll_args *a,
+                    size_t bytes, double model_us, struct cb_row rows[2])
+{
+	int nrows = cb_measure_algo_inplace(algo, a->coll) ? 2 : 1;
+	int workers = cb_measure_workers(o, algo, g->n);
+	int shards = o->ps_servers > 0 ? o->ps_servers : g->n;
+	double factor = cb_coll_busbw_factor(a->coll, workers);
+	double p50s[CB_MAX_LOCAL_RANKS * 4];
+
+	for (int ip = 0; ip < nrows; ip++) {
+		struct cb_row *r = &rows[ip];
+		double t = 0, tmax = -1;
+		int np50 = 0;
+		*r = (struct cb_row){
+			.ranks = g->n,
+			.hosts = g->nhosts,
+			.bytes = bytes,
+			.count = cb_coll_size_elems(a->coll, a->count, g->n),
+			.inplace = ip,
+			.root = cb_coll_rooted(a->coll) ? a->root : -1,
+			.model_us = model_us,
+			.min_us = 1e300,
+			.slowest = -1,
+		};
+		copy_str(r->coll, sizeof(r->coll), cb_coll_name(a->coll));
+		copy_str(r->algo, sizeof(r->algo), algo->name);
+		copy_str(r->transport, sizeof(r->transport), g->transport);
+		copy_str(r->dtype, sizeof(r->dtype), cb_dtype_name(a->dtype));
+		copy_str(r->op, sizeof(r->op),
+		         cb_coll_reduces(a->coll) ? cb_op_name(a->op) : "none");
+		for (int k = 0; k < g->n; k++) {
+			const struct cb_rank_result *x = &all[g->members[k]];
+			r->wrong += x->wrong[ip];
+			if (k >= workers)
+				continue;
+			t += x->mean[ip];
+			if (x->mean[ip] > tmax) {
+				tmax = x->mean[ip];
+				r->slowest = g->members[k];
+			}
+			if (x->min[ip] < r->min_us)
+				r->min_us = x->min[ip];
+			if (x->p99[ip] > r->p99_us)
+				r->p99_us = x->p99[ip];
+			if (x->max[ip] > r->max_us)
+				r->max_us = x->max[ip];
+			if (np50 < (int)(sizeof(p50s) / sizeof(p50s[0])))
+				p50s[np50++] = x->p50[ip];
+		}
+		r->p50_us = median(p50s, np50);
+		r->time_us = t / workers;
+		r->algbw_gbps = cb_algbw_gbps(
+		        bytes * (size_t)(algo->bw_mult > 0 ? algo->bw_mult : 1),
+		        r->time_us);
+		r->busbw_gbps = cb_busbw(r->algbw_gbps, factor);
+		r->push_per_s = r->pull_per_s = NAN;
+		r->stale_p50 = r->stale_p99 = r->stale_max = NAN;
+		if (algo->session)
+			session_row(g, all, workers, r);
+		else if (cb_measure_is_ps(algo) && r->time_us > 0) {
+			/* one push and one pull per shard and step; a
+			 * synchronous step has everyone's update */
+			r->push_per_s = r->pull_per_s =
+			        shards * 1e6 / r->time_us;
+			r->stale_p50 = r->stale_p99 = r->stale_max = 0;
+		}
+	}
+	return nrows;
+}

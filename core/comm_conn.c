@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * core/comm_conn.c - connecting peers lazily, only those a plan uses.
+ *
+ * A rank starts with no connection at all: its transports' addresses are in
+ * the store (comm.c).  When a plan needs peers, every rank of the plan calls
+ * cb_comm_connect() with its own peers, which are symmetric (if A's plan
+ * sends to B, B's receives from A):
+ *
+ *   1. for each new peer: ep_create(), and publish the per-peer blob it
+ *      wrote ("tp/<transport>/<me>/<peer>": a verbs QP number) - nothing
+ *      here waits, so no order of calls among ranks can deadlock;
+ *   2. for each: fetch the peer's address and its blob for us (these wait,
+ *      in the store, until the peer reaches its step 1), ep_connect();
+ *   3. poll every pending ep_test() and every transport's progress (a
+ *      listener accepts there) until all are connected, a handshake fails,
+ *      the deadline passes, or another rank aborts the job.
+ *
+ * So a ring connects two peers per rank, not n - 1, and a job never pays for
+ * pairs it does not use.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/comm.h"
+#include "core/log.h"
+
+cb_status_t cb_comm_not_connected(struct cb_comm *c, int peer)
+{
+	return cb_fail(CB_ERR_INVALID,
+	               "rank %d used rank %d (host %s) before connecting to "
+	               "it: the plan did not connect the peers it uses",
+	               c->rank, peer, cb_comm_host_name(c, peer));
+}
+
+/* Steps 1 and 2 for one peer. */
+static cb_status_t conn_create(struct cb_comm *c, int p)
+{
+	struct cb_ep *e = &c->eps[p];
+	const struct cb_tp_ops *ops = e->ops;
+	uint8_t blob[CB_TP_ADDR_MAX];
+	size_t n = 0;
+	char key[64];
+	cb_status_t st;
+
+	if (e->state != CB_EP_NONE)
+		return CB_OK; /* an earlier call got this far */
+	st = ops->ep_create(c->tp[e->tpi].ctx, p, &e->ep, blob, &n);
+	if (st) {
+		e->state = CB_EP_FAILED;
+		return st;
+	}
+	e->state = CB_EP_CREATED;
+	if (!(ops->caps & CB_TP_CAP_EP_BLOB))
+		return CB_OK;
+	if (n > sizeof(blob))
+		return cb_fail(CB_ERR_INVALID,
+		               "%s wrote a %zu-byte connection blob", ops->name,
+		               n);
+	snprintf(key, sizeof(key), "tp/%s/%d/%d", ops->name, c->rank, p);
+	return cb_boot_set(c->boot, key, blob, n);
+}
+
+static cb_status_t conn_fetch(struct cb_comm *c, const char *key, int p,
+                              uint8_t *val, size_t *n)
+{
+	cb_status_t st = cb_boot_get(c->boot, key, val, CB_TP_ADDR_MAX, n);
+
+	if (st == CB_ERR_TIMEOUT) {
+		/* The store's line names a key; say what it means. */
+		cb_fail_clear();
+		c->stalled_on = p;
+		st = cb_fail(CB_ERR_TIMEOUT,
+		             "timed out after %g s waiting for rank %d (host "
+		             "%s) to connect over %s: it did not reach the "
+		             "same plan",
+		             c->timeout_s, p, cb_comm_host_name(c, p),
+		             c->eps[p].ops->name);
+	}
+	return st;
+}
+
+static cb_status_t conn_start(struct cb_comm *c, int p)
+{
+	struct cb_ep *e = &c->eps[p];
+	uint8_t addr[CB_TP_ADDR_MAX], blob[CB_TP_ADDR_MAX];
+	size_t an = 0, bn = 0;
+	char key[64];
+	cb_status_t st;
+
+	if (e->state != CB_EP_CREATED)
+		return CB_OK;
+	snprintf(key, sizeof(key), "tp/%s/%d", e->ops->name, p);
+	if ((st = conn_fetch(c, key, p, addr, &an)))
+		return st;
+	if (e->ops->caps & CB_TP_CAP_EP_BLOB) {
+		snprintf(key, sizeof(key), "tp/%s/%d/%d", e->ops->name, p,
+		         c->rank);
+		if ((st = conn_fetch(c, key, p, blob, &bn)))
+			return st;
+	}
+	st = e->ops->ep_connect(e->ep, addr, an,
+	                        e->ops->caps & CB_TP_CAP_EP_BLOB ? blob : NULL,
+	                        bn);
+	e->state = st ? CB_EP_FAILED : CB_EP_CONNECTING;
+	return st;
+}
+
+static cb_status_t conn_wait(struct cb_comm *c, const int *todo, int k,
+                             double timeout_s)
+{
+	uint64_t deadline = cb_now_ns() + (uint64_t)(timeout_s * 1e9);
+	int left = k;
+	cb_status_t st;
+
+	while (left > 0) {
+		left = 0;
+		for (int i = 0; i < k; i++) {
+			struct cb_ep *e = &c->eps[todo[i]];
+			if (e->state != CB_EP_CONNECTING)
+				continue;
+			st = e->ops->ep_test(e->ep);
+			if (st == CB_OK) {
+				e->state = CB_EP_READY;
+				c->connects++;
+				continue;
+			}
+			if (st != CB_AGAIN) {
+				e->state = CB_EP_FAILED;
+				return st;
+			}
+			left++;
+		}
+		if (!left)
+			break;
+		if (cb_now_ns() > deadline) {
+			for (int i = 0; i < k; i++) {
+				struct cb_ep *e = &c->eps[todo[i]];
+				if (e->state != CB_EP_CONNECTING)
+					continue;
+				e->state = CB_EP_FAILED;
+				c->stalled_on = todo[i];
+				return cb_fail(
+				        CB_ERR_TIMEOUT,
+				        "timed out after %g s connecting "
+				        "to rank %d (host %s) over %s",
+				        timeout_s, todo[i],
+				        cb_comm_host_name(c, todo[i]),
+				        e->ops->name);
+			}
+		}
+		if ((st = cb_boot_check(c->boot, 0, NULL)))
+			return st;
+		for (int i = 0; i < c->ntp; i++)
+			if ((st = c->tp[i].ops->progress(c->tp[i].ctx)) < 0)
+				return st;
+		usleep(c->oversubscribed ? 200 : 20);
+	}
+	return CB_OK;
+}
+
+cb_status_t cb_comm_connect(struct cb_comm *c, const int *peers, int n,
+                            double timeout_s)
+{
+	int *todo = NULL, k = 0;
+	cb_status_t st = CB_OK;
+
+	for (int i = 0; i < n; i++) {
+		int p = peers[i];
+		if (p < 0 || p >= c->world)
+			return cb_fail(CB_ERR_INVALID,
+			               "connect: rank %d of %d does not exist",
+			               p, c->world);
+		if (p == c->rank || c->eps[p].state == CB_EP_READY)
+			continue;
+		if (c->eps[p].state == CB_EP_FAILED)
+			return cb_fail(CB_ERR_PEER,
+			               "rank %d (host %s) could not be reached "
+			               "over %s earlier in this run",
+			               p, cb_comm_host_name(c, p),
+			               c->eps[p].ops->name);
+		if (!todo && !(todo = malloc((size_t)n * sizeof(int))))
+			return cb_fail(CB_ERR_NOMEM, "out of memory");
+		int dup = 0;
+		for (int j = 0; j < k && !dup; j++)
+			dup = todo[j] == p;
+		if (!dup)
+			todo[k++] = p;
+	}
+	if (timeout_s <= 0)
+		timeout_s = c->timeout_s;
+	for (int i = 0; i < k && !st; i++)
+		st = conn_create(c, todo[i]);
+	for (int i = 0; i < k && !st; i++)
+		st = conn_start(c, todo[i]);
+	if (!st)
+		st = conn_wait(c, todo, k, timeout_s);
+	free(todo);
+	return st;
+}

@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * core/comm_mem.c - the communicator's memory: allocation from the transport
+ * that makes memory shareable with local peers, and the registration cache.
+ *
+ * Every region is registered with every open transport once, outside timed
+ * regions; an operation then names its region (struct cb_mem) and each
+ * transport finds its own registration in it without a lookup.  The cache is
+ * a small array: a run has a handful of regions (send and receive buffers,
+ * a plan's scratch and staging), so finding one is a short scan done once
+ * per call, not per message.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/comm.h"
+#include "core/log.h"
+
+const struct cb_tp_mem cb_mem_unknown = {
+	.base = NULL,
+	.bytes = 0,
+	.kind = CB_MEM_HOST,
+	.device = -1,
+	.mr = NULL,
+};
+
+/* Register @m with every open transport; undo what was done on failure. */
+static cb_status_t mem_register(struct cb_comm *c, struct cb_mem *m)
+{
+	for (int i = 0; i < c->ntp; i++) {
+		const struct cb_tp_ops *ops = c->tp[i].ops;
+		m->tp[i] = (struct cb_tp_mem){ .base = m->base,
+			                       .bytes = m->bytes,
+			                       .kind = m->kind,
+			                       .device = m->device };
+		if (!CB_TP_HAS(ops, mem_reg))
+			continue;
+		cb_status_t st =
+		        ops->mem_reg(c->tp[i].ctx, &m->tp[i], &m->tp[i].mr);
+		if (st) {
+			while (i-- > 0)
+				if (m->tp[i].mr &&
+				    CB_TP_HAS(c->tp[i].ops, mem_dereg))
+					c->tp[i].ops->mem_dereg(c->tp[i].ctx,
+					                        m->tp[i].mr);
+			return st;
+		}
+	}
+	return CB_OK;
+}
+
+static cb_status_t mem_add(struct cb_comm *c, void *base, size_t bytes,
+                           enum cb_mem_kind kind, int device, int owner,
+                           struct cb_mem **out)
+{
+	struct cb_mem *m;
+	cb_status_t st;
+
+	if (c->nmem == CB_MEM_MAX)
+		return cb_fail(CB_ERR_NOMEM,
+		               "more than %d registered buffers in one run",
+		               CB_MEM_MAX);
+	if (!(m = calloc(1, sizeof(*m))))
+		return cb_fail(CB_ERR_NOMEM, "out of memory");
+	*m = (struct cb_mem){ .base = base,
+		              .bytes = bytes,
+		              .kind = kind,
+		              .device = device,
+		              .owner = owner };
+	if ((st = mem_register(c, m))) {
+		free(m);
+		return st;
+	}
+	c->mem[c->nmem++] = m;
+	*out = m;
+	return CB_OK;
+}
+
+static void mem_release(struct cb_comm *c, int idx)
+{
+	struct cb_mem *m = c->mem[idx];
+
+	for (int i = 0; i < c->ntp; i++)
+		if (m->tp[i].mr && CB_TP_HAS(c->tp[i].ops, mem_dereg))
+			c->tp[i].ops->mem_dereg(c->tp[i].ctx, m->tp[i].mr);
+	if (m->owner >= 0)
+		c->tp[m->owner].ops->mem_free(c->tp[m->owner].ctx, m->base,
+		                              m->bytes);
+	else if (m->owner == -1)
+		free(m->base);
+	c->mem[idx] = c->mem[--c->nmem];
+	free(m);
+}
+
+cb_status_t cb_comm_mem_alloc(struct cb_comm *c, size_t bytes, void **buf)
+{
+	struct cb_mem *m;
+	cb_status_t st;
+	int owner = -1;
+	void *p = NULL;
+
+	for (int i = 0; i < c->ntp && owner < 0; i++) {
+		if (!CB_TP_HAS(c->tp[i].ops, mem_alloc))
+			continue;
+		if ((st = c->tp[i].ops->mem_alloc(c->tp[i].ctx, bytes,
+		                                  CB_MEM_HOST, -1, &p)))
+			return st;
+		owner = i;
+	}
+	if (owner < 0 && posix_memalign(&p, 4096, bytes ? bytes : 1))
+		return cb_fail(CB_ERR_NOMEM, "cannot allocate %zu bytes",
+		               bytes);
+	if ((st = mem_add(c, p, bytes, CB_MEM_HOST, -1, owner, &m))) {
+		if (owner >= 0)
+			c->tp[owner].ops->mem_free(c->tp[owner].ctx, p, bytes);
+		else
+			free(p);
+		return st;
+	}
+	*buf = p;
+	return CB_OK;
+}
+
+void cb_comm_mem_free(struct cb_comm *c, void *buf, size_t bytes)
+{
+	(void)bytes;
+	if (buf)
+		cb_comm_mem_dereg(c, buf);
+}
+
+cb_status_t cb_comm_mem_reg(struct cb_comm *c, void *buf, size_t bytes,
+                            enum cb_mem_kind kind, int device,
+                            const struct cb_mem **out)
+{
+	const struct cb_mem *have = cb_comm_mem_find(c, buf, bytes);
+	struct cb_mem *m;
+	cb_status_t st;
+
+	if (have) {
+		*out = have;
+		return CB_OK;
+	}
+	if ((st = mem_add(c, buf, bytes, kind, device, -2, &m)))
+		return st;
+	*out = m;
+	return CB_OK;
+}
+
+void cb_comm_mem_dereg(struct cb_comm *c, void *buf)
+{
+	for (int i = 0; i < c->nmem; i++)
+		if (c->mem[i]->base == buf) {
+			mem_release(c, i);
+			return;
+		}
+}
+
+const struct cb_mem *cb_comm_mem_find(const struct cb_comm *c, const void *p,
+                                      size_t bytes)
+{
+	const char *q = p;
+
+	if (!p)
+		return NULL;
+	for (int i = 0; i < c->nmem; i++) {
+		const char *b = c->mem[i]->base;
+		if (q >= b && q + bytes <= b + c->mem[i]->bytes)
+			return c->mem[i];
+	}
+	return NULL;
+}
+
+void cb_comm_tp_stats(const struct cb_comm *c, struct cb_tp_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (int i = 0; i < c->ntp; i++) {
+		struct cb_tp_stats s = { 0 };
+		if (!CB_TP_HAS(c->tp[i].ops, stats))
+			continue;
+		c->tp[i].ops->stats(c->tp[i].ctx, &s);
+		out->eager_msgs += s.eager_msgs;
+		out->eager_bytes += s.eager_bytes;
+		out->zcopy_msgs += s.zcopy_msgs;
+		out->zcopy_bytes += s.zcopy_bytes;
+		out->bounce_bytes += s.bounce_bytes;
+		out->put_msgs += s.put_msgs;
+		out->put_bytes += s.put_bytes;
+		out->connects += s.connects;
+		out->registrations += s.registrations;
+	}
+}

@@ -1,0 +1,453 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * transports/shm_data.c - the shm transport's data path: sends, receives,
+ * reductions on arrival, puts and notifications (see shm.c for the design).
+ *
+ * Per endpoint, sends and puts share one FIFO (so a put's notification is
+ * ordered with the messages around it) and receives another; progress()
+ * publishes what the peer's ring has room for and consumes what arrived.  A
+ * notification at the head of the inbound ring is taken off whether or not a
+ * receive is posted, into a small queue notify_poll() reads.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "transports/shm.h"
+
+static inline void q_push(struct cb_tp_req **head, struct cb_tp_req **tail,
+                          struct cb_tp_req *r)
+{
+	r->next = NULL;
+	if (*tail)
+		(*tail)->next = r;
+	else
+		*head = r;
+	*tail = r;
+}
+
+static inline void q_pop(struct cb_tp_req **head, struct cb_tp_req **tail)
+{
+	*head = (*head)->next;
+	if (!*head)
+		*tail = NULL;
+}
+
+static int shm_send_progress(struct cb_tp_ep *ep);
+
+static cb_status_t shm_post_send(struct cb_tp_ep *ep, struct cb_tp_req *req)
+{
+	q_push(&ep->sq_head, &ep->sq_tail, req);
+	/* Nothing queued before it: publish now, not at the next progress
+	 * call; the peer may already be polling for it. */
+	if (ep->sq_head == req)
+		shm_send_progress(ep);
+	return CB_OK;
+}
+
+cb_status_t shm_isend(struct cb_tp_ep *ep, const void *buf, size_t bytes,
+                      const struct cb_tp_mem *mem, uint64_t tag,
+                      struct cb_tp_req *req)
+{
+	if (ep->err)
+		return ep->err;
+	req->tag = tag;
+	req->bytes = bytes;
+	req->priv.u64[R_DONE] = 0;
+	req->priv.ptr[R_BUF] = (void *)buf;
+	req->priv.u64[R_CAP] = SEND_MSG;
+	req->priv.u64[R_OFF] = 0;
+	req->priv.u64[R_RNDV] = 0;
+	req->priv.ptr[R_SRC] = mem->mr;
+	return shm_post_send(ep, req);
+}
+
+cb_status_t shm_put(struct cb_tp_ep *ep, const void *buf, size_t bytes,
+                    const struct cb_tp_mem *mem, struct cb_tp_rmem *rmem,
+                    uint64_t roff, uint32_t notify, struct cb_tp_req *req)
+{
+	(void)mem;
+	if (ep->err)
+		return ep->err;
+	if (roff > rmem->bytes || bytes > rmem->bytes - roff)
+		return ep->ctx->host->fail(
+		        CB_ERR_INVALID,
+		        "shm: a put of %zu bytes at offset %llu does not fit "
+		        "rank %d's %llu-byte exported buffer",
+		        bytes, (unsigned long long)roff, ep->peer,
+		        (unsigned long long)rmem->bytes);
+	req->tag = notify;
+	req->bytes = bytes;
+	req->priv.u64[R_DONE] = 0;
+	req->priv.ptr[R_BUF] = (void *)buf;
+	req->priv.u64[R_CAP] = SEND_PUT;
+	req->priv.u64[R_RNDV] = 0;
+	req->priv.ptr[R_SRC] = rmem;
+	req->priv.u64[R_STARTED] = roff;
+	return shm_post_send(ep, req);
+}
+
+cb_status_t shm_irecv(struct cb_tp_ep *ep, void *buf, size_t cap,
+                      const struct cb_tp_mem *mem, uint64_t tag,
+                      struct cb_tp_req *req)
+{
+	(void)mem;
+	if (ep->err)
+		return ep->err;
+	req->tag = tag;
+	req->bytes = 0;
+	req->priv.u64[R_DONE] = 0;
+	req->priv.ptr[R_BUF] = buf;
+	req->priv.u64[R_CAP] = cap;
+	req->priv.u64[R_OFF] = 0;
+	req->priv.u64[R_STARTED] = 0;
+	req->priv.u64[R_RNDV] = 0; /* a receive never waits for a send's
+	                             rendezvous (the request may have been
+	                             one) */
+	req->priv.ptr[R_RED] = NULL;
+	q_push(&ep->rq_head, &ep->rq_tail, req);
+	return CB_OK;
+}
+
+cb_status_t shm_irecv_reduce(struct cb_tp_ep *ep, void *dst, const void *src,
+                             size_t bytes, const struct cb_tp_mem *mem,
+                             const struct cb_tp_reduce *red, uint64_t tag,
+                             struct cb_tp_req *req)
+{
+	cb_status_t st = shm_irecv(ep, dst, bytes, mem, tag, req);
+
+	req->priv.ptr[R_SRC] = (void *)src;
+	req->priv.ptr[R_RED] = (void *)red;
+	return st;
+}
+
+cb_status_t shm_test(struct cb_tp_ep *ep, struct cb_tp_req *req)
+{
+	if (req->priv.u64[R_DONE])
+		return CB_OK;
+	if (req->priv.u64[R_RNDV] &&
+	    atomic_load_explicit(&ep->tx->rndv_done, memory_order_acquire) >=
+	            req->priv.u64[R_RNDV]) {
+		req->priv.u64[R_DONE] = 1;
+		return CB_OK;
+	}
+	return ep->err ? ep->err : CB_AGAIN;
+}
+
+static inline struct shm_slot *tx_slot(struct cb_tp_ep *ep)
+{
+	if (ep->tx_seq - ep->tx_consumed >= SHM_SLOTS) {
+		ep->tx_consumed = atomic_load_explicit(&ep->tx->consumed,
+		                                       memory_order_acquire);
+		if (ep->tx_seq - ep->tx_consumed >= SHM_SLOTS)
+			return NULL;
+	}
+	return &ep->tx->slots[ep->tx_seq % SHM_SLOTS];
+}
+
+static inline void tx_publish(struct cb_tp_ep *ep, struct shm_slot *s)
+{
+	atomic_store_explicit(&s->seq, ++ep->tx_seq, memory_order_release);
+}
+
+/* A put at the head of the queue: the copy, then its notification (in a
+ * slot, after the data: the release store orders them). */
+static int shm_send_put(struct cb_tp_ep *ep, struct cb_tp_req *req)
+{
+	struct cb_tp_rmem *rm = req->priv.ptr[R_SRC];
+	uint32_t notify = (uint32_t)req->tag;
+	struct shm_slot *s = NULL;
+
+	if (notify && !(s = tx_slot(ep)))
+		return 0;
+	memcpy(rm->local + req->priv.u64[R_STARTED], req->priv.ptr[R_BUF],
+	       req->bytes);
+	if (s) {
+		s->tag = notify;
+		s->bytes = 0;
+		s->kind = KIND_NOTIFY;
+		s->frag_bytes = 0;
+		tx_publish(ep, s);
+	}
+	ep->ctx->stats.put_msgs++;
+	ep->ctx->stats.put_bytes += req->bytes;
+	req->priv.u64[R_DONE] = 1;
+	return 1;
+}
+
+static int shm_send_progress(struct cb_tp_ep *ep)
+{
+	struct cb_tp_ctx *ctx = ep->ctx;
+	int moved = 0;
+
+	while (ep->sq_head) {
+		struct cb_tp_req *req = ep->sq_head;
+		struct shm_slot *s;
+
+		if (req->priv.u64[R_CAP] == SEND_PUT) {
+			if (!shm_send_put(ep, req))
+				break;
+			q_pop(&ep->sq_head, &ep->sq_tail);
+			moved = 1;
+			continue;
+		}
+		if (!(s = tx_slot(ep)))
+			break;
+		s->tag = req->tag;
+		s->bytes = req->bytes;
+		moved = 1;
+		if (ep->cma && req->bytes > ctx->rndv_bytes) {
+			const struct cb_tp_mr *r = req->priv.ptr[R_SRC];
+			struct shm_export x = { .magic = SHM_MAGIC,
+				                .pid = ctx->addr.pid };
+			if (r)
+				x = (struct shm_export){
+					.magic = SHM_MAGIC,
+					.pid = ctx->addr.pid,
+					.fd = r->fd,
+					.id = r->id,
+					.region_base =
+					        (uint64_t)(uintptr_t)r->base,
+					.region_bytes = r->bytes,
+				};
+			s->kind = KIND_RNDV;
+			s->addr = (uint64_t)(uintptr_t)req->priv.ptr[R_BUF];
+			s->frag_bytes = sizeof(x);
+			memcpy(s->data, &x, sizeof(x));
+			req->priv.u64[R_RNDV] = ++ep->tx_rndv;
+			tx_publish(ep, s);
+			q_pop(&ep->sq_head, &ep->sq_tail);
+			continue;
+		}
+		size_t off = req->priv.u64[R_OFF];
+		size_t n = req->bytes - off;
+		if (n > SHM_DATA_BYTES)
+			n = SHM_DATA_BYTES;
+		s->kind = KIND_EAGER;
+		s->addr = off;
+		s->frag_bytes = (uint32_t)n;
+		memcpy(s->data, (const char *)req->priv.ptr[R_BUF] + off, n);
+		tx_publish(ep, s);
+		off += n;
+		req->priv.u64[R_OFF] = off;
+		if (off == req->bytes) {
+			req->priv.u64[R_DONE] = 1;
+			q_pop(&ep->sq_head, &ep->sq_tail);
+			ctx->stats.eager_msgs++;
+			ctx->stats.eager_bytes += req->bytes;
+		}
+	}
+	return moved;
+}
+
+static cb_status_t shm_recv_fail(struct cb_tp_ep *ep, cb_status_t st,
+                                 const char *what, unsigned long long a,
+                                 unsigned long long b)
+{
+	const struct cb_tp_host *h = ep->ctx->host;
+
+	if (st == CB_ERR_PROTO)
+		ep->err = h->fail(
+		        st,
+		        "shm: rank %d sent message tag 0x%llx where "
+		        "this rank expected 0x%llx (schedules disagree)",
+		        ep->peer, a, b);
+	else if (st == CB_ERR_TRUNCATE)
+		ep->err = h->fail(st,
+		                  "shm: rank %d sent %llu bytes to a %llu-byte "
+		                  "receive",
+		                  ep->peer, a, b);
+	else
+		ep->err = h->fail(st, "shm: %s rank %d failed: %s", what,
+		                  ep->peer, strerror((int)a));
+	return ep->err;
+}
+
+/* Copy (or copy and reduce) a rendezvous message with process_vm_readv. */
+static cb_status_t shm_cma(struct cb_tp_ep *ep, struct cb_tp_req *req,
+                           uint64_t raddr, size_t bytes)
+{
+	const struct cb_tp_reduce *red = req->priv.ptr[R_RED];
+	struct cb_tp_ctx *ctx = ep->ctx;
+	char *dst = req->priv.ptr[R_BUF];
+	const char *src = req->priv.ptr[R_SRC];
+	size_t piece =
+	        red ? SHM_BOUNCE_BYTES / red->elem_bytes * red->elem_bytes
+	            : bytes;
+
+	for (size_t done = 0; done < bytes;) {
+		size_t n = bytes - done < piece ? bytes - done : piece;
+		struct iovec l = { red ? (void *)ctx->bounce : dst + done, n };
+		struct iovec r = { (void *)(uintptr_t)(raddr + done), n };
+		ssize_t got = process_vm_readv(ep->pid, &l, 1, &r, 1, 0);
+		if (got <= 0)
+			return shm_recv_fail(ep, CB_ERR_PEER, "copying from",
+			                     (unsigned long long)errno, 0);
+		if (red) {
+			/* Whole elements only; a short read is re-read. */
+			got -= got % (ssize_t)red->elem_bytes;
+			ctx->host->reduce(red->dtype, red->op, dst + done,
+			                  src + done, ctx->bounce,
+			                  (size_t)got / red->elem_bytes);
+			ctx->stats.bounce_bytes += (size_t)got;
+		}
+		done += (size_t)got;
+	}
+	return CB_OK;
+}
+
+/* Where the sender's rendezvous buffer can be read with plain loads here,
+ * or NULL (then: CMA). */
+static const char *shm_peer_view(struct cb_tp_ep *ep, const struct shm_slot *s)
+{
+	struct shm_export x;
+	struct shm_view *v;
+
+	memcpy(&x, s->data, sizeof(x));
+	if (s->addr < x.region_base ||
+	    s->addr + s->bytes > x.region_base + x.region_bytes)
+		return NULL;
+	if (!(v = shm_view_get(ep, &x)))
+		return NULL;
+	return (const char *)v->base + (s->addr - v->rbase);
+}
+
+static inline void rx_consume(struct cb_tp_ep *ep)
+{
+	ep->rx_seq++;
+	atomic_store_explicit(&ep->rx->consumed, ep->rx_seq,
+	                      memory_order_release);
+}
+
+/* Take notifications off the head of the inbound ring; 1 if any. */
+static int shm_take_notifies(struct cb_tp_ep *ep)
+{
+	int moved = 0;
+
+	for (;;) {
+		struct shm_slot *s = &ep->rx->slots[ep->rx_seq % SHM_SLOTS];
+		if (atomic_load_explicit(&s->seq, memory_order_acquire) !=
+		            ep->rx_seq + 1 ||
+		    s->kind != KIND_NOTIFY ||
+		    ep->nq_tail - ep->nq_head == SHM_NOTIFY_Q)
+			return moved;
+		ep->notify[ep->nq_tail++ % SHM_NOTIFY_Q] = (uint32_t)s->tag;
+		rx_consume(ep);
+		moved = 1;
+	}
+}
+
+cb_status_t shm_notify_poll(struct cb_tp_ep *ep, uint32_t *notify)
+{
+	if (ep->err)
+		return ep->err;
+	shm_take_notifies(ep);
+	if (ep->nq_head == ep->nq_tail)
+		return CB_AGAIN;
+	*notify = ep->notify[ep->nq_head++ % SHM_NOTIFY_Q];
+	return CB_OK;
+}
+
+static cb_status_t shm_recv_rndv(struct cb_tp_ep *ep, struct cb_tp_req *req,
+                                 const struct shm_slot *s)
+{
+	const struct cb_tp_reduce *red = req->priv.ptr[R_RED];
+	struct cb_tp_ctx *ctx = ep->ctx;
+	char *dst = req->priv.ptr[R_BUF];
+	const char *peer = shm_peer_view(ep, s);
+	cb_status_t st;
+
+	if (peer && red)
+		ctx->host->reduce(red->dtype, red->op, dst,
+		                  req->priv.ptr[R_SRC], peer,
+		                  s->bytes / red->elem_bytes);
+	else if (peer)
+		memcpy(dst, peer, s->bytes);
+	else if ((st = shm_cma(ep, req, s->addr, s->bytes)))
+		return st;
+	ctx->stats.zcopy_msgs++;
+	ctx->stats.zcopy_bytes += s->bytes;
+	return CB_OK;
+}
+
+static int shm_recv_progress(struct cb_tp_ep *ep, cb_status_t *st)
+{
+	int moved = shm_take_notifies(ep);
+
+	while (ep->rq_head) {
+		struct cb_tp_req *req = ep->rq_head;
+		struct shm_slot *s = &ep->rx->slots[ep->rx_seq % SHM_SLOTS];
+
+		if (atomic_load_explicit(&s->seq, memory_order_acquire) !=
+		    ep->rx_seq + 1)
+			break;
+		if (s->kind == KIND_NOTIFY) {
+			if (!shm_take_notifies(ep))
+				break; /* the queue is full: notify_poll */
+			moved = 1;
+			continue;
+		}
+		moved = 1;
+		if (!req->priv.u64[R_STARTED]) {
+			if (s->tag != req->tag) {
+				*st = shm_recv_fail(ep, CB_ERR_PROTO, NULL,
+				                    s->tag, req->tag);
+				return moved;
+			}
+			if (s->bytes > req->priv.u64[R_CAP]) {
+				*st = shm_recv_fail(ep, CB_ERR_TRUNCATE, NULL,
+				                    s->bytes,
+				                    req->priv.u64[R_CAP]);
+				return moved;
+			}
+			req->priv.u64[R_STARTED] = 1;
+			req->bytes = s->bytes;
+		}
+		char *dst = req->priv.ptr[R_BUF];
+		const struct cb_tp_reduce *red = req->priv.ptr[R_RED];
+		if (s->kind == KIND_RNDV) {
+			if ((*st = shm_recv_rndv(ep, req, s)))
+				return moved;
+			req->priv.u64[R_OFF] = s->bytes;
+			rx_consume(ep);
+			atomic_fetch_add_explicit(&ep->rx->rndv_done, 1,
+			                          memory_order_release);
+		} else {
+			if (red)
+				ep->ctx->host->reduce(
+				        red->dtype, red->op, dst + s->addr,
+				        (const char *)req->priv.ptr[R_SRC] +
+				                s->addr,
+				        s->data,
+				        s->frag_bytes / red->elem_bytes);
+			else
+				memcpy(dst + s->addr, s->data, s->frag_bytes);
+			req->priv.u64[R_OFF] += s->frag_bytes;
+			rx_consume(ep);
+		}
+		if (req->priv.u64[R_OFF] == req->bytes) {
+			req->priv.u64[R_DONE] = 1;
+			q_pop(&ep->rq_head, &ep->rq_tail);
+		}
+	}
+	return moved;
+}
+
+cb_status_t shm_progress(struct cb_tp_ctx *ctx)
+{
+	int moved = 0;
+
+	for (int i = 0; i < ctx->nactive; i++) {
+		struct cb_tp_ep *ep = ctx->eps[ctx->active[i]];
+		cb_status_t st = CB_OK;
+
+		if (ep->err)
+			return ep->err;
+		if (ep->sq_head)
+			moved |= shm_send_progress(ep);
+		moved |= shm_recv_progress(ep, &st);
+		if (st)
+			return st;
+	}
+	return moved ? CB_OK : CB_AGAIN;
+}
