@@ -104,7 +104,8 @@ struct emu_dev {
 	int index;
 	uint64_t guid;        /* host order */
 	struct emu_port port; /* one port: port 1 */
-	_Atomic int up;       /* last state this process saw (1 = ACTIVE) */
+	_Atomic int up;       /* the port carries traffic (1 = ACTIVE) */
+	int reported;         /* the state the last async event told */
 };
 
 struct emu_host {
@@ -345,6 +346,7 @@ struct emu_engine {
 	struct emu_qp *qp[EMU_MAX_QP];
 	uint32_t qp_next, qp_hi;
 	_Atomic bool need_scan; /* a receive was posted for a parked message */
+	_Atomic bool need_port_poll;
 	int64_t last_scan_ns;
 	struct emu_mr **mr;
 	uint32_t mr_cap, mr_next;

@@ -167,6 +167,7 @@ static void port_down(struct fault *f)
 	struct emu_dev *d = &emu_host.dev[f->dev];
 	emu_port_set_admin(d, false);
 	atomic_store(&d->up, 0); /* at once here; others within 50 ms */
+	atomic_store(&emu_eng.need_port_poll, true); /* events, counters */
 	f->fired = true;
 	f->fired_ns = emu_now_ns();
 }

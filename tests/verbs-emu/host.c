@@ -752,6 +752,9 @@ static int host_init_locked(void)
 			struct emu_dev *dev = &emu_host.dev[d];
 			build_sysfs(dev);
 			dev->up = emu_port_up(dev);
+			dev->reported = dev->up;
+			if (dev->up)
+				atomic_store(&emu_host.sh->port[d].seen_up, 1);
 			atomic_store(&emu_host.sh->port[d].lid, dev->port.lid);
 		}
 		unlock_file(fd);

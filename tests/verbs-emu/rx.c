@@ -884,16 +884,18 @@ static void check_retry(struct emu_qp *qp, int64_t now)
 
 static void poll_ports(int64_t now)
 {
-	if (now - emu_eng.last_port_poll_ns < 50000000)
+	if (now - emu_eng.last_port_poll_ns < 50000000 &&
+	    !atomic_exchange(&emu_eng.need_port_poll, false))
 		return;
 	emu_eng.last_port_poll_ns = now;
 	for (int i = 0; i < emu_host.ndev; i++) {
 		struct emu_dev *d = &emu_host.dev[i];
 		bool up = emu_port_up(d);
 		uint32_t was = up ? 0 : 1;
-		if (up == (bool)atomic_load(&d->up))
-			continue;
 		atomic_store(&d->up, up);
+		if (up == (bool)d->reported)
+			continue;
+		d->reported = up;
 		/* one process of the host counts the transition */
 		if (!up && atomic_compare_exchange_strong(
 		                   &emu_host.sh->port[i].seen_up, &was, 0))
