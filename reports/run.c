@@ -119,7 +119,11 @@ static json_object *environment(char *const *env)
 		if (eq >= sizeof(key))
 			continue;
 		snprintf(key, sizeof(key), "%.*s", (int)eq, v[i]);
-		add(o, key, json_object_new_string(v[i] + eq + 1));
+		/* A secret is kept out of files people share. */
+		add(o, key,
+		    json_object_new_string(strcmp(key, "COLLBENCH_JOB_TOKEN")
+		                                   ? v[i] + eq + 1
+		                                   : "(set, not shown)"));
 	}
 	free(v);
 	return o;
@@ -269,6 +273,7 @@ cb_status_t cb_results_from_meta(const struct cb_results_meta *m,
 	add(o, "transport", json_object_new_string(ri->transport));
 	add(o, "collectives", split(ri->colls, ", "));
 	add(o, "algo", json_object_new_string(ri->algo));
+	add(o, "auto", m->reproducible ? NULL : str_or_null(ri->auto_source));
 	add(o, "settings", m->settings ? settings(m->settings) : NULL);
 	v = json_object_new_object();
 	add(v, "alpha_us", dbl(m->reproducible ? 0 : ri->alpha_us, "%.4g"));

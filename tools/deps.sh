@@ -2,7 +2,9 @@
 # tools/deps.sh - install what collbench needs from Debian's archive, if it is
 # missing.  Needs root (or sudo) only when something is missing.
 #   build:  meson ninja-build pkg-config gcc, libhwloc-dev (topology and
-#           binding) and libjson-c-dev (`collbench topo --format json`)
+#           binding), libjson-c-dev (`collbench topo --format json`),
+#           libpmix-dev (the rendezvous under mpirun / srun --mpi=pmix;
+#           optional to the build, installed so the default build has it),
 #           scdoc (the man page, from docs/collbench.1.scd)
 #   run:    gnuplot-nox (collbench plot, --plot and the report's images;
 #           found on PATH at run time, optional)
@@ -23,6 +25,7 @@ have cc || need+=(gcc)
 pc() { have pkg-config && pkg-config --exists "$1"; }
 pc hwloc || need+=(libhwloc-dev)
 pc json-c || need+=(libjson-c-dev)
+pc pmix || need+=(libpmix-dev)
 have gnuplot || need+=(gnuplot-nox)
 have scdoc || need+=(scdoc) # the man page (docs/collbench.1.scd)
 if [ "${1:-}" = "--test" ]; then
