@@ -452,11 +452,12 @@ static cb_status_t check_algos(const struct cb_opts *o)
 		return CB_OK;
 	for (int i = 0; i < o->nalgos && !strcmp(o->mem, "gpu"); i++)
 		if (o->algos[i].algo->flags & CB_ALGO_HOST_ONLY)
-			return cb_fail(CB_ERR_USAGE,
-			               "--algo %s runs on host memory only (its "
-			               "steps work on the CPU): not with device "
-			               "buffers (--mem gpu, --transport gpu)",
-			               o->algos[i].algo->name);
+			return cb_fail(
+			        CB_ERR_USAGE,
+			        "--algo %s runs on host memory only (its "
+			        "steps work on the CPU): not with device "
+			        "buffers (--mem gpu, --transport gpu)",
+			        o->algos[i].algo->name);
 	for (int k = 0; k < o->ncolls; k++) {
 		int any = 0;
 		for (int i = 0; i < o->nalgos; i++)

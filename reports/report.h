@@ -83,7 +83,7 @@ struct cb_run_info {
 	 * use and its ranks, how each transport moves it), '\n' between;
 	 * NULL for host buffers */
 	const char *mem_kind, *memory;
-	const char *auto_source;  /* what decides --algo auto, or NULL */
+	const char *auto_source; /* what decides --algo auto, or NULL */
 };
 
 /* What the header of one section (a collective on one group) says. */
