@@ -135,8 +135,9 @@ def main():
     algos = a.algos.split(",")
     stat = statistics.median if a.stat == "median" else min
     print(f"statistic over rounds: {a.stat}")
-    print(f"auto decided by: "
-          f"{'the tuning table ' + tuning if tuning else 'the cost model'}")
+    print("auto decided by: " + ("the tuning table " + tuning
+                                 if tuning and tuning != "none"
+                                 else "the cost model"))
     goal_n = goal_within = 0
     goal_worst = 0.0
     for np_ in nps:
