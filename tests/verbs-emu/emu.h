@@ -202,7 +202,8 @@ struct wire_hdr {
 	uint32_t imm; /* network order, as the WR gave it */
 	uint8_t rnr_retry;
 	uint8_t opcode; /* the WR opcode, for the receiver's completion */
-	uint8_t pad[2];
+	uint8_t epoch;  /* the requester's go-back-N round (NAKs echo it) */
+	uint8_t pad;
 	uint64_t seq;
 	uint64_t raddr;
 };
@@ -295,7 +296,10 @@ struct emu_qp {
 	int64_t rnr_since_ns;
 	/* requester path */
 	struct emu_conn *conn;
-	bool path_dead, rnr_wait;
+	bool path_dead;   /* nothing answers: fail at the deadline */
+	bool rnr_wait;    /* the responder parked our message (RNR) */
+	uint8_t tx_epoch; /* go-back-N round: NAKs of older rounds are stale */
+	int64_t retx_at;  /* when to send again from the oldest unacked */
 	int64_t last_progress_ns;
 	/* ibv_wr_* batch */
 	bool wr_open;

@@ -39,7 +39,7 @@
 #include <string.h>
 #include <unistd.h>
 
-enum verdict { V_OK, V_DROP, V_NAK, V_RNR };
+enum verdict { V_OK, V_DROP, V_DUP, V_NAK, V_RNR };
 
 struct plan {
 	enum verdict v;
@@ -73,7 +73,7 @@ static bool has_imm(const struct wire_hdr *h)
 }
 
 void emu_rx_ack(struct emu_conn *c, uint8_t type, uint8_t nak, uint32_t qpn,
-                uint32_t src, uint64_t seq)
+                uint32_t src, uint64_t seq, uint8_t epoch)
 {
 	struct ack_rec *a;
 	if (c->dead)
@@ -94,7 +94,12 @@ void emu_rx_ack(struct emu_conn *c, uint8_t type, uint8_t nak, uint32_t qpn,
 		c->acks_cap = cap;
 	}
 	c->acks[c->nacks++] = (struct ack_rec){
-		.qpn = qpn, .src = src, .seq = seq, .type = type, .nak = nak
+		.qpn = qpn,
+		.src = src,
+		.seq = seq,
+		.type = type,
+		.nak = nak,
+		.epoch = epoch,
 	};
 }
 
@@ -116,6 +121,7 @@ void emu_rx_send_acks(struct emu_conn *c)
 		h[i].dst_qpn = c->acks[i].qpn;
 		h[i].src_qpn = c->acks[i].src;
 		h[i].seq = c->acks[i].seq;
+		h[i].epoch = c->acks[i].epoch;
 	}
 	if (!c->nacks)
 		h[0].type = WT_PROGRESS;
@@ -177,6 +183,11 @@ static void plan_request(struct emu_qp *qp, const struct wire_hdr *h,
 		return;
 	}
 	if (h->psn != qp->rx_psn) {
+		uint32_t behind = (qp->rx_psn - h->psn) & 0xffffff;
+		if (behind && behind < (1u << 23)) {
+			p->v = V_DUP; /* a retransmission of something done */
+			return;
+		}
 		emu_counter_add(d->index, EMU_C_OUT_OF_SEQUENCE, 1);
 		p->v = V_DROP;
 		return;
@@ -341,7 +352,7 @@ static void request_done(struct emu_conn *c, struct emu_qp *qp,
 		qp->rq_next++;
 		emu_cq_push((struct emu_cq *)qp->qpx.qp_base.recv_cq, &e);
 	}
-	emu_rx_ack(c, WT_ACK, 0, h->src_qpn, h->dst_qpn, h->seq);
+	emu_rx_ack(c, WT_ACK, 0, h->src_qpn, h->dst_qpn, h->seq, 0);
 }
 
 static void sink_reset(struct emu_conn *c)
@@ -382,17 +393,23 @@ static void on_request(struct emu_conn *c, const struct wire_hdr *h)
 	struct emu_qp *qp = qp_lookup(h->dst_qpn);
 	struct plan p;
 	if (!qp) {
-		emu_rx_ack(c, WT_NAK, NAK_DROP, h->src_qpn, h->dst_qpn, h->seq);
+		emu_rx_ack(c, WT_NAK, NAK_DROP, h->src_qpn, h->dst_qpn, h->seq,
+		           h->epoch);
 		return;
 	}
 	pthread_mutex_lock(&qp->lock);
 	plan_request(qp, h, &p, false);
 	switch (p.v) {
 	case V_DROP:
-		emu_rx_ack(c, WT_NAK, NAK_DROP, h->src_qpn, h->dst_qpn, h->seq);
+		emu_rx_ack(c, WT_NAK, NAK_DROP, h->src_qpn, h->dst_qpn, h->seq,
+		           h->epoch);
+		break;
+	case V_DUP: /* seen already: acknowledge again what is done */
+		emu_rx_ack(c, WT_ACK, 0, h->src_qpn, h->dst_qpn, qp->rx_seq, 0);
 		break;
 	case V_NAK:
-		emu_rx_ack(c, WT_NAK, p.nak, h->src_qpn, h->dst_qpn, h->seq);
+		emu_rx_ack(c, WT_NAK, p.nak, h->src_qpn, h->dst_qpn, h->seq,
+		           h->epoch);
 		break;
 	case V_RNR:
 		c->hold = calloc(1, sizeof(*c->hold));
@@ -416,7 +433,7 @@ static void on_request(struct emu_conn *c, const struct wire_hdr *h)
 			emu_counter_add(qp->ctx->dev->index,
 			                EMU_C_OUT_OF_BUFFER, 1);
 		emu_rx_ack(c, WT_NAK, NAK_RNR_WAIT, h->src_qpn, h->dst_qpn,
-		           h->seq);
+		           h->seq, h->epoch);
 		break;
 	case V_OK:
 		if (h->type == WT_READ_REQ || payload_of(h) == 0)
@@ -459,9 +476,13 @@ static struct emu_qp *requester(const struct wire_hdr *h)
 static void on_ack(const struct wire_hdr *h)
 {
 	struct emu_qp *qp = requester(h);
+	uint32_t was;
 	if (!qp)
 		return;
+	was = qp->sq_acked;
 	complete_upto(qp, h->seq);
+	if (qp->sq_acked != was)
+		qp->path_dead = false; /* the path works (again) */
 	qp->last_progress_ns = emu_now_ns();
 	qp->rnr_wait = false;
 	pthread_mutex_unlock(&qp->lock);
@@ -483,10 +504,26 @@ static void on_nak(const struct wire_hdr *h)
 		pthread_mutex_unlock(&qp->lock);
 		return;
 	}
-	complete_upto(qp, h->seq - 1);
+	/* An error NAK means everything before it was done; a drop says
+	 * nothing about the messages before it (dropped too, maybe). */
+	if (h->nak != NAK_DROP)
+		complete_upto(qp, h->seq - 1);
 	w = qp->sq_acked != qp->sq_tx ? emu_swqe_at(qp, qp->sq_acked) : NULL;
 	if (h->nak == NAK_DROP) {
-		qp->path_dead = true;
+		/* Nothing took it (QP not ready yet, gone, PSN): send again
+		 * from it after a retry timeout, as a requester retries,
+		 * until the deadline.  NAKs of earlier rounds are stale. */
+		if (h->epoch == qp->tx_epoch && w && w->seq == h->seq &&
+		    !qp->retx_at) {
+			int64_t t = (int64_t)4096 << qp->timeout;
+			if (qp->timeout == 0 || t > 100000000)
+				t = 100000000;
+			if (t < 2000000)
+				t = 2000000;
+			qp->path_dead = true;
+			qp->tx_epoch++;
+			qp->retx_at = emu_now_ns() + t;
+		}
 	} else if (!w || w->seq != h->seq) {
 		/* stale: about a message already settled */
 	} else {
@@ -821,7 +858,7 @@ static void deliver_held(struct emu_qp *qp, int64_t now)
 			    now - qp->rnr_since_ns > lim) {
 				emu_rx_ack(m->conn, WT_NAK, NAK_RNR_EXC,
 				           m->hdr.src_qpn, m->hdr.dst_qpn,
-				           m->hdr.seq);
+				           m->hdr.seq, m->hdr.epoch);
 				emu_rx_drop_held(qp);
 			}
 			return;
@@ -839,10 +876,14 @@ static void deliver_held(struct emu_qp *qp, int64_t now)
 			}
 			request_done(m->conn, qp, &m->hdr, &p);
 			qp->rnr_since_ns = now;
+		} else if (p.v == V_DUP) {
+			emu_rx_ack(m->conn, WT_ACK, 0, m->hdr.src_qpn,
+			           m->hdr.dst_qpn, qp->rx_seq, 0);
 		} else {
 			emu_rx_ack(m->conn, WT_NAK,
 			           p.v == V_DROP ? NAK_DROP : p.nak,
-			           m->hdr.src_qpn, m->hdr.dst_qpn, m->hdr.seq);
+			           m->hdr.src_qpn, m->hdr.dst_qpn, m->hdr.seq,
+			           m->hdr.epoch);
 			if (p.v == V_NAK)
 				emu_rx_drop_held(qp);
 		}
@@ -859,6 +900,15 @@ static void check_retry(struct emu_qp *qp, int64_t now)
 	bool dead;
 	if (qp->sq_acked == qp->sq_head || qp->rnr_wait)
 		return;
+	if (qp->retx_at && now >= qp->retx_at) { /* go back to the oldest */
+		struct emu_swqe *h = emu_swqe_at(qp, qp->sq_acked);
+		if (qp->conn)
+			emu_conn_detach_qp(qp->conn, qp);
+		if (h->state == W_SENT)
+			qp->tx_psn = h->hdr.psn;
+		qp->sq_tx = qp->sq_acked;
+		qp->retx_at = 0;
+	}
 	if (qp->sq_tx != qp->sq_head)
 		emu_qp_transmit(qp);
 	if (qp->qpx.qp_base.state != IBV_QPS_RTS &&

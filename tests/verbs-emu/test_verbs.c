@@ -447,6 +447,28 @@ static void test_data(void)
 	      wc[0].status == IBV_WC_SUCCESS);
 	freepeer(&a);
 	freepeer(&b);
+
+	/* a sends before b is ready (b in INIT, as with rdma_cm's accept
+	 * racing the first message): b drops it, a retries until b reaches
+	 * RTR, then it is delivered once */
+	mkpeer(&a, 8192, 16, 16, acc);
+	mkpeer(&b, 8192, 16, 16, acc);
+	CHECK(bring_up(a.qp, b.qp->qp_num, &defaults) == 0);
+	CHECK(to_init(b.qp, acc & ~IBV_ACCESS_LOCAL_WRITE) == 0);
+	CHECK(post_recv(&b, 16, 0, 4096) == 0);
+	CHECK(post(&a, 28, IBV_WR_SEND, 0, 300, 0, 0, IBV_SEND_SIGNALED) == 0);
+	CHECK(post(&a, 29, IBV_WR_RDMA_WRITE, 0, 64, (uintptr_t)b.buf + 4096,
+	           b.mr->rkey, IBV_SEND_SIGNALED) == 0);
+	usleep(150000);
+	CHECK(wait_cq(a.scq, wc, 1, 0.01) == 0);
+	CHECK(to_rtr(b.qp, a.qp->qp_num, &defaults) == 0);
+	CHECK(wait_cq(b.rcq, wc, 1, 5) == 1 && wc[0].wr_id == 16 &&
+	      wc[0].byte_len == 300 && wc[0].status == IBV_WC_SUCCESS);
+	CHECK(wait_cq(a.scq, wc, 2, 5) == 2 && wc[0].wr_id == 28 &&
+	      wc[1].wr_id == 29 && wc[1].status == IBV_WC_SUCCESS);
+	CHECK(wait_cq(b.rcq, wc, 1, 0.2) == 0); /* delivered once */
+	freepeer(&a);
+	freepeer(&b);
 }
 
 /* A QP with unsignaled work: slots come back only when a signaled

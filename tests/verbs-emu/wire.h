@@ -27,7 +27,7 @@ struct emu_held {
 struct ack_rec {
 	uint32_t qpn, src;
 	uint64_t seq;
-	uint8_t type, nak;
+	uint8_t type, nak, epoch;
 };
 
 struct emu_conn {
@@ -70,7 +70,7 @@ void emu_rx_readable(struct emu_conn *c);
 void emu_rx_cancel(struct emu_conn *c);
 void emu_rx_send_acks(struct emu_conn *c);
 void emu_rx_ack(struct emu_conn *c, uint8_t type, uint8_t nak, uint32_t qpn,
-                uint32_t src, uint64_t seq);
+                uint32_t src, uint64_t seq, uint8_t epoch);
 void emu_timers(int64_t now);
 
 /* wire.c */
