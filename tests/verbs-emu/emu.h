@@ -40,8 +40,12 @@
 #define EMU_QP_IDX_BITS       12 /* QPN = slot << 12 | index */
 #define EMU_MAX_QP            (1 << EMU_QP_IDX_BITS)
 #define EMU_PORT_BASE_DEFAULT 46000
-#define EMU_VENDOR_ID         0 /* no vendor: perftest treats it as unknown */
-#define EMU_FW_VER            "cbemu 1.0"
+#define EMU_VENDOR_ID         0 /* no vendor */
+/* ConnectX-5's part id: perftest switches on the part id alone, and takes
+ * its default path (the ibv_wr_* API) only for parts it knows;
+ * COLLBENCH_EMU_PART_ID=0 makes it fall back to ibv_post_send. */
+#define EMU_PART_ID_DEFAULT 4119
+#define EMU_FW_VER          "cbemu 1.0"
 
 enum emu_link { EMU_LINK_IB, EMU_LINK_ROCE, EMU_LINK_IWARP };
 
@@ -121,6 +125,7 @@ struct emu_host {
 	struct ibv_device *list[EMU_MAX_DEV + 1];
 	struct emu_shared *sh;
 	uint16_t port_base;
+	uint32_t part_id;
 	int64_t retry_floor_ns, retry_cap_ns;
 };
 extern struct emu_host emu_host;
