@@ -9,9 +9,11 @@
 #             GID index (-g 3, its RoCE v2 IPv4 GID); RoCE without -g and
 #             iWARP (no rdma_cm) refused at RTR as real devices refuse them;
 #   perftest  ib_write_bw and ib_send_bw (Debian perftest) with and without
-#             rdma_cm (-R), IB, RoCE and iWARP.
+#             rdma_cm (-R), IB, RoCE and iWARP;
+#   faults    COLLBENCH_EMU_FAULTS in an unchanged ib_write_bw: a slow
+#             link, a corrupted rkey, a port going down.
 . "$(dirname "$0")/lib.sh"
-what=${1:?usage: stock.sh collbench libdir devinfo|pingpong|perftest}
+what=${1:?usage: stock.sh collbench libdir devinfo|pingpong|perftest|faults}
 
 devinfo_mode() { # LINK WANT_LINK_LAYER WANT_TRANSPORT
 	local out
@@ -175,6 +177,36 @@ perftest)
 	check_pt write-iwarp-R Ethernet ON ON
 	run_pt send-old "COLLBENCH_EMU_LINK=ib COLLBENCH_EMU_PART_ID=0" ib_send_bw -s 4096 -n 400
 	check_pt send-old IB OFF OFF
+	;;
+faults)
+	# COLLBENCH_EMU_FAULTS in the writer of an unchanged ib_write_bw.
+	p=$(free_port)
+	pair slow "COLLBENCH_EMU_LINK=ib" "ib_write_bw -d cbemu0 -p $p -s 65536 -n 80" \
+		"env COLLBENCH_EMU_FAULTS=slow:mbps=40 ib_write_bw -d cbemu0 -p $p -s 65536 -n 80"
+	bw=$(bw_of "$TMP/slow.cli")
+	if [ $rc_cli -eq 0 ] && [ -n "$bw" ] &&
+		awk -v b="$bw" 'BEGIN { exit !(b > 0.5 && b < 6.5) }'; then
+		pass "slow:mbps=40: ib_write_bw $bw MB/s (40 Mbit/s is 5 MB/s)"
+	else
+		fail "slow:mbps=40: rc $rc_cli, '$bw' MB/s: $(tail -3 "$TMP/slow.cli")"
+	fi
+	p=$(free_port)
+	pair rkey "COLLBENCH_EMU_LINK=ib" "ib_write_bw -d cbemu0 -p $p -s 4096 -n 400" \
+		"env COLLBENCH_EMU_FAULTS=rkey:at_msg=100 ib_write_bw -d cbemu0 -p $p -s 4096 -n 400"
+	if [ $rc_cli -ne 0 ] && grep -q "Failed status 10:" "$TMP/rkey.cli"; then
+		pass "rkey:at_msg=100: the writer ended with status 10 (remote access error)"
+	else
+		fail "rkey fault: rc $rc_cli: $(tail -4 "$TMP/rkey.cli")"
+	fi
+	p=$(free_port)
+	pair down "COLLBENCH_EMU_LINK=roce COLLBENCH_EMU_RETRY_CAP_MS=2000" \
+		"ib_write_bw -d cbemu0 -p $p -D 20" \
+		"env COLLBENCH_EMU_FAULTS=port_down:dev=cbemu0,at_ms=1500 ib_write_bw -d cbemu0 -p $p -D 20"
+	if [ $rc_cli -ne 0 ] && grep -q "Failed status 12:" "$TMP/down.cli"; then
+		pass "port_down:at_ms=1500: the writer ended with status 12 (retry exceeded)"
+	else
+		fail "port_down fault: rc $rc_cli: $(tail -4 "$TMP/down.cli")"
+	fi
 	;;
 *)
 	echo "stock.sh: unknown test $what" >&2

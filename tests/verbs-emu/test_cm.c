@@ -297,12 +297,47 @@ static void test_reject_and_gone(void)
 	rdma_destroy_event_channel(srv.ch);
 }
 
+/* test_cm unreachable IP: rdma_connect to a host that drops everything
+ * must end in UNREACHABLE within COLLBENCH_EMU_RETRY_CAP_MS (and a bit). */
+static int unreachable(const char *ip)
+{
+	struct side cli = { 0 };
+	struct sockaddr_in dst = addr(9);
+	struct rdma_conn_param p = { .retry_count = 7 };
+	struct rdma_cm_event ev;
+	struct timespec t0, t1;
+	double cap = atof(getenv("COLLBENCH_EMU_RETRY_CAP_MS") ?: "4000") / 1e3;
+	double dt;
+	int type;
+	inet_pton(AF_INET, ip, &dst.sin_addr);
+	cli.ch = rdma_create_event_channel();
+	if (!cli.ch || rdma_create_id(cli.ch, &cli.id, NULL, RDMA_PS_TCP) ||
+	    rdma_resolve_addr(cli.id, NULL, (struct sockaddr *)&dst, 2000) ||
+	    next_event(cli.ch, 2, NULL, NULL) != RDMA_CM_EVENT_ADDR_RESOLVED ||
+	    rdma_resolve_route(cli.id, 2000) ||
+	    next_event(cli.ch, 2, NULL, NULL) != RDMA_CM_EVENT_ROUTE_RESOLVED) {
+		printf("cannot resolve %s\n", ip);
+		return 1;
+	}
+	make_qp(&cli);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (rdma_connect(cli.id, &p))
+		return 1;
+	type = next_event(cli.ch, cap + 3, &ev, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	dt = (double)(t1.tv_sec - t0.tv_sec) +
+	     1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+	printf("%s (status %d) after %.2f s\n",
+	       type >= 0 ? rdma_event_str(type) : "no event", ev.status, dt);
+	return type == RDMA_CM_EVENT_UNREACHABLE && dt < cap + 2 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	char state[] = "/tmp/cbemu-cm-XXXXXX", rm[64];
 	int rc;
-	(void)argc;
-	(void)argv;
+	if (argc == 3 && !strcmp(argv[1], "unreachable"))
+		return unreachable(argv[2]);
 	if (!mkdtemp(state))
 		return 1;
 	setenv("COLLBENCH_EMU_STATE", state, 1);
