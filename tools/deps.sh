@@ -11,6 +11,9 @@
 #   tests:  openmpi-bin (the mpirun test), python3 (the misbehaving-peer
 #           test), procps (pgrep), iproute2 (the network-namespace
 #           test hosts), valgrind (the topology and results memory checks),
+#           libibverbs-dev and librdmacm-dev (the verbs emulation,
+#           tests/verbs-emu, is generated from them), ibverbs-utils and
+#           perftest (the stock programs the emulation is checked with),
 #           clang and libclang-rt-14-dev (clang 14's sanitizer and libFuzzer
 #           runtimes: the ASan+UBSan, TSan and fuzzing builds)
 set -eu
@@ -33,6 +36,10 @@ if [ "${1:-}" = "--test" ]; then
 	have pgrep || need+=(procps)
 	have ip || need+=(iproute2)
 	have valgrind || need+=(valgrind)
+	pc libibverbs || need+=(libibverbs-dev)
+	pc librdmacm || need+=(librdmacm-dev)
+	have ibv_devinfo || need+=(ibverbs-utils)
+	have ib_write_bw || need+=(perftest)
 	have clang || need+=(clang)
 	rt=$(clang --print-runtime-dir 2>/dev/null)
 	[ -n "$rt" ] && [ -e "$rt/libclang_rt.fuzzer-x86_64.a" ] &&
