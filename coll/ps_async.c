@@ -136,11 +136,21 @@ static void shard_span(const struct cb_plan *p, size_t count, int k,
 	*len = cb_block_len(count, p->k, k);
 }
 
+/* One worker's slot in the stage and snapshot areas (a shard and a byte,
+ * never empty), rounded up to a cache line: each slot's elements are then
+ * aligned for their type (an odd stride made every other slot's floats
+ * misaligned: UndefinedBehaviorSanitizer), and two workers' slots never
+ * share a line. */
+static size_t slot_bytes(const struct cb_plan *p)
+{
+	return (p->shard_cap * p->es + 1 + 63) & ~(size_t)63;
+}
+
 static void psa_free(struct cb_plan *p)
 {
 	if (!p)
 		return;
-	size_t sb = p->shard_cap * p->es + 1;
+	size_t sb = slot_bytes(p);
 	if (p->params) {
 		cb_comm_mem_free(p->c, p->params, sb);
 		cb_comm_mem_free(p->c, p->stage, (size_t)p->w * sb);
@@ -179,7 +189,7 @@ static cb_status_t psa_build(struct cb_comm *c, const struct cb_plan_cfg *cfg,
 	p->shard = shard_of(p, p->me);
 	p->hdr_bytes = sizeof(struct psa_hdr) + (size_t)p->w * sizeof(uint64_t);
 	size_t w = (size_t)p->w, n = (size_t)p->n;
-	size_t sb = p->shard_cap * p->es + 1;
+	size_t sb = slot_bytes(p);
 	p->members = calloc(n, sizeof(int));
 	p->links = calloc(n, sizeof(struct link));
 	p->hbufs = calloc(n * 3, p->hdr_bytes);
@@ -308,7 +318,7 @@ static void apply(struct cb_plan *p, int w, const void *upd, size_t len)
 static cb_status_t answer(struct cb_plan *p, int w, size_t count, int *moved)
 {
 	struct link *l = &p->links[w];
-	size_t off, len, sb = p->shard_cap * p->es + 1;
+	size_t off, len, sb = slot_bytes(p);
 	cb_status_t st = CB_OK;
 
 	if (!done(&l->rep[0], &st) || st || !done(&l->rep[1], &st) || st)
@@ -331,7 +341,7 @@ static cb_status_t on_header(struct cb_plan *p, const struct cb_coll_args *a,
                              int q)
 {
 	struct link *l = &p->links[q];
-	size_t off, len, sb = p->shard_cap * p->es + 1;
+	size_t off, len, sb = slot_bytes(p);
 	uint64_t seq = l->rseq++;
 	const struct cb_mem *m;
 	cb_status_t st;

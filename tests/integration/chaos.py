@@ -323,7 +323,9 @@ def one_run(cb, tmp, rng, mode, netns):
     finished = all(c == 0 for c in survivors.values()) and \
         "Avg bus bandwidth" in job.text("out.0")
     if finished and hit and mode == "local" and action == "kill":
-        finished = False  # a rank killed before it exited: the job failed
+        # The launcher saw the rank killed (then the job failed), or the
+        # blow landed as the rank was exiting (it had finished).
+        finished = f"rank {victim} (pid" not in job.text("err.L")
     if finished:
         outcome = "finished first"
     elif cont == 0:
