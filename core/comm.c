@@ -41,9 +41,10 @@ static const struct cb_tp_ops *tp_load_module(const char *name, char *why,
 	exe[n > 0 ? n : 0] = '\0';
 	if (strrchr(exe, '/'))
 		*strrchr(exe, '/') = '\0';
-	/* The build tree keeps modules in transports/ next to bench/. */
-	snprintf(dirs, sizeof(dirs), "%s%s%s/../transports:%s", env ? env : "",
-	         env ? ":" : "", exe, CB_PLUGIN_DIR);
+	/* The build tree keeps a module in transports/NAME/ beside the
+	 * executable (meson's layout of the source tree). */
+	snprintf(dirs, sizeof(dirs), "%s%s%s/transports/%s:%s", env ? env : "",
+	         env ? ":" : "", exe, name, CB_PLUGIN_DIR);
 	for (char *save, *d = strtok_r(dirs, ":", &save); d;
 	     d = strtok_r(NULL, ":", &save)) {
 		snprintf(path, sizeof(path), "%s/libcollbench-%s.so", d, name);

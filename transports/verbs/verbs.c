@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * transports/verbs/verbs.c - RDMA verbs over InfiniBand, RoCE and iWARP: the
+ * context, memory registration and export, and the ops table.
+ *
+ * A shared module (libcollbench-verbs.so), built when libibverbs and
+ * librdmacm are found, so collbench itself runs where they are not.  RC
+ * queue pairs, one per peer and rail, connected lazily when a plan first
+ * needs the peer (verbs_conn.c); eager sends with credits, inline where the
+ * device allows, and zero-copy rendezvous by RDMA write with immediate for
+ * large messages, striped over rails (verbs_data.c); devices, ports, GIDs
+ * and counters in verbs_dev.c.
+ *
+ * Options (collbench flags, or COLLBENCH_<NAME> in the environment):
+ *   --nic DEV[:PORT][,...]  rails to use (default: topology's NIC, else the
+ *                           first device with an ACTIVE port)
+ *   --gid-index N           RoCE: the GID (default: RoCE v2 on the route)
+ *   --ib-sl N               InfiniBand service level, 0-15 (default 0)
+ *   --verbs-cm oob|rdma_cm  how queue pairs connect (default oob; iWARP
+ *                           always uses rdma_cm)
+ *   --verbs-eager-bytes N   largest message sent eagerly (default and
+ *                           most: one 8 KiB slot less its header)
+ *   COLLBENCH_SYSFS_ROOT    where sysfs is (the emulation moves it)
+ *
+ * Memory: mem_reg registers a buffer on every rail's protection domain
+ * (local write, remote write and read); mem_export hands a peer its address
+ * and one rkey per rail; put writes into it.  Device memory is not
+ * registered here yet (GPUDirect: the gpu issue).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "transports/verbs/verbs.h"
+
+static cb_status_t vb_query(char *why, size_t why_bytes)
+{
+	int n = 0;
+	struct ibv_device **l = ibv_get_device_list(&n);
+
+	if (l)
+		ibv_free_device_list(l);
+	if (n > 0)
+		return CB_OK;
+	snprintf(why, why_bytes,
+	         "no RDMA device found (ibv_devices lists none%s%s)",
+	         errno ? ": " : "", errno ? strerror(errno) : "");
+	return CB_ERR_UNAVAILABLE;
+}
+
+static cb_status_t parse_int(const struct cb_tp_host *h, const char *key,
+                             long lo, long hi, long dflt, long *out)
+{
+	const char *v = h->option(key);
+	char *end;
+
+	*out = dflt;
+	if (!v)
+		return CB_OK;
+	long x = strtol(v, &end, 10);
+	if (*end || end == v || x < lo || x > hi)
+		return h->fail(CB_ERR_USAGE, "verbs: --%s '%s' is not %ld..%ld",
+		               key, v, lo, hi);
+	*out = x;
+	return CB_OK;
+}
+
+static void vb_close(struct cb_tp_ctx *ctx);
+
+static cb_status_t vb_open(const struct cb_tp_host *h, struct cb_tp_ctx **out)
+{
+	struct cb_tp_ctx *ctx = calloc(1, sizeof(*ctx));
+	const char *cm = h->option("verbs-cm");
+	cb_status_t st;
+	long v;
+
+	if (!ctx)
+		return h->fail(CB_ERR_NOMEM, "verbs: out of memory");
+	ctx->host = h;
+	ctx->sysfs = h->option("sysfs-root") ? h->option("sysfs-root") : "/sys";
+	srand48((long)(h->now_ns() ^ (uint64_t)getpid() ^
+	               ((uint64_t)h->rank << 20)));
+	if (cm && strcmp(cm, "oob") && strcmp(cm, "rdma_cm")) {
+		st = h->fail(CB_ERR_USAGE,
+		             "verbs: --verbs-cm '%s' is not oob or rdma_cm",
+		             cm);
+		goto fail;
+	}
+	ctx->use_cm = cm && !strcmp(cm, "rdma_cm");
+	if ((st = parse_int(h, "ib-sl", 0, 15, 0, &v)))
+		goto fail;
+	ctx->sl = (int)v;
+	if ((st = parse_int(h, "verbs-eager-bytes", 0, (long)VB_EAGER_MAX,
+	                    (long)VB_EAGER_MAX, &v)))
+		goto fail;
+	ctx->eager_max = (size_t)v;
+	ctx->eps = calloc((size_t)h->world, sizeof(*ctx->eps));
+	ctx->active = calloc((size_t)h->world, sizeof(int));
+	if (!ctx->eps || !ctx->active) {
+		st = h->fail(CB_ERR_NOMEM, "verbs: out of memory");
+		goto fail;
+	}
+	if ((st = vb_open_rails(ctx)))
+		goto fail;
+	/* iWARP connects through rdma_cm alone; reopen that way */
+	if (!ctx->use_cm && ctx->rail[0].link == VB_LINK_IWARP) {
+		if (cm) {
+			st = h->fail(
+			        CB_ERR_USAGE,
+			        "verbs: %s is iWARP, which connects "
+			        "through rdma_cm only (drop --verbs-cm oob)",
+			        ctx->rail[0].name);
+			goto fail;
+		}
+		vb_close_rails(ctx);
+		memset(ctx->rail, 0, sizeof(ctx->rail));
+		ctx->use_cm = 1;
+		if ((st = vb_open_rails(ctx)))
+			goto fail;
+	}
+	int cqe = (VB_SEND_SLOTS + VB_RECV_SLOTS) *
+	          (h->world < 64 ? h->world : 64);
+	for (int i = 0; i < ctx->nrails; i++) {
+		struct vb_rail *r = &ctx->rail[i];
+		struct ibv_device_attr da;
+		if (!ibv_query_device(r->ctx, &da) && cqe > da.max_cqe)
+			cqe = da.max_cqe;
+		r->pd = ibv_alloc_pd(r->ctx);
+		r->cq = r->pd ? ibv_create_cq(r->ctx, cqe, NULL, NULL, 0)
+		              : NULL;
+		if (!r->cq) {
+			st = h->fail(CB_ERR_SYS,
+			             "verbs: cannot make a protection domain "
+			             "and completion queue on %s: %s",
+			             r->name, strerror(errno));
+			goto fail;
+		}
+		r->max_inline = 128;
+	}
+	if (ctx->use_cm && (st = vb_cm_listen(ctx)))
+		goto fail;
+	for (int i = 0; i < ctx->nrails; i++)
+		h->log(CB_TP_LOG_INFO, "rail %d: %s:%d, %s, MTU %u%s", i,
+		       ctx->rail[i].name, ctx->rail[i].port,
+		       vb_link_name(ctx->rail[i].link),
+		       128u << ctx->rail[i].mtu,
+		       ctx->use_cm ? ", rdma_cm" : "");
+	*out = ctx;
+	return CB_OK;
+fail:
+	vb_close(ctx);
+	return st;
+}
+
+static void vb_close(struct cb_tp_ctx *ctx)
+{
+	for (int p = 0; ctx->eps && p < ctx->host->world; p++)
+		if (ctx->eps[p])
+			vb_ep_free(ctx->eps[p]);
+	vb_close_rails(ctx);
+	if (ctx->cm_ch)
+		rdma_destroy_event_channel(ctx->cm_ch);
+	free(ctx->eps);
+	free(ctx->active);
+	free(ctx);
+}
+
+static cb_status_t vb_address(struct cb_tp_ctx *ctx, void *blob, size_t *bytes)
+{
+	struct vb_addr a = { .magic = VB_MAGIC,
+		             .rank = ctx->host->rank,
+		             .nrails = (uint32_t)ctx->nrails,
+		             .cm = (uint32_t)ctx->use_cm };
+
+	if (*bytes < sizeof(a))
+		return CB_ERR_INVALID;
+	for (int i = 0; i < ctx->nrails; i++) {
+		a.rail[i].ipv4 = ctx->rail[i].ipv4;
+		a.rail[i].cm_port = ctx->rail[i].cm_port;
+	}
+	memcpy(blob, &a, sizeof(a));
+	*bytes = sizeof(a);
+	return CB_OK;
+}
+
+static void vb_ep_close(struct cb_tp_ep *ep)
+{
+	(void)ep; /* freed with the context */
+}
+
+static cb_status_t vb_mem_reg(struct cb_tp_ctx *ctx,
+                              const struct cb_tp_mem *mem,
+                              struct cb_tp_mr **out)
+{
+	const struct cb_tp_host *h = ctx->host;
+	struct cb_tp_mr *mr;
+
+	if (mem->kind != CB_MEM_HOST)
+		return h->fail(CB_ERR_UNSUPPORTED,
+		               "verbs: GPU memory is not registered by this "
+		               "build (GPUDirect RDMA comes with the gpu "
+		               "transport)");
+	if (!(mr = calloc(1, sizeof(*mr))))
+		return h->fail(CB_ERR_NOMEM, "verbs: out of memory");
+	mr->base = mem->base;
+	mr->bytes = mem->bytes;
+	for (int i = 0; i < ctx->nrails; i++) {
+		mr->mr[i] = ibv_reg_mr(
+		        ctx->rail[i].pd, mem->base, mem->bytes ? mem->bytes : 1,
+		        IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		                IBV_ACCESS_REMOTE_READ);
+		if (!mr->mr[i]) {
+			int e = errno;
+			while (i-- > 0)
+				ibv_dereg_mr(mr->mr[i]);
+			free(mr);
+			return h->fail(
+			        CB_ERR_SYS,
+			        "verbs: cannot register %zu bytes on %s: "
+			        "%s%s",
+			        mem->bytes, ctx->rail[0].name, strerror(e),
+			        e == ENOMEM ? " (ulimit -l: locked memory "
+			                      "may be too small)"
+			                    : "");
+		}
+	}
+	ctx->stats.registrations++;
+	*out = mr;
+	return CB_OK;
+}
+
+static void vb_mem_dereg(struct cb_tp_ctx *ctx, struct cb_tp_mr *mr)
+{
+	for (int i = 0; mr && i < ctx->nrails; i++)
+		if (mr->mr[i])
+			ibv_dereg_mr(mr->mr[i]);
+	free(mr);
+}
+
+static cb_status_t vb_mem_export(struct cb_tp_ctx *ctx,
+                                 const struct cb_tp_mem *mem, void *blob,
+                                 size_t *bytes)
+{
+	struct vb_export x = { .magic = VB_MAGIC,
+		               .nrails = (uint32_t)ctx->nrails,
+		               .addr = (uintptr_t)mem->base,
+		               .bytes = mem->bytes };
+
+	if (!mem->mr)
+		return ctx->host->fail(CB_ERR_UNSUPPORTED,
+		                       "verbs: only registered memory can be "
+		                       "exported");
+	if (*bytes < sizeof(x))
+		return CB_ERR_INVALID;
+	for (int i = 0; i < ctx->nrails; i++)
+		x.rkey[i] = mem->mr->mr[i]->rkey;
+	memcpy(blob, &x, sizeof(x));
+	*bytes = sizeof(x);
+	return CB_OK;
+}
+
+static cb_status_t vb_mem_import(struct cb_tp_ep *ep, const void *blob,
+                                 size_t bytes, struct cb_tp_rmem **out,
+                                 void **local)
+{
+	struct vb_export x;
+	struct cb_tp_rmem *rm;
+
+	memcpy(&x, blob, bytes < sizeof(x) ? bytes : sizeof(x));
+	if (bytes != sizeof(x) || x.magic != VB_MAGIC || !x.nrails ||
+	    x.nrails > VB_MAX_RAILS)
+		return ep->ctx->host->fail(CB_ERR_PROTO,
+		                           "verbs: rank %d's exported memory "
+		                           "handle does not parse",
+		                           ep->peer);
+	if (!(rm = calloc(1, sizeof(*rm))))
+		return ep->ctx->host->fail(CB_ERR_NOMEM,
+		                           "verbs: out of memory");
+	rm->addr = x.addr;
+	rm->bytes = x.bytes;
+	memcpy(rm->rkey, x.rkey, sizeof(rm->rkey));
+	*out = rm;
+	if (local)
+		*local = NULL; /* another host's memory: no loads */
+	return CB_OK;
+}
+
+static void vb_mem_unimport(struct cb_tp_ep *ep, struct cb_tp_rmem *rm)
+{
+	(void)ep;
+	free(rm);
+}
+
+static void vb_stats(struct cb_tp_ctx *ctx, struct cb_tp_stats *out)
+{
+	*out = ctx->stats;
+}
+
+static void vb_idle_wait(struct cb_tp_ctx *ctx, int timeout_us)
+{
+	(void)ctx;
+	/* completion channels would let us sleep; a benchmark polls, and
+	 * a short nap keeps an oversubscribed host moving */
+	usleep(timeout_us > 50 ? 50 : (useconds_t)timeout_us);
+}
+
+CB_TP_DEFINE(verbs) = {
+	.abi = CB_TP_ABI,
+	.size = sizeof(struct cb_tp_ops),
+	.name = "verbs",
+	.description = "RDMA verbs (InfiniBand, RoCE, iWARP): RC queue pairs, "
+	               "eager with credits, zero-copy write with immediate",
+	.caps = CB_TP_CAP_HOST_MEM | CB_TP_CAP_PUT | CB_TP_CAP_NEEDS_REG |
+	        CB_TP_CAP_EP_BLOB,
+	.query = vb_query,
+	.devices = vb_devices,
+	.open = vb_open,
+	.close = vb_close,
+	.address = vb_address,
+	.ep_create = vb_ep_create,
+	.ep_connect = vb_ep_connect,
+	.ep_test = vb_ep_test,
+	.ep_close = vb_ep_close,
+	.mem_reg = vb_mem_reg,
+	.mem_dereg = vb_mem_dereg,
+	.isend = vb_isend,
+	.irecv = vb_irecv,
+	.test = vb_test,
+	.progress = vb_progress,
+	.mem_export = vb_mem_export,
+	.mem_import = vb_mem_import,
+	.mem_unimport = vb_mem_unimport,
+	.put = vb_put,
+	.notify_poll = vb_notify_poll,
+	.mem_alloc = NULL,
+	.mem_free = NULL,
+	.irecv_reduce = NULL, /* the core stages and reduces */
+	.idle_wait = vb_idle_wait,
+	.stats = vb_stats,
+	.counters = vb_counters,
+};
