@@ -188,6 +188,19 @@ void cb_output_point(struct cb_outputs *w, const struct cb_sect *g,
 	scale_point(w, g, algo, a, bytes, busbw0);
 }
 
+void cb_output_counters(struct cb_outputs *w, const struct cb_port_delta *d,
+                        int n)
+{
+	const struct cb_opts *o = w->o;
+
+	if (!o)
+		return;
+	for (int i = 0; i < o->noutputs; i++)
+		cb_report_counters(w->out[i], o->outputs[i].format, d, n);
+	if (w->res)
+		cb_results_set_counters(w->res, d, n);
+}
+
 cb_status_t cb_output_close(struct cb_outputs *w, cb_status_t st)
 {
 	const struct cb_opts *o = w->o;

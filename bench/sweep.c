@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "bench/calibrate.h"
+#include "bench/counters.h"
 #include "bench/measure.h"
 #include "bench/output.h"
 #include "bench/select.h"
@@ -32,9 +33,10 @@ struct sweep {
 	struct cb_meter meter;
 	struct cb_model m;
 	struct cb_outputs w; /* rank 0 */
-	struct cb_sect g;    /* the section running now */
-	int sections;        /* (collective, group) pairs with work */
-	char skipped[256];   /* why the last one skipped did not run */
+	struct cb_counters counters;
+	struct cb_sect g;  /* the section running now */
+	int sections;      /* (collective, group) pairs with work */
+	char skipped[256]; /* why the last one skipped did not run */
 };
 
 static struct cb_select selection(const struct sweep *sw)
@@ -331,7 +333,8 @@ cb_status_t cb_sweep(struct cb_comm *c, const struct cb_opts *o,
 		st = cb_fail(CB_ERR_USAGE, "nothing to run: %s", sw.skipped);
 	if (st)
 		goto out;
-	if ((st = cb_calibrate(c, o, &sw.m)))
+	if ((st = cb_counters_begin(c, &sw.counters)) ||
+	    (st = cb_calibrate(c, o, &sw.m)))
 		goto out;
 	if (c->rank == 0 && (st = cb_output_open(&sw.w, o, c, &sw.m)))
 		goto out;
@@ -341,6 +344,8 @@ cb_status_t cb_sweep(struct cb_comm *c, const struct cb_opts *o,
 			           o->nodes != NULL);
 			st = section(&sw);
 		}
+	if (!st)
+		st = cb_counters_end(c, &sw.counters, &sw.w);
 	*wrong = sw.w.wrong;
 out:
 	st = cb_output_close(&sw.w, st);

@@ -93,6 +93,16 @@ struct cb_scale_pt {
 	size_t bytes;
 };
 
+/* How much a device counter moved over a run, on one host (verbs port
+ * counters: port_xmit_data, symbol_error, ...). */
+struct cb_port_delta {
+	char host[64];
+	char dev[48];  /* "mlx5_0:1" */
+	char name[40]; /* "port_xmit_data" */
+	int64_t delta;
+	int is_error; /* a counter of trouble: non-zero is flagged */
+};
+
 /* Busbw from algbw as nccl-tests defines it. */
 double cb_busbw(double algbw_gbps, double factor);
 /* GB/s (1e9 B/s) for @bytes in @time_us; 0 when time is 0. */
@@ -107,6 +117,10 @@ void cb_report_section(FILE *f, enum cb_format fmt,
  * in-place one. */
 void cb_report_point(FILE *f, enum cb_format fmt, const struct cb_row *rows,
                      int n);
+/* The port counters' changes (table: comment lines; errors flagged, as
+ * perftest's -W). */
+void cb_report_counters(FILE *f, enum cb_format fmt,
+                        const struct cb_port_delta *d, int n);
 void cb_report_footer(FILE *f, enum cb_format fmt, uint64_t wrong,
                       double avg_busbw_gbps);
 /* The table's scaling summary after a --ranks/--nodes sweep: @pts sorted
