@@ -51,6 +51,7 @@ cb_status_t cb_output_open(struct cb_outputs *w, const struct cb_opts *o,
 		return cb_fail(CB_ERR_NOMEM, "out of memory");
 	w->scale_cap = MAX_SCALE;
 	settings_of(o, &w->settings);
+	cb_comm_describe(c, w->transport_detail, sizeof(w->transport_detail));
 	for (int h = 0; h < c->nhosts; h++)
 		snprintf(hosts + strlen(hosts), sizeof(hosts) - strlen(hosts),
 		         "%s%s", h ? ", " : "", c->hosts[h]);
@@ -72,6 +73,8 @@ cb_status_t cb_output_open(struct cb_outputs *w, const struct cb_opts *o,
 		.gamma_gbps = m->gamma_gbps,
 		.model_source = m->source,
 		.binding = cb_topo_job_binding(c->topo),
+		.transport_detail =
+		        w->transport_detail[0] ? w->transport_detail : NULL,
 		.inventory = cb_topo_job_inventory(c->topo),
 	};
 	if (cb_results_wanted(o->outputs, o->noutputs, o->plot) &&

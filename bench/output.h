@@ -30,6 +30,7 @@ struct cb_outputs {
 	uint64_t wrong;
 	struct cb_scale_pt *scale;
 	int nscale, scale_cap;
+	char transport_detail[1024];
 };
 
 /* The run's port counter changes, after the table and in the JSON. */

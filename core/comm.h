@@ -275,6 +275,10 @@ cb_status_t cb_comm_counters(const struct cb_comm *c, struct cb_tp_counter *out,
  * they open the same transports). */
 int cb_comm_has_counters(const struct cb_comm *c);
 
+/* Each open transport's line for the run header, '\n' between them, into
+ * @buf ("" when none has one). */
+void cb_comm_describe(const struct cb_comm *c, char *buf, size_t bytes);
+
 /* Sum of every open transport's counters of what it did. */
 void cb_comm_tp_stats(const struct cb_comm *c, struct cb_tp_stats *out);
 

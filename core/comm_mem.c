@@ -11,6 +11,7 @@
  * a plan's scratch and staging), so finding one is a short scan done once
  * per call, not per message.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -215,4 +216,19 @@ int cb_comm_has_counters(const struct cb_comm *c)
 		if (CB_TP_HAS(c->tp[i].ops, counters))
 			return 1;
 	return 0;
+}
+
+void cb_comm_describe(const struct cb_comm *c, char *buf, size_t bytes)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < c->ntp && n + 1 < bytes; i++) {
+		char line[512];
+		if (!CB_TP_HAS(c->tp[i].ops, describe))
+			continue;
+		c->tp[i].ops->describe(c->tp[i].ctx, line, sizeof(line));
+		n += (size_t)snprintf(buf + n, bytes - n, "%s%s: %s",
+		                      n ? "\n" : "", c->tp[i].ops->name, line);
+	}
 }

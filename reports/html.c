@@ -263,8 +263,7 @@ static void warnings(FILE *f, struct cb_results *const *runs, int nruns,
 		if (wrong) {
 			for (size_t k = 0; k < r->nrows; k++)
 				if (r->rows[k].wrong) {
-					const struct cb_row *x =
-					        &r->rows[k];
+					const struct cb_row *x = &r->rows[k];
 					snprintf(buf, sizeof(buf),
 					         "(first: %s %s %s %s %s, %llu "
 					         "bytes, %s, %d ranks)",

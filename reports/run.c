@@ -267,6 +267,8 @@ cb_status_t cb_results_from_meta(const struct cb_results_meta *m,
 	}
 	add(o, "hosts", v);
 	add(o, "transport", json_object_new_string(ri->transport));
+	if (ri->transport_detail && !m->reproducible)
+		add(o, "transport_detail", split(ri->transport_detail, "\n"));
 	add(o, "collectives", split(ri->colls, ", "));
 	add(o, "algo", json_object_new_string(ri->algo));
 	add(o, "settings", m->settings ? settings(m->settings) : NULL);

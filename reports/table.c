@@ -32,6 +32,11 @@ void cb_table_header(FILE *f, const struct cb_run_info *ri)
 	        "# model: alpha %.3g us, beta %.3g GB/s, gamma %.3g GB/s "
 	        "(%s)\n",
 	        ri->alpha_us, ri->beta_gbps, ri->gamma_gbps, ri->model_source);
+	for (const char *p = ri->transport_detail; p && *p;) {
+		int n = (int)strcspn(p, "\n");
+		fprintf(f, "# transport %.*s\n", n, p);
+		p += n + (p[n] == '\n');
+	}
 	if (ri->binding)
 		fprintf(f, "# binding: %s\n", ri->binding);
 	for (const char *p = ri->inventory; p && *p;) {

@@ -23,6 +23,7 @@
  *   ep_create(ctx, peer) -> ep, blob blob: what this rank tells that peer
  *                                    (verbs: the QP number made for it)
  *   ep_connect(ep, addr, blob)       the peer's address and its blob for us
+ *   ep_ready(ep)                     optional: the peer has connected too
  *   ep_test(ep) until CB_OK          non-blocking; the core owns the deadline
  *   isend/irecv(ep, ..., req)        then test(req) / progress(ctx)
  *   mem_export/mem_import, put       optional one-sided and mapped access
@@ -260,6 +261,15 @@ struct cb_tp_ops {
 	                          size_t addr_bytes, const void *blob,
 	                          size_t blob_bytes);
 
+	/*
+	 * ep_ready - optional: the peer's ep_connect() has returned too (the
+	 * core learns it through the bootstrap before calling this).  For a
+	 * transport whose first message must not reach a peer that cannot
+	 * receive yet (verbs: a queue pair not yet in RTR drops it).  Never
+	 * blocks.
+	 */
+	cb_status_t (*ep_ready)(struct cb_tp_ep *ep);
+
 	/* ep_test - CB_OK once connected, CB_AGAIN while not, an error when
 	 * the connection failed.  Makes progress on the handshake. */
 	cb_status_t (*ep_test)(struct cb_tp_ep *ep);
@@ -381,6 +391,11 @@ struct cb_tp_ops {
 	 */
 	cb_status_t (*counters)(struct cb_tp_ctx *ctx,
 	                        struct cb_tp_counter *out, int max, int *n);
+
+	/* Optional: one line for the run header on what @ctx uses ("cbemu0:1
+	 * InfiniBand LID 1, MTU 4096; eager to 8 KiB, then RDMA write with
+	 * immediate"), as perftest prints its device and port. */
+	void (*describe)(struct cb_tp_ctx *ctx, char *buf, size_t bytes);
 };
 
 /* Calls to optional members go through these, never straight through the

@@ -20,7 +20,6 @@
  *                           always uses rdma_cm)
  *   --verbs-eager-bytes N   largest message sent eagerly (default and
  *                           most: one 8 KiB slot less its header)
- *   COLLBENCH_SYSFS_ROOT    where sysfs is (the emulation moves it)
  *
  * Memory: mem_reg registers a buffer on every rail's protection domain
  * (local write, remote write and read); mem_export hands a peer its address
@@ -79,7 +78,6 @@ static cb_status_t vb_open(const struct cb_tp_host *h, struct cb_tp_ctx **out)
 	if (!ctx)
 		return h->fail(CB_ERR_NOMEM, "verbs: out of memory");
 	ctx->host = h;
-	ctx->sysfs = h->option("sysfs-root") ? h->option("sysfs-root") : "/sys";
 	srand48((long)(h->now_ns() ^ (uint64_t)getpid() ^
 	               ((uint64_t)h->rank << 20)));
 	if (cm && strcmp(cm, "oob") && strcmp(cm, "rdma_cm")) {
@@ -298,6 +296,36 @@ static void vb_stats(struct cb_tp_ctx *ctx, struct cb_tp_stats *out)
 	*out = ctx->stats;
 }
 
+static void vb_describe(struct cb_tp_ctx *ctx, char *buf, size_t bytes)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < ctx->nrails && n < bytes; i++) {
+		const struct vb_rail *r = &ctx->rail[i];
+		char addr[64] = "";
+		if (r->link == VB_LINK_IB)
+			snprintf(addr, sizeof(addr), " LID %u", r->lid);
+		else if (r->gid_index >= 0)
+			snprintf(addr, sizeof(addr), " GID index %d",
+			         r->gid_index);
+		n += (size_t)snprintf(buf + n, bytes - n, "%s%s:%d %s%s%s",
+		                      i ? ", " : "rank 0 on ", r->name, r->port,
+		                      vb_link_name(r->link), addr,
+		                      r->link == VB_LINK_ROCE ? " (RoCE v2)"
+		                                              : "");
+	}
+	if (n < bytes)
+		snprintf(buf + n, bytes - n,
+		         ", MTU %u; eager to %zu B, then %s%s%s",
+		         128u << ctx->rail[0].mtu, ctx->eager_max,
+		         ctx->rail[0].link == VB_LINK_IWARP
+		                 ? "RDMA write + FIN"
+		                 : "RDMA write with immediate",
+		         ctx->nrails > 1 ? ", striped over the rails" : "",
+		         ctx->use_cm ? "; connected by rdma_cm" : "");
+}
+
 static void vb_idle_wait(struct cb_tp_ctx *ctx, int timeout_us)
 {
 	(void)ctx;
@@ -321,6 +349,7 @@ CB_TP_DEFINE(verbs) = {
 	.address = vb_address,
 	.ep_create = vb_ep_create,
 	.ep_connect = vb_ep_connect,
+	.ep_ready = vb_ep_ready,
 	.ep_test = vb_ep_test,
 	.ep_close = vb_ep_close,
 	.mem_reg = vb_mem_reg,
@@ -340,4 +369,5 @@ CB_TP_DEFINE(verbs) = {
 	.idle_wait = vb_idle_wait,
 	.stats = vb_stats,
 	.counters = vb_counters,
+	.describe = vb_describe,
 };

@@ -212,8 +212,7 @@ struct cb_tp_ctx {
 	size_t eager_max; /* --verbs-eager-bytes */
 	struct cb_tp_stats stats;
 	uint64_t next_async_ns;
-	int async_fl;      /* the async fds are non-blocking */
-	const char *sysfs; /* sysfs root: /sys, or the emulation's */
+	int async_fl; /* the async fds are non-blocking */
 };
 
 /* Request private state (priv.u64 / priv.ptr indices). */
@@ -246,6 +245,7 @@ VB_HIDDEN cb_status_t vb_ep_create(struct cb_tp_ctx *ctx, int peer,
 VB_HIDDEN cb_status_t vb_ep_connect(struct cb_tp_ep *ep, const void *addr,
                                     size_t addr_bytes, const void *blob,
                                     size_t blob_bytes);
+VB_HIDDEN cb_status_t vb_ep_ready(struct cb_tp_ep *ep);
 VB_HIDDEN cb_status_t vb_ep_test(struct cb_tp_ep *ep);
 VB_HIDDEN void vb_ep_free(struct cb_tp_ep *ep);
 VB_HIDDEN cb_status_t vb_cm_listen(struct cb_tp_ctx *ctx);

@@ -8,9 +8,11 @@
  * port, MTU, link layer} per rail into the blob the core publishes for that
  * peer; ep_connect takes the peer's, moves the QPs to RTR (path MTU the
  * smaller of both ports', a GRH for RoCE) and RTS, and sends HELLO on each.
- * The pair is connected once each side's HELLO has arrived: a HELLO that
- * reached a QP not yet in RTR is retried by the adapter (timeout 0.5 s x 7),
- * well past the moment both ranks reach RTR (they publish before they wait).
+ * HELLO goes out only in ep_ready, once the core has learnt through the
+ * bootstrap that the peer's QPs are in RTR too (a message to a QP that is
+ * not would be dropped, and retried only until the retry count runs out):
+ * the out-of-band barrier every RDMA program needs.  The pair is connected
+ * once each side's HELLO has arrived.
  *
  * rdma_cm (iWARP, where it is the only way, or --verbs-cm rdma_cm): each
  * rail listens on its address (published as the context's address); the
@@ -224,7 +226,19 @@ static cb_status_t qp_connect(struct cb_tp_ep *ep, int i,
 		return ep_fail(ep, CB_ERR_SYS,
 		               "cannot move to RTS the queue pair for", errno);
 	q->state = QP_RTS;
-	return vb_send_ctrl(ep, i, VB_HELLO, 0, 0);
+	return CB_OK; /* HELLO once the peer is in RTR too: vb_ep_ready */
+}
+
+cb_status_t vb_ep_ready(struct cb_tp_ep *ep)
+{
+	cb_status_t st;
+
+	if (ep->ctx->use_cm)
+		return CB_OK; /* rdma_cm's ESTABLISHED says it: HELLO there */
+	for (int i = 0; i < ep->nrails; i++)
+		if ((st = vb_send_ctrl(ep, i, VB_HELLO, 0, 0)))
+			return st;
+	return CB_OK;
 }
 
 /* rdma_cm, dialing side: resolve the peer's rail @i. */

@@ -17,8 +17,8 @@
  * route), else the first RoCE v2 IPv4 one; --gid-index overrides.  The
  * choice is logged as "GID index 3 (::ffff:10.0.0.1, RoCE v2): perftest -x 3".
  *
- * Counters: the ports' counters/ and hw_counters/ files in sysfs
- * (COLLBENCH_SYSFS_ROOT moves the root, as the emulation needs), read
+ * Counters: the ports' counters/ and hw_counters/ files under each device's
+ * own sysfs path (ibdev_path: the emulation keeps its tree elsewhere), read
  * before and after a run by the core.
  */
 #include <arpa/inet.h>
@@ -96,8 +96,7 @@ static double port_gbps(const struct ibv_port_attr *pa)
 
 /* The GID's type at @idx: from ibv_query_gid_ex where the library has it,
  * else sysfs.  1 for RoCE v2, 0 for anything else. */
-static int gid_is_v2(struct cb_tp_ctx *ctx, struct ibv_context *c,
-                     const char *dev, int port, int idx)
+static int gid_is_v2(struct ibv_context *c, int port, int idx)
 {
 	struct ibv_gid_entry e;
 	char path[512], buf[64] = "";
@@ -105,9 +104,8 @@ static int gid_is_v2(struct cb_tp_ctx *ctx, struct ibv_context *c,
 
 	if (ibv_query_gid_ex(c, (uint32_t)port, (uint32_t)idx, &e, 0) == 0)
 		return e.gid_type == IBV_GID_TYPE_ROCE_V2;
-	snprintf(path, sizeof(path),
-	         "%s/class/infiniband/%s/ports/%d/gid_attrs/types/%d",
-	         ctx ? ctx->sysfs : "/sys", dev, port, idx);
+	snprintf(path, sizeof(path), "%s/ports/%d/gid_attrs/types/%d",
+	         c->device->ibdev_path, port, idx);
 	if (!(f = fopen(path, "r")))
 		return 0;
 	if (!fgets(buf, sizeof(buf), f))
@@ -167,7 +165,7 @@ static cb_status_t pick_gid(struct cb_tp_ctx *ctx, struct vb_rail *r,
 		uint32_t ip;
 		if (ibv_query_gid(r->ctx, (uint8_t)r->port, i, &g) ||
 		    gid_zero(&g) || !gid_ipv4(&g, &ip) ||
-		    !gid_is_v2(ctx, r->ctx, r->name, r->port, i))
+		    !gid_is_v2(r->ctx, r->port, i))
 			continue;
 		if (first < 0)
 			first = i;
@@ -185,16 +183,16 @@ static cb_status_t pick_gid(struct cb_tp_ctx *ctx, struct vb_rail *r,
 	return CB_OK;
 }
 
-/* The first line of a sysfs file of the device, or "" . */
-static void sysfs_read(const struct cb_tp_ctx *ctx, const char *dev,
-                       const char *rel, char *buf, size_t bytes)
+/* The first line of one of device @d's sysfs files, or "".  The device's
+ * own path, never a fixed /sys: the emulation keeps its tree elsewhere. */
+static void sysfs_read(const struct ibv_device *d, const char *rel, char *buf,
+                       size_t bytes)
 {
 	char path[512];
 	FILE *f;
 
 	buf[0] = '\0';
-	snprintf(path, sizeof(path), "%s/class/infiniband/%s/%s", ctx->sysfs,
-	         dev, rel);
+	snprintf(path, sizeof(path), "%s/%s", d->ibdev_path, rel);
 	if (!(f = fopen(path, "r")))
 		return;
 	if (!fgets(buf, (int)bytes, f))
@@ -252,7 +250,7 @@ static cb_status_t open_rail(struct cb_tp_ctx *ctx, struct vb_rail *r,
 	char rel[96];
 	snprintf(rel, sizeof(rel), "ports/%d/gid_attrs/ndevs/%d", r->port,
 	         r->gid_index > 0 ? r->gid_index : 0);
-	sysfs_read(ctx, r->name, rel, r->netdev, sizeof(r->netdev));
+	sysfs_read(c->device, rel, r->netdev, sizeof(r->netdev));
 	if (!gid_ipv4(&r->gid, &r->ipv4) && h->local_ip)
 		inet_pton(AF_INET, h->local_ip, &r->ipv4);
 	if (r->link == VB_LINK_ROCE) {
@@ -278,8 +276,7 @@ static void parse_nic(const char *s, char *dev, size_t n, int *port)
 }
 
 /* The RDMA device whose port carries network interface @netdev. */
-static int by_netdev(struct cb_tp_ctx *ctx, struct ibv_context **devs, int n,
-                     const char *netdev)
+static int by_netdev(struct ibv_context **devs, int n, const char *netdev)
 {
 	for (int i = 0; i < n; i++) {
 		char nd[64];
@@ -287,8 +284,7 @@ static int by_netdev(struct cb_tp_ctx *ctx, struct ibv_context **devs, int n,
 			char rel[64];
 			snprintf(rel, sizeof(rel), "ports/%d/gid_attrs/ndevs/0",
 			         p);
-			sysfs_read(ctx, ibv_get_device_name(devs[i]->device),
-			           rel, nd, sizeof(nd));
+			sysfs_read(devs[i]->device, rel, nd, sizeof(nd));
 			if (nd[0] && !strcmp(nd, netdev))
 				return i;
 		}
@@ -350,7 +346,7 @@ cb_status_t vb_open_rails(struct cb_tp_ctx *ctx)
 			    !strcmp(ibv_get_device_name(devs[i]->device), dev))
 				k = i;
 		if (k < 0)
-			k = by_netdev(ctx, devs, n, dev);
+			k = by_netdev(devs, n, dev);
 		if (k < 0 && explicit) {
 			st = h->fail(CB_ERR_USAGE,
 			             "verbs: --nic %s: no such RDMA device "
@@ -517,9 +513,8 @@ cb_status_t vb_counters(struct cb_tp_ctx *ctx, struct cb_tp_counter *out,
 		const struct vb_rail *r = &ctx->rail[i];
 		for (int d = 0; d < 2; d++) {
 			char path[512];
-			snprintf(path, sizeof(path),
-			         "%s/class/infiniband/%s/ports/%d/%s",
-			         ctx->sysfs, r->name, r->port, dirs[d]);
+			snprintf(path, sizeof(path), "%s/ports/%d/%s",
+			         r->ctx->device->ibdev_path, r->port, dirs[d]);
 			DIR *dir = opendir(path);
 			struct dirent *e;
 			while (dir && (e = readdir(dir))) {
@@ -528,7 +523,7 @@ cb_status_t vb_counters(struct cb_tp_ctx *ctx, struct cb_tp_counter *out,
 					continue;
 				snprintf(rel, sizeof(rel), "ports/%d/%s/%.40s",
 				         r->port, dirs[d], e->d_name);
-				sysfs_read(ctx, r->name, rel, v, sizeof(v));
+				sysfs_read(r->ctx->device, rel, v, sizeof(v));
 				if (!v[0])
 					continue;
 				if (*n < max) {
