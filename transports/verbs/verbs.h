@@ -212,6 +212,12 @@ struct cb_tp_ctx {
 	size_t eager_max; /* --verbs-eager-bytes */
 	struct cb_tp_stats stats;
 	uint64_t next_async_ns;
+	/* A flushed work request is the echo of an error elsewhere (the
+	 * peer's, or the device's event): kept, and reported only if nothing
+	 * better comes within a second. */
+	struct ibv_wc flush_wc;
+	int flush_rail;
+	uint64_t flush_deadline_ns; /* 0: none pending */
 	int async_fl; /* the async fds are non-blocking */
 };
 

@@ -779,6 +779,45 @@ cb_status_t vb_wc_fail(struct cb_tp_ctx *ctx, int rail, const struct ibv_wc *wc)
 	               r->name, r->port);
 }
 
+/* The device stopped queue pair @qpn (an asynchronous event of type @t). */
+static cb_status_t qp_event(struct cb_tp_ctx *ctx, uint32_t qpn,
+                            enum ibv_event_type t)
+{
+	for (int k = 0; k < ctx->nactive; k++) {
+		struct cb_tp_ep *ep = ctx->eps[ctx->active[k]];
+		for (int j = 0; j < ep->nrails; j++) {
+			if (!ep->q[j].qp || ep->q[j].qp->qp_num != qpn)
+				continue;
+			if (ep->err)
+				return ep->err;
+			if (t == IBV_EVENT_QP_ACCESS_ERR)
+				return ep->err = ctx->host->fail(
+				               CB_ERR_PEER,
+				               "verbs: rank %d (host %s) wrote "
+				               "with a "
+				               "wrong key or outside the "
+				               "memory this "
+				               "rank gave it: access refused "
+				               "on queue "
+				               "pair 0x%x, %s:%d",
+				               ep->peer, vb_host(ctx, ep->peer),
+				               qpn, ctx->rail[j].name,
+				               ctx->rail[j].port);
+			return ep->err = ctx->host->fail(
+			               CB_ERR_PEER,
+			               "verbs: %s on the queue pair 0x%x to "
+			               "rank "
+			               "%d (host %s) on %s:%d: the device "
+			               "stopped "
+			               "it",
+			               ibv_event_type_str(t), qpn, ep->peer,
+			               vb_host(ctx, ep->peer),
+			               ctx->rail[j].name, ctx->rail[j].port);
+		}
+	}
+	return CB_OK;
+}
+
 /* Asynchronous events: a port that went down, a QP the device killed. */
 static cb_status_t async_events(struct cb_tp_ctx *ctx)
 {
@@ -790,12 +829,11 @@ static cb_status_t async_events(struct cb_tp_ctx *ctx)
 			      fcntl(r->ctx->async_fd, F_GETFL) | O_NONBLOCK);
 		while (ibv_get_async_event(r->ctx, &ev) == 0) {
 			enum ibv_event_type t = ev.event_type;
-			uint32_t qpn =
-			        t == IBV_EVENT_QP_FATAL ||
-			                        t == IBV_EVENT_QP_REQ_ERR ||
-			                        t == IBV_EVENT_QP_ACCESS_ERR
-			                ? ev.element.qp->qp_num
-			                : 0;
+			int on_qp = t == IBV_EVENT_QP_FATAL ||
+			            t == IBV_EVENT_QP_REQ_ERR ||
+			            t == IBV_EVENT_QP_ACCESS_ERR;
+			uint32_t qpn = on_qp ? ev.element.qp->qp_num : 0;
+			cb_status_t st;
 			ibv_ack_async_event(&ev);
 			if (t == IBV_EVENT_PORT_ERR ||
 			    t == IBV_EVENT_DEVICE_FATAL)
@@ -804,22 +842,8 @@ static cb_status_t async_events(struct cb_tp_ctx *ctx)
 				        "verbs: port %s:%d went down (%s)",
 				        r->name, r->port,
 				        ibv_event_type_str(t));
-			if (qpn) {
-				for (int k = 0; k < ctx->nactive; k++) {
-					struct cb_tp_ep *ep =
-					        ctx->eps[ctx->active[k]];
-					for (int j = 0; j < ep->nrails; j++)
-						if (ep->q[j].qp &&
-						    ep->q[j].qp->qp_num == qpn)
-							return ep_err(
-							        ep, CB_ERR_PEER,
-							        "lost its "
-							        "queue "
-							        "pair 0x%llx: "
-							        "%.0llu",
-							        qpn, 0);
-				}
-			}
+			if (on_qp && (st = qp_event(ctx, qpn, t)))
+				return st;
 			ctx->host->log(CB_TP_LOG_INFO, "%s:%d: %s", r->name,
 			               r->port, ibv_event_type_str(t));
 		}
@@ -844,6 +868,16 @@ cb_status_t vb_progress(struct cb_tp_ctx *ctx)
 				const struct ibv_wc *w = &wc[k];
 				int peer = (int)((w->wr_id & ~WR_RECV) >> 40);
 				int rail = (int)((w->wr_id >> 36) & 15);
+				if (w->status == IBV_WC_WR_FLUSH_ERR) {
+					if (!ctx->flush_deadline_ns) {
+						ctx->flush_wc = *w;
+						ctx->flush_rail = rail;
+						ctx->flush_deadline_ns =
+						        ctx->host->now_ns() +
+						        1000000000ull;
+					}
+					continue;
+				}
 				if (w->status != IBV_WC_SUCCESS)
 					return vb_wc_fail(ctx, rail, w);
 				struct cb_tp_ep *ep = ctx->eps[peer];
@@ -876,10 +910,14 @@ cb_status_t vb_progress(struct cb_tp_ctx *ctx)
 				return st;
 	}
 	uint64_t now = ctx->host->now_ns();
-	if (now >= ctx->next_async_ns) {
+	if (now >= ctx->next_async_ns || ctx->flush_deadline_ns) {
 		ctx->next_async_ns = now + 10000000ull;
 		if ((st = async_events(ctx)))
 			return st;
 	}
+	/* A flush with no cause found here: the peer's line (through the
+	 * store) had its second; this one names what we saw. */
+	if (ctx->flush_deadline_ns && now > ctx->flush_deadline_ns)
+		return vb_wc_fail(ctx, ctx->flush_rail, &ctx->flush_wc);
 	return moved ? CB_OK : CB_AGAIN;
 }

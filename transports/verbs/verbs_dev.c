@@ -375,9 +375,12 @@ cb_status_t vb_open_rails(struct cb_tp_ctx *ctx)
 		struct vb_rail *r = &ctx->rail[0];
 		if (!devs[i])
 			continue;
-		if (open_rail(ctx, r, devs[i], 0, 1) == CB_OK) {
+		cb_status_t rs = open_rail(ctx, r, devs[i], 0, 1);
+		if (rs == CB_OK) {
 			ctx->nrails = 1;
 			used[i & 63] = 1;
+		} else if (rs == CB_ERR_USAGE) {
+			st = rs; /* the user's option, not this device */
 		} else {
 			memset(r, 0, sizeof(*r));
 			if (i < n - 1)
