@@ -21,6 +21,7 @@
 #include "coll/reduce.h"
 #include "core/comm.h"
 #include "core/log.h"
+#include "core/pmix.h"
 
 static int rank_main(void *arg, const struct cb_cli_rank *r)
 {
@@ -126,7 +127,11 @@ static void info(void)
 	printf("\nops:         ");
 	for (int i = 0; i < CB_OP_COUNT; i++)
 		printf(" %s", cb_op_name(i));
-	printf("\nbuild:        %s\n", CB_BUILD_INFO);
+	printf("\nbootstrap:    %s\n",
+	       cb_pmix_built ? "PMIx under mpirun and srun --mpi=pmix, else "
+	                       "--rendezvous"
+	                     : "--rendezvous (built without PMIx)");
+	printf("build:        %s\n", CB_BUILD_INFO);
 }
 
 static int usage_error(void)
@@ -158,6 +163,7 @@ int main(int argc, char **argv)
 		return cb_topo_cmd(argc - 1, argv + 1);
 	case CB_CMD_RESULTS:
 		return cb_results_cmd(argc - 1, argv + 1);
+	case CB_CMD_TUNE: /* a run: the sweep writes the table */
 	default:
 		break;
 	}

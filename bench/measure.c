@@ -12,6 +12,7 @@
  */
 #include "bench/measure.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,12 +55,123 @@ void cb_measure_buffers(const struct cb_meter *mt, int me,
 	}
 }
 
+int cb_measure_algo_inplace(const struct cb_algo *algo, enum cb_coll coll)
+{
+	return cb_measure_has_inplace(coll) && !algo->session;
+}
+
+int cb_measure_is_ps(const struct cb_algo *algo)
+{
+	return !strcmp(algo->name, "ps") || !strcmp(algo->name, "ps-async");
+}
+
 int cb_measure_workers(const struct cb_opts *o, const struct cb_algo *algo,
                        int n)
 {
-	if (!strcmp(algo->name, "ps") && o->ps_servers > 0 && o->ps_servers < n)
+	if (cb_measure_is_ps(algo) && o->ps_servers > 0 && o->ps_servers < n)
 		return n - o->ps_servers;
 	return n;
+}
+
+static void spin_us(double us)
+{
+	uint64_t end = cb_now_ns() + (uint64_t)(us * 1e3);
+
+	while (cb_now_ns() < end)
+		;
+}
+
+/* The straggler's group index in @g, or -1. */
+static int straggler_of(const struct cb_opts *o, const struct cb_sect *g)
+{
+	for (int k = 0; o->straggler >= 0 && k < g->n; k++)
+		if (g->members[k] == o->straggler)
+			return k;
+	return -1;
+}
+
+static void spread(struct cb_meter *mt, size_t ns, double us,
+                   struct cb_rank_result *me, int ip)
+{
+	qsort(mt->samples, ns, sizeof(double), cmp_double);
+	me->min[ip] = mt->samples[0] / us;
+	me->p50[ip] = mt->samples[(ns - 1) / 2] / us;
+	size_t i99 = (size_t)(0.99 * (double)ns + 0.999999);
+	me->p99[ip] = mt->samples[i99 ? i99 - 1 : 0] / us;
+	me->max[ip] = mt->samples[ns - 1] / us;
+}
+
+/* The staleness at quantile @q of a server's histogram (the last bucket
+ * holds "that many or more": the exact maximum is kept beside it). */
+static double hist_q(const uint32_t *h, double q, uint64_t max)
+{
+	uint64_t n = 0, acc = 0;
+
+	for (int i = 0; i < CB_STALE_BUCKETS; i++)
+		n += h[i];
+	if (!n)
+		return 0;
+	uint64_t want = (uint64_t)(q * (double)n + 0.999999);
+	for (int i = 0; i < CB_STALE_BUCKETS; i++)
+		if ((acc += h[i]) >= (want ? want : 1))
+			return i == CB_STALE_BUCKETS - 1 ? (double)max : i;
+	return (double)max;
+}
+
+static cb_status_t measure_session(struct cb_meter *mt, const struct cb_sect *g,
+                                   const struct cb_algo *algo,
+                                   struct cb_plan *plan, struct cb_coll_args *a,
+                                   struct cb_rank_result *me)
+{
+	const struct cb_opts *o = mt->o;
+	enum cb_dtype dt = a->dtype;
+	struct cb_session s = {
+		.straggler = straggler_of(o, g),
+		.delay_us = o->straggler_us,
+		.fill = cb_verify_ps_fill,
+		.ctx = &dt,
+	};
+	cb_status_t st;
+
+	cb_measure_buffers(mt, g->me, a, 0);
+	me->wrong[0] = 0;
+	if (o->check) {
+		/* a short session, every pulled copy checked */
+		s.steps = o->iters < 64 ? (uint64_t)o->iters : 64;
+		s.check = cb_verify_ps_check;
+		if ((st = algo->session(plan, a, &s)))
+			return st;
+		me->wrong[0] = s.wrong;
+		s.check = NULL;
+	}
+	if (o->warmup > 0) {
+		s.steps = (uint64_t)o->warmup;
+		if ((st = algo->session(plan, a, &s)))
+			return st;
+	}
+	s.steps = (uint64_t)o->iters;
+	s.step_ns = mt->samples;
+	s.nstep_ns = mt->nsamples;
+	if ((st = algo->session(plan, a, &s)))
+		return st;
+	me->sched = *algo->stats(plan);
+	me->push_per_s = me->pull_per_s = 0;
+	me->stale_p50 = me->stale_p99 = me->stale_max = -1;
+	if (s.worker && s.elapsed_ns) {
+		size_t ns = (size_t)o->iters < mt->nsamples ? (size_t)o->iters
+		                                            : mt->nsamples;
+		me->mean[0] = (double)s.elapsed_ns / o->iters / 1e3;
+		spread(mt, ns, 1e3, me, 0);
+		me->push_per_s =
+		        (double)s.pushes / ((double)s.elapsed_ns / 1e9);
+		me->pull_per_s = (double)s.pulls / ((double)s.elapsed_ns / 1e9);
+	}
+	if (s.server) {
+		me->stale_p50 = hist_q(s.stale_hist, 0.5, s.stale_max);
+		me->stale_p99 = hist_q(s.stale_hist, 0.99, s.stale_max);
+		me->stale_max = (double)s.stale_max;
+	}
+	return CB_OK;
 }
 
 cb_status_t cb_measure_point(struct cb_meter *mt, const struct cb_sect *g,
@@ -69,7 +181,11 @@ cb_status_t cb_measure_point(struct cb_meter *mt, const struct cb_sect *g,
 {
 	const struct cb_opts *o = mt->o;
 	double div = algo->time_div > 0 ? algo->time_div : 1;
+	double delay_us = straggler_of(o, g) == g->me ? o->straggler_us : 0;
 	cb_status_t st;
+
+	if (algo->session)
+		return measure_session(mt, g, algo, plan, a, me);
 
 	cb_measure_buffers(mt, g->me, a, inplace);
 	me->wrong[inplace] = 0;
@@ -91,11 +207,16 @@ cb_status_t cb_measure_point(struct cb_meter *mt, const struct cb_sect *g,
 		if (!((algo->flags & CB_ALGO_ONEWAY) && g->me == 0))
 			me->wrong[inplace] = cb_verify_check(&v, a->recvbuf);
 	}
-	for (int i = 0; i < o->warmup; i++)
+	for (int i = 0; i < o->warmup; i++) {
+		if (delay_us > 0)
+			spin_us(delay_us);
 		if ((st = algo->run(plan, a)))
 			return st;
+	}
 	uint64_t t0 = cb_now_ns(), prev = t0;
 	for (int i = 0; i < o->iters; i++) {
+		if (delay_us > 0)
+			spin_us(delay_us);
 		if ((st = algo->run(plan, a)))
 			return st;
 		uint64_t t = cb_now_ns();
@@ -107,14 +228,9 @@ cb_status_t cb_measure_point(struct cb_meter *mt, const struct cb_sect *g,
 		me->sched = *algo->stats(plan);
 	size_t ns = (size_t)o->iters < mt->nsamples ? (size_t)o->iters
 	                                            : mt->nsamples;
-	qsort(mt->samples, ns, sizeof(double), cmp_double);
 	double us = 1e3 * div;
 	me->mean[inplace] = (double)(prev - t0) / o->iters / us;
-	me->min[inplace] = mt->samples[0] / us;
-	me->p50[inplace] = mt->samples[(ns - 1) / 2] / us;
-	size_t i99 = (size_t)(0.99 * (double)ns + 0.999999);
-	me->p99[inplace] = mt->samples[i99 ? i99 - 1 : 0] / us;
-	me->max[inplace] = mt->samples[ns - 1] / us;
+	spread(mt, ns, us, me, inplace);
 	return CB_OK;
 }
 
@@ -122,6 +238,35 @@ static double median(double *v, int n)
 {
 	qsort(v, (size_t)n, sizeof(double), cmp_double);
 	return n ? v[(n - 1) / 2] : 0.0;
+}
+
+/* A session row: the workers' push and pull rates (mean), the servers'
+ * staleness (median of their medians, max of p99s and maxima). */
+static void session_row(const struct cb_sect *g,
+                        const struct cb_rank_result *all, int workers,
+                        struct cb_row *r)
+{
+	double p50s[CB_MAX_LOCAL_RANKS * 4];
+	int n50 = 0;
+
+	r->push_per_s = r->pull_per_s = 0;
+	r->stale_p99 = r->stale_max = 0;
+	for (int k = 0; k < g->n; k++) {
+		const struct cb_rank_result *x = &all[g->members[k]];
+		if (k < workers) {
+			r->push_per_s += x->push_per_s / workers;
+			r->pull_per_s += x->pull_per_s / workers;
+		}
+		if (x->stale_max < 0)
+			continue;
+		if (n50 < (int)(sizeof(p50s) / sizeof(p50s[0])))
+			p50s[n50++] = x->stale_p50;
+		if (x->stale_p99 > r->stale_p99)
+			r->stale_p99 = x->stale_p99;
+		if (x->stale_max > r->stale_max)
+			r->stale_max = x->stale_max;
+	}
+	r->stale_p50 = median(p50s, n50);
 }
 
 static void copy_str(char *dst, size_t cap, const char *src)
@@ -134,8 +279,9 @@ int cb_measure_rows(const struct cb_opts *o, const struct cb_sect *g,
                     const struct cb_algo *algo, const struct cb_coll_args *a,
                     size_t bytes, double model_us, struct cb_row rows[2])
 {
-	int nrows = cb_measure_has_inplace(a->coll) ? 2 : 1;
+	int nrows = cb_measure_algo_inplace(algo, a->coll) ? 2 : 1;
 	int workers = cb_measure_workers(o, algo, g->n);
+	int shards = o->ps_servers > 0 ? o->ps_servers : g->n;
 	double factor = cb_coll_busbw_factor(a->coll, workers);
 	double p50s[CB_MAX_LOCAL_RANKS * 4];
 
@@ -185,6 +331,17 @@ int cb_measure_rows(const struct cb_opts *o, const struct cb_sect *g,
 		        bytes * (size_t)(algo->bw_mult > 0 ? algo->bw_mult : 1),
 		        r->time_us);
 		r->busbw_gbps = cb_busbw(r->algbw_gbps, factor);
+		r->push_per_s = r->pull_per_s = NAN;
+		r->stale_p50 = r->stale_p99 = r->stale_max = NAN;
+		if (algo->session)
+			session_row(g, all, workers, r);
+		else if (cb_measure_is_ps(algo) && r->time_us > 0) {
+			/* one push and one pull per shard and step; a
+			 * synchronous step has everyone's update */
+			r->push_per_s = r->pull_per_s =
+			        shards * 1e6 / r->time_us;
+			r->stale_p50 = r->stale_p99 = r->stale_max = 0;
+		}
 	}
 	return nrows;
 }

@@ -30,6 +30,10 @@ struct cb_rank_result {
 	uint64_t wrong[2];
 	struct cb_coll_stats sched; /* one out-of-place call */
 	int member;                 /* group index, or -1 */
+	/* sessions (ps-async): this worker's pushes and pulls per second,
+	 * this server's staleness p50/p99/max (-1: not a server) */
+	double push_per_s, pull_per_s;
+	double stale_p50, stale_p99, stale_max;
 };
 
 /* This rank's measuring kit, allocated before any timed region. */
@@ -40,8 +44,11 @@ struct cb_meter {
 	size_t nsamples;
 };
 
-/* The collective has an in-place form. */
+/* The collective has an in-place form (sessions have none). */
 int cb_measure_has_inplace(enum cb_coll coll);
+int cb_measure_algo_inplace(const struct cb_algo *algo, enum cb_coll coll);
+/* A parameter server (ps, ps-async): servers, pushes and pulls. */
+int cb_measure_is_ps(const struct cb_algo *algo);
 /* Ranks that hold input for @algo on @n ranks: all but ps's dedicated
  * servers. */
 int cb_measure_workers(const struct cb_opts *o, const struct cb_algo *algo,
@@ -51,7 +58,10 @@ int cb_measure_workers(const struct cb_opts *o, const struct cb_algo *algo,
 void cb_measure_buffers(const struct cb_meter *mt, int me,
                         struct cb_coll_args *a, int inplace);
 /* Check once (-c 1), warm up, and time -n calls of @algo: into
- * @me->..[inplace]. */
+ * @me->..[inplace].  The --straggler rank waits its delay before every
+ * warm-up and timed call.  A session algorithm (ps-async) runs a checked
+ * session, a warm-up session of -w steps and a timed one of -n steps
+ * instead, out of place only. */
 cb_status_t cb_measure_point(struct cb_meter *mt, const struct cb_sect *g,
                              const struct cb_algo *algo, struct cb_plan *plan,
                              struct cb_coll_args *a, int inplace,

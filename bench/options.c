@@ -161,6 +161,10 @@ void cb_opts_usage(void)
 	printf("usage: collbench [run] [options]    run a collective sweep\n"
 	       "       collbench info               transports, algorithms, "
 	       "build\n"
+	       "       collbench tune [options]     time every algorithm for "
+	       "this job's shape and\n"
+	       "                                    write the tuning table "
+	       "auto reads\n"
 	       "       collbench topo [--help]      topology, NIC/GPU paths, "
 	       "binding plan, inventory\n"
 	       "       collbench plot|compare|report --help   plots, "
@@ -199,8 +203,18 @@ void cb_opts_usage(void)
 	       "      --ps-servers K    ps: K dedicated servers, 0 = every "
 	       "rank "
 	       "serves (default 0)\n"
+	       "      --straggler R:US  rank R waits US microseconds before "
+	       "every call or step\n"
+	       "                        (a slow worker: sync algorithms wait "
+	       "for it, ps-async not)\n"
 	       "      --chunk-bytes N   pipelining chunk (default: the "
 	       "algorithm's)\n"
+	       "      --tuning FILE     auto's measured table (default: "
+	       "$COLLBENCH_TUNING, else\n"
+	       "                        ~/.config/collbench/tuning.json if "
+	       "there; else the model)\n"
+	       "      --rounds N        tune: interleaved rounds per size "
+	       "(default 3)\n"
 	       "      --alpha-us A      the model's link latency (default: "
 	       "measured at start)\n"
 	       "      --beta-gbps B     the model's link bandwidth, GB/s "
@@ -279,6 +293,9 @@ enum {
 	OPT_SCHEDULE_LOG,
 	OPT_TOPO, /* --bind, --nic, --gpu, --topo-xml: checked by topo/ */
 	OPT_PLOT,
+	OPT_STRAGGLER,
+	OPT_TUNING,
+	OPT_ROUNDS,
 };
 
 static const struct option longopts[] = {
@@ -322,6 +339,9 @@ static const struct option longopts[] = {
 	{ "gpu", required_argument, NULL, OPT_TOPO },
 	{ "topo-xml", required_argument, NULL, OPT_TOPO },
 	{ "plot", required_argument, NULL, OPT_PLOT },
+	{ "straggler", required_argument, NULL, OPT_STRAGGLER },
+	{ "tuning", required_argument, NULL, OPT_TUNING },
+	{ "rounds", required_argument, NULL, OPT_ROUNDS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -370,8 +390,10 @@ static cb_status_t parse_algo(const char *s, struct cb_opts *o)
 	}
 	o->algo_mode = CB_ALGO_LIST;
 	if (!strcmp(s, "all")) {
+		/* all but those that run only when named (ps-async) */
 		for (int i = 0; cb_algos[i] && o->nalgos < CB_MAX_ALGO_SEL; i++)
-			if (cb_algos[i]->colls)
+			if (cb_algos[i]->colls &&
+			    !(cb_algos[i]->flags & CB_ALGO_NAMED_ONLY))
 				o->algos[o->nalgos++] =
 				        (struct cb_algo_sel){ cb_algos[i], 0,
 					                      SIZE_MAX };
@@ -571,6 +593,8 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 		.transport = "auto",
 		.algo = "auto",
 		.np = 2,
+		.straggler = -1,
+		.rounds = 3,
 		.timeout_s = 30.0,
 		.noutputs = 1,
 		.outputs = { { NULL, CB_FMT_TABLE } },
@@ -590,7 +614,10 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 	o->argv = argv;
 	if (argc > 1 && !strcmp(argv[1], "info"))
 		o->cmd = CB_CMD_INFO;
-	if (argc > 1 && (!strcmp(argv[1], "info") || !strcmp(argv[1], "run"))) {
+	if (argc > 1 && !strcmp(argv[1], "tune"))
+		o->cmd = CB_CMD_TUNE;
+	if (argc > 1 && (!strcmp(argv[1], "info") || !strcmp(argv[1], "run") ||
+	                 !strcmp(argv[1], "tune"))) {
 		argv++;
 		argc--;
 	}
@@ -623,6 +650,7 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 			break;
 		case 'n':
 			st = parse_int(optarg, "-n", 1, 100000000, &o->iters);
+			o->iters_set = 1;
 			break;
 		case 'c':
 			st = parse_int(optarg, "-c", 0, 1, &o->check);
@@ -764,6 +792,31 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 		case OPT_TOPO:
 			st = cb_topo_opt(longopts[li].name, optarg);
 			break;
+		case OPT_TUNING:
+			o->tuning = optarg;
+			break;
+		case OPT_ROUNDS:
+			st = parse_int(optarg, "--rounds", 1, 1000, &o->rounds);
+			break;
+		case OPT_STRAGGLER: {
+			char *colon = strchr(optarg, ':'), rk[32];
+			if (!colon || (size_t)(colon - optarg) >= sizeof(rk)) {
+				st = cb_fail(
+				        CB_ERR_USAGE,
+				        "--straggler '%s' is not RANK:DELAY_US "
+				        "(e.g. 1:500)",
+				        optarg);
+				break;
+			}
+			snprintf(rk, sizeof(rk), "%.*s", (int)(colon - optarg),
+			         optarg);
+			if (!(st = parse_int(rk, "--straggler rank", 0, 1 << 24,
+			                     &o->straggler)))
+				st = parse_double(colon + 1,
+				                  "--straggler delay", 0, 1e8,
+				                  &o->straggler_us);
+			break;
+		}
 		case OPT_PLOT: {
 			const char *dot = strrchr(optarg, '.');
 			o->plot = optarg;
@@ -791,8 +844,8 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 	if (optind < argc)
 		return cb_fail(
 		        CB_ERR_USAGE,
-		        "unexpected argument '%s' (commands run, info and "
-		        "topo come first)",
+		        "unexpected argument '%s' (commands run, tune, info "
+		        "and topo come first)",
 		        argv[optind]);
 	if (bset && !eset && o->min_bytes > o->max_bytes)
 		o->max_bytes = o->min_bytes;
@@ -827,5 +880,22 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 		               rep);
 	if ((st = parse_algo(o->algo, o)))
 		return st;
+	if (o->cmd == CB_CMD_TUNE) {
+		if (o->algo_mode == CB_ALGO_RANGES)
+			return cb_fail(CB_ERR_USAGE,
+			               "tune times algorithms at every size: "
+			               "--algo takes a list here, not ranges");
+		if (o->ranks || o->nodes)
+			return cb_fail(
+			        CB_ERR_USAGE,
+			        "tune: --ranks/--nodes not supported "
+			        "(tune each job shape with its own --np)");
+		if (!o->iters_set)
+			o->iters =
+			        50; /* medians of rounds want steady points */
+		/* the table is per collective and shape: the first dtype and
+		 * op stand for the others */
+		o->ndtypes = o->nops = 1;
+	}
 	return check_algos(o);
 }

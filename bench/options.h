@@ -40,7 +40,8 @@ struct cb_opts {
 		CB_CMD_HELP,
 		CB_CMD_VERSION,
 		CB_CMD_TOPO,
-		CB_CMD_RESULTS /* plot, compare, report: bench/results_cmd.c */
+		CB_CMD_RESULTS, /* plot, compare, report: bench/results_cmd.c */
+		CB_CMD_TUNE     /* a run that writes the tuning table */
 	} cmd;
 	size_t min_bytes, max_bytes, step_bytes; /* step 0: use factor */
 	double factor;
@@ -56,6 +57,8 @@ struct cb_opts {
 	int nalgos;
 	int root;
 	int ps_servers;
+	int straggler;              /* comm rank delayed every step, or -1 */
+	double straggler_us;        /* by this much */
 	double alpha_us, beta_gbps; /* > 0: given, no calibration */
 	const char *ranks, *nodes;  /* sweep lists as given, or NULL */
 	size_t scaling_bytes;       /* 0: the largest size */
@@ -70,7 +73,10 @@ struct cb_opts {
 	char *argv_line; /* for the record */
 	int argc;        /* the command line as given, for the JSON record */
 	char **argv;
-	const char *plot; /* --plot FILE.png|.svg, or NULL */
+	const char *plot;   /* --plot FILE.png|.svg, or NULL */
+	const char *tuning; /* --tuning FILE, or NULL (bench/tuning.h) */
+	int rounds;         /* tune: interleaved rounds (default 3) */
+	int iters_set;      /* -n was given */
 };
 
 /* Parse a count list: "2,4,8", "2:16:x2" (multiply), "1:8:+1" (add), where

@@ -21,6 +21,9 @@
 #include "bench/measure.h"
 #include "bench/output.h"
 #include "bench/select.h"
+#include "bench/tune.h"
+#include "bench/tuning.h"
+#include "bench/verify.h"
 #include "coll/coll.h"
 #include "core/log.h"
 
@@ -34,9 +37,14 @@ struct sweep {
 	struct cb_model m;
 	struct cb_outputs w; /* rank 0 */
 	struct cb_counters counters;
-	struct cb_sect g;  /* the section running now */
-	int sections;      /* (collective, group) pairs with work */
-	char skipped[256]; /* why the last one skipped did not run */
+	struct cb_sect g;    /* the section running now */
+	int sections;        /* (collective, group) pairs with work */
+	char skipped[256];   /* why the last one skipped did not run */
+	/* auto's measured table, or (tune) the one being made */
+	struct cb_tuning *tab;
+	const char *tab_path;
+	char auto_source[4200]; /* the header's "# auto:" line */
+	struct cb_tuner *tuner; /* tune, rank 0 */
 };
 
 static struct cb_select selection(const struct sweep *sw)
@@ -47,6 +55,10 @@ static struct cb_select selection(const struct sweep *sw)
 		.coll = sw->g.coll,
 		.n = sw->g.n,
 		.log = sw->c->rank == 0,
+		.tab = sw->o->cmd == CB_CMD_TUNE ? NULL : sw->tab,
+		.transport = sw->g.transport,
+		.hosts = sw->g.nhosts,
+		.tune = sw->o->cmd == CB_CMD_TUNE,
 	};
 }
 
@@ -59,6 +71,106 @@ static cb_status_t candidates(struct sweep *sw, struct cb_cands *cd, int quiet)
 	if (cd->skipped[0])
 		snprintf(sw->skipped, sizeof(sw->skipped), "%s", cd->skipped);
 	return st;
+}
+
+/* FNV-1a of a file's bytes (0: no file), to see that every rank reads
+ * the same table. */
+static uint64_t file_hash(const char *path)
+{
+	FILE *f = path ? fopen(path, "rb") : NULL;
+	uint64_t h = 0xcbf29ce484222325ull;
+	int ch;
+
+	if (!f)
+		return 0;
+	while ((ch = fgetc(f)) != EOF)
+		h = (h ^ (uint64_t)(unsigned char)ch) * 0x100000001b3ull;
+	fclose(f);
+	return h | 1;
+}
+
+/*
+ * The tuning table: for auto, the one --tuning, $COLLBENCH_TUNING or the
+ * per-user file names (a named one must be there; the default may be
+ * missing: the model decides); for tune, the file to merge into.  Every
+ * rank reads it and decides alone, so every rank must read the same
+ * bytes: checked, one line if not.
+ */
+static cb_status_t load_tuning(struct sweep *sw)
+{
+	const struct cb_opts *o = sw->o;
+	struct cb_comm *c = sw->c;
+	int named, tune = o->cmd == CB_CMD_TUNE;
+	const char *path = cb_tuning_path(o->tuning, &named);
+	cb_status_t st = CB_OK;
+
+	sw->tab_path = path;
+	if (!tune && o->algo_mode != CB_ALGO_AUTO)
+		return CB_OK;
+	if (!path) {
+		if (tune)
+			return cb_fail(
+			        CB_ERR_USAGE,
+			        "tune: where to write? --tuning FILE (not "
+			        "none; no HOME or XDG_CONFIG_HOME for the "
+			        "default)");
+		snprintf(sw->auto_source, sizeof(sw->auto_source),
+		         "the cost model (%s)",
+		         named ? "--tuning none" : "no tuning table");
+		return CB_OK;
+	}
+	int there = access(path, F_OK) == 0;
+	if (there || (named && !tune))
+		st = cb_tuning_load(path, &sw->tab);
+	else
+		st = cb_tuning_new(&sw->tab);
+	if (st)
+		return st;
+	uint64_t h = file_hash(path), *all = calloc((size_t)c->world, 8);
+	if (!all)
+		return cb_fail(CB_ERR_NOMEM, "out of memory");
+	st = cb_boot_allgather(c->boot, "every rank's tuning table", &h,
+	                       sizeof(h), all);
+	for (int r = 1; r < c->world && !st; r++)
+		if (all[r] != all[0])
+			st = cb_fail(CB_ERR_USAGE,
+			             "tuning table %s: rank %d (host %s) reads "
+			             "other bytes than rank 0 (host %s); give "
+			             "every host the same file",
+			             path, r, cb_comm_host_name(c, r),
+			             cb_comm_host_name(c, 0));
+	free(all);
+	if (st || tune)
+		return st;
+	if (!there)
+		snprintf(sw->auto_source, sizeof(sw->auto_source),
+		         "the cost model (no tuning table at %s; collbench "
+		         "tune makes one)",
+		         path);
+	else
+		snprintf(sw->auto_source, sizeof(sw->auto_source),
+		         "the tuning table %s (%d job shape%s; the cost model "
+		         "for shapes it lacks)",
+		         path, cb_tuning_shapes(sw->tab),
+		         cb_tuning_shapes(sw->tab) == 1 ? "" : "s");
+	return CB_OK;
+}
+
+/* Some candidate takes some dtype asked for (else @why says why not). */
+static int usable(const struct cb_opts *o, const struct cb_cands *cd, char *why,
+                  size_t cap)
+{
+	for (int i = 0; i < cd->n; i++)
+		for (int d = 0; d < o->ndtypes; d++) {
+			const char *no =
+			        cd->a[i]->refuse_dtype
+			                ? cd->a[i]->refuse_dtype(o->dtypes[d])
+			                : NULL;
+			if (!no)
+				return 1;
+			snprintf(why, cap, "%s", no);
+		}
+	return 0;
 }
 
 static size_t next_size(const struct cb_opts *o, size_t bytes)
@@ -92,14 +204,26 @@ static cb_status_t section_dtype(struct sweep *sw, struct cb_cands *cd,
 		.root = o->root,
 	};
 
-	for (int i = 0; i < cd->n; i++)
+	/* Algorithms that cannot take this dtype sit it out (every rank
+	 * decides alike); a note says so once. */
+	int skip[CB_MAX_CAND] = { 0 };
+	for (int i = 0; i < cd->n; i++) {
+		const char *why = cd->a[i]->refuse_dtype
+		                          ? cd->a[i]->refuse_dtype(dt)
+		                          : NULL;
 		cd->plan[i] = NULL;
+		if (why && (skip[i] = 1) && c->rank == 0)
+			cb_log(CB_LOG_WARN, "skipping %s", why);
+	}
 	for (int i = 0; i < cd->n && member && !st; i++)
-		st = cb_algo_plan_build(cd->a[i], c, &pc, &cd->plan[i]);
+		if (!skip[i])
+			st = cb_algo_plan_build(cd->a[i], c, &pc, &cd->plan[i]);
 	/* Wake the whole path once (connections, page tables, caches,
 	 * branch predictors) before the first timed point, so the first row
 	 * of a sweep is not the cost of a cold start. */
 	for (int i = 0; i < cd->n && member && !st; i++) {
+		if (skip[i])
+			continue;
 		struct cb_coll_args wake = {
 			.coll = g->coll,
 			.dtype = dt,
@@ -109,6 +233,15 @@ static cb_status_t section_dtype(struct sweep *sw, struct cb_cands *cd,
 			        o->min_bytes / es / (blocks ? (size_t)g->n : 1),
 		};
 		cb_measure_buffers(&sw->meter, g->me, &wake, 0);
+		if (cd->a[i]->session) {
+			enum cb_dtype d = dt;
+			struct cb_session ws = { .steps = 20,
+				                 .straggler = -1,
+				                 .fill = cb_verify_ps_fill,
+				                 .ctx = &d };
+			st = cd->a[i]->session(cd->plan[i], &wake, &ws);
+			continue;
+		}
 		for (int k = 0; k < 20 && !st; k++)
 			st = cd->a[i]->run(cd->plan[i], &wake);
 	}
@@ -128,8 +261,12 @@ static cb_status_t section_dtype(struct sweep *sw, struct cb_cands *cd,
 			size_t bytes =
 			        cb_coll_size_elems(g->coll, a.count, g->n) * es;
 			int idx[CB_MAX_CAND];
-			int np = cb_select_pick(&sel, cd, bytes, idx);
-			if (c->rank == 0)
+			int np = cb_select_pick(&sel, cd, bytes, idx), kept = 0;
+			for (int j = 0; j < np; j++)
+				if (!skip[idx[j]])
+					idx[kept++] = idx[j];
+			np = kept;
+			if (c->rank == 0 && !sw->tuner)
 				cb_output_progress(&sw->w, c->rank, g->coll, b);
 			for (int j = 0; j < np && !st; j++) {
 				struct cb_rank_result me = { .member = g->me };
@@ -138,8 +275,8 @@ static cb_status_t section_dtype(struct sweep *sw, struct cb_cands *cd,
 				if (member) {
 					st = cb_measure_point(&sw->meter, g, al,
 					                      plan, &a, 0, &me);
-					if (!st &&
-					    cb_measure_has_inplace(g->coll))
+					if (!st && cb_measure_algo_inplace(
+					                   al, g->coll))
 						st = cb_measure_point(
 						        &sw->meter, g, al, plan,
 						        &a, 1, &me);
@@ -160,8 +297,16 @@ static cb_status_t section_dtype(struct sweep *sw, struct cb_cands *cd,
 					        cb_select_model_us(&sel, al,
 					                           bytes),
 					        rows);
-					cb_output_point(&sw->w, g, sw->all, al,
-					                &a, bytes, rows, nr);
+					if (sw->tuner) {
+						cb_tuner_record(sw->tuner,
+						                &rows[0]);
+						for (int r = 0; r < nr; r++)
+							sw->w.wrong +=
+							        rows[r].wrong;
+					} else
+						cb_output_point(
+						        &sw->w, g, sw->all, al,
+						        &a, bytes, rows, nr);
 				}
 			}
 			sw->w.done_points++;
@@ -186,7 +331,7 @@ static void section_header(struct sweep *sw, const struct cb_cands *cd)
 	/* the header's factor: ps's with dedicated servers when only ps
 	 * runs; with others beside it, theirs, and a note for ps's rows */
 	for (int i = 0; i < cd->n; i++) {
-		if (strcmp(cd->a[i]->name, "ps"))
+		if (!cb_measure_is_ps(cd->a[i]))
 			only_ps = 0;
 		else if (o->ps_servers > 0)
 			workers = g->n - o->ps_servers;
@@ -327,26 +472,44 @@ cb_status_t cb_sweep(struct cb_comm *c, const struct cb_opts *o,
 			make_group(&sw, o->colls[k], counts[j],
 			           o->nodes != NULL);
 			st = candidates(&sw, &cd, 1);
-			sw.sections += !st && cd.n > 0;
+			sw.sections += !st && usable(o, &cd, sw.skipped,
+			                             sizeof(sw.skipped));
 		}
 	if (!st && sw.sections == 0)
 		st = cb_fail(CB_ERR_USAGE, "nothing to run: %s", sw.skipped);
+	if (!st && o->straggler >= c->world)
+		st = cb_fail(CB_ERR_USAGE,
+		             "--straggler %d: the job has only %d rank%s",
+		             o->straggler, c->world, c->world == 1 ? "" : "s");
 	if (st)
 		goto out;
 	if ((st = cb_counters_begin(c, &sw.counters)) ||
-	    (st = cb_calibrate(c, o, &sw.m)))
+	    (st = cb_calibrate(c, o, &sw.m)) || (st = load_tuning(&sw)))
 		goto out;
-	if (c->rank == 0 && (st = cb_output_open(&sw.w, o, c, &sw.m)))
+	if (o->cmd == CB_CMD_TUNE) {
+		if (c->rank == 0 && (st = cb_tuner_new(&sw.tuner)))
+			goto out;
+	} else if (c->rank == 0 &&
+	           (st = cb_output_open(&sw.w, o, c, &sw.m,
+	                                o->algo_mode == CB_ALGO_AUTO
+	                                        ? sw.auto_source
+	                                        : NULL))) {
 		goto out;
-	for (int k = 0; k < o->ncolls && !st; k++)
-		for (int j = 0; j < ncounts && !st; j++) {
-			make_group(&sw, o->colls[k], counts[j],
-			           o->nodes != NULL);
-			st = section(&sw);
-		}
+	}
+	/* tune: every size and algorithm once per round, rounds in turn */
+	int rounds = o->cmd == CB_CMD_TUNE ? o->rounds : 1;
+	for (int r = 0; r < rounds && !st; r++)
+		for (int k = 0; k < o->ncolls && !st; k++)
+			for (int j = 0; j < ncounts && !st; j++) {
+				make_group(&sw, o->colls[k], counts[j],
+				           o->nodes != NULL);
+				st = section(&sw);
+			}
 	if (!st)
 		st = cb_counters_end(c, &sw.counters, &sw.w);
 	*wrong = sw.w.wrong;
+	if (!st && sw.tuner)
+		st = cb_tuner_finish(sw.tuner, sw.tab, sw.tab_path, stdout);
 out:
 	st = cb_output_close(&sw.w, st);
 	cb_comm_mem_free(c, mt->sendbuf, o->max_bytes + 64);
@@ -354,5 +517,7 @@ out:
 	free(sw.all);
 	free(sw.g.members);
 	free(mt->samples);
+	cb_tuner_free(sw.tuner);
+	cb_tuning_free(sw.tab);
 	return st;
 }

@@ -454,3 +454,49 @@ int64_t cb_input_value(enum cb_op op, int rank, size_t i)
 
 	return input_at(&r, rank, (uint32_t)(i % PERIOD), flipped(i));
 }
+
+/* ---- the asynchronous parameter server (coll/ps_async.c) ---- */
+
+/* Parameters start at i mod 13; worker w's update is 1 + (i + 3w) mod 5:
+ * small positive integers, so a copy's expected value is exact in every
+ * type the algorithm takes (integers wrap alike; float32 holds the sums
+ * of the check's sessions, at most 64 steps of up to 1024 workers). */
+static uint64_t ps_init(size_t i)
+{
+	return i % 13;
+}
+
+static uint64_t ps_update(size_t i, int w)
+{
+	return 1 + (i + 3 * (size_t)w) % 5;
+}
+
+void cb_verify_ps_fill(void *ctx, void *buf, size_t off, size_t n, int who)
+{
+	struct kind k = kind_of(*(const enum cb_dtype *)ctx);
+
+	for (size_t j = 0; j < n; j++) {
+		size_t i = off + j;
+		uint64_t v = who < 0 ? ps_init(i) : ps_update(i, who);
+		put(buf, j, k.bytes, encode(&k, (int64_t)v));
+	}
+}
+
+uint64_t cb_verify_ps_check(void *ctx, const void *buf, size_t off, size_t n,
+                            const uint64_t *counts, int nworkers)
+{
+	struct kind k = kind_of(*(const enum cb_dtype *)ctx);
+	uint64_t wrong = 0;
+
+	for (size_t j = 0; j < n; j++) {
+		size_t i = off + j;
+		uint64_t v = ps_init(i);
+		for (int w = 0; w < nworkers; w++)
+			v += counts[w] * ps_update(i, w);
+		if (k.flt && v >> (k.mbits + 1))
+			return n; /* beyond the type's exact integers */
+		if (get(buf, j, k.bytes) != encode(&k, (int64_t)v))
+			wrong++;
+	}
+	return wrong;
+}

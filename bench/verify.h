@@ -100,6 +100,17 @@ void cb_fill(enum cb_dtype dt, enum cb_op op, int rank, void *buf,
              size_t count);
 uint64_t cb_check_allreduce(enum cb_dtype dt, enum cb_op op, int nranks,
                             const void *buf, size_t count);
+/*
+ * The asynchronous parameter server's inputs and check (struct
+ * cb_session's fill and check; @ctx points to the enum cb_dtype):
+ * parameters start at i mod 13 and worker w's update is 1 + (i + 3w) mod
+ * 5, so a copy that has counts[w] updates of each worker w must hold
+ * exactly i mod 13 + sum of counts[w] (1 + (i + 3w) mod 5).
+ */
+void cb_verify_ps_fill(void *ctx, void *buf, size_t off, size_t n, int who);
+uint64_t cb_verify_ps_check(void *ctx, const void *buf, size_t off, size_t n,
+                            const uint64_t *counts, int nworkers);
+
 /* Rank @rank's float32 allreduce input at @i (for the unit tests). */
 int64_t cb_input_value(enum cb_op op, int rank, size_t i);
 

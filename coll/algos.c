@@ -10,6 +10,7 @@ extern const struct cb_algo cb_algo_tree;
 extern const struct cb_algo cb_algo_rd;
 extern const struct cb_algo cb_algo_rabenseifner;
 extern const struct cb_algo cb_algo_ps;
+extern const struct cb_algo cb_algo_ps_async;
 extern const struct cb_algo cb_algo_pairwise;
 extern const struct cb_algo cb_algo_linear;
 extern const struct cb_algo cb_algo_dissemination;
@@ -24,6 +25,7 @@ const struct cb_algo *const cb_algos[] = {
 	&cb_algo_rd,
 	&cb_algo_rabenseifner,
 	&cb_algo_ps,
+	&cb_algo_ps_async,
 	&cb_algo_pairwise,
 	&cb_algo_linear,
 	&cb_algo_dissemination,

@@ -110,6 +110,42 @@ struct cb_plan;
 
 /* cb_algo.flags */
 #define CB_ALGO_ONEWAY 1u /* pingpong bw: only group index 1 has a result */
+/* Runs only when named: not one of auto's candidates, not in --algo all
+ * (ps-async: a session of steps, not one collective call). */
+#define CB_ALGO_NAMED_ONLY 2u
+
+#define CB_STALE_BUCKETS 256
+
+/*
+ * A session (cb_algo.session): every worker runs @steps steps at its own
+ * pace, and the call returns on each rank once its part is done (ps-async).
+ * The driver fills the inputs; the algorithm the outputs.
+ */
+struct cb_session {
+	uint64_t steps;  /* per worker */
+	int straggler;   /* group index whose every step is delayed, or -1 */
+	double delay_us; /* by this much (a busy wait: "compute") */
+	double *step_ns; /* this worker's step times, [nstep_ns], or NULL */
+	size_t nstep_ns;
+	/* Exact inputs and checks, independent of the algorithm (bench/):
+	 * fill elements [off, off + n) of @buf with worker @who's update, or
+	 * with the initial parameters (@who -1); count the elements of a copy
+	 * of [off, off + n) that differ from the initial value plus
+	 * counts[w] times worker w's update, for every one of @nworkers
+	 * workers.  @check NULL: no check. */
+	void (*fill)(void *ctx, void *buf, size_t off, size_t n, int who);
+	uint64_t (*check)(void *ctx, const void *buf, size_t off, size_t n,
+	                  const uint64_t *counts, int nworkers);
+	void *ctx;
+	/* out */
+	int worker, server;     /* this rank's roles */
+	uint64_t wrong;         /* elements found wrong here */
+	uint64_t pushes, pulls; /* this worker's */
+	uint64_t elapsed_ns;    /* this worker: first step to last reply */
+	uint32_t stale_hist[CB_STALE_BUCKETS]; /* this server's pushes by
+	                                          staleness (last: or more) */
+	uint64_t stale_max;
+};
 
 struct cb_algo {
 	const char *name;
@@ -124,6 +160,8 @@ struct cb_algo {
 	/* One line why this algorithm cannot run @coll on @n ranks (with
 	 * @ps_servers dedicated servers), or NULL. */
 	const char *(*refuse)(enum cb_coll coll, int n, int ps_servers);
+	/* One line why it cannot run with @dt, or NULL (NULL member: any). */
+	const char *(*refuse_dtype)(enum cb_dtype dt);
 	/* Predicted time (us) of one call moving @bytes (the row's size) on
 	 * @n ranks, for links of latency @alpha_us and bandwidth @beta_gbps
 	 * (GB/s, 1e3 bytes per us) and a local reduction rate @gamma_gbps
@@ -140,6 +178,11 @@ struct cb_algo {
 	                          struct cb_plan **plan);
 	cb_status_t (*run)(struct cb_plan *plan,
 	                   const struct cb_coll_args *args);
+	/* Algorithms that are sessions of steps rather than one call (NULL
+	 * for the rest): see struct cb_session. */
+	cb_status_t (*session)(struct cb_plan *plan,
+	                       const struct cb_coll_args *args,
+	                       struct cb_session *s);
 	void (*plan_free)(struct cb_plan *plan);
 	const struct cb_coll_stats *(*stats)(const struct cb_plan *plan);
 };

@@ -2,15 +2,21 @@
 /*
  * core/boot_server.c - the rendezvous store, served by rank 0.
  *
- * Requests: HELLO (rank, world, pid, host), SET, GET (answered when the key
- * exists), GATHER (answered when keys "<prefix>0" .. "<prefix>N-1" all
- * exist, with their values concatenated), ABORT (a rank failed: tell the
- * others) and BYE.  Replies: WELCOME (job id), VALUE, ERROR (a line), ABORT
- * (origin rank, a line).
+ * Requests: HELLO (rank, world, pid, host, job token), SET, GET (answered
+ * when the key exists), GATHER (answered when keys "<prefix>0" ..
+ * "<prefix>N-1" all exist, with their values concatenated, or at its
+ * deadline with what is there), ABORT (a rank failed: tell the others) and
+ * BYE.  Replies: WELCOME (job id), VALUE, ERROR (a line), ABORT (origin rank,
+ * a line).  The keys and gathers themselves are core/boot_store.c's.
  *
- * One thread polls every connection.  It is the only place that sees every
- * rank, so it is the job's failure detector too: a rank whose connection
- * closes before its goodbye has died, and everyone else is told.
+ * One thread polls every connection.  It never waits on one client: replies
+ * are queued and written as each socket takes them, so a rank that stops
+ * reading holds up nobody (and is dropped after the deadline).  A HELLO
+ * without the job's token is refused with one line and logged once.
+ *
+ * It is the only place that sees every rank, so it is the job's failure
+ * detector too: a rank whose connection closes before its goodbye has died,
+ * and everyone else is told.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -26,16 +32,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/boot_store.h"
 #include "core/boot_wire.h"
 #include "core/log.h"
 #include "core/sock.h"
-
-struct kv {
-	struct kv *next;
-	char *key;
-	void *val;
-	uint32_t bytes;
-};
 
 struct client {
 	int fd;
@@ -45,27 +45,18 @@ struct client {
 	char host[64];
 	uint8_t *in;
 	size_t in_bytes, in_cap;
+	struct boot_outq out; /* replies it has not taken yet */
 };
-
-struct waiter {
-	struct waiter *next;
-	int client; /* index into srv->clients */
-	uint32_t type;
-	uint32_t n; /* GATHER: number of keys */
-	char key[BOOT_KEY_MAX + 1];
-};
-
-#define KV_BUCKETS 4096
 
 struct boot_server {
 	int listen_fd;
 	int world;
 	uint64_t job_id;
 	double timeout_s;
-	struct kv *kv[KV_BUCKETS];
+	char token[BOOT_TOKEN_MAX];
+	struct boot_kv *kv;
 	struct client *clients;
 	int nclients, cap_clients;
-	struct waiter *waiters;
 	int aborted;
 	int byes;
 	/* Stall reports ("rank R waits for rank B") held for a moment, so the
@@ -83,66 +74,38 @@ struct boot_server {
 	pthread_t thread;
 };
 
-static unsigned kv_hash(const char *s)
-{
-	unsigned h = 2166136261u;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 16777619u;
-	return h % KV_BUCKETS;
-}
-
-static struct kv *kv_find(struct boot_server *srv, const char *key)
-{
-	for (struct kv *e = srv->kv[kv_hash(key)]; e; e = e->next)
-		if (!strcmp(e->key, key))
-			return e;
-	return NULL;
-}
-
-static int kv_put(struct boot_server *srv, const char *key, const void *val,
-                  uint32_t bytes)
-{
-	struct kv *e = kv_find(srv, key);
-	void *copy = malloc(bytes ? bytes : 1);
-
-	if (!copy)
-		return -1;
-	memcpy(copy, val, bytes);
-	if (!e) {
-		unsigned h = kv_hash(key);
-		e = calloc(1, sizeof(*e));
-		if (!e || !(e->key = strdup(key))) {
-			free(e);
-			free(copy);
-			return -1;
-		}
-		e->next = srv->kv[h];
-		srv->kv[h] = e;
-	} else {
-		free(e->val);
-	}
-	e->val = copy;
-	e->bytes = bytes;
-	return 0;
-}
-
 static int srv_send(struct boot_server *srv, struct client *c, uint32_t type,
                     const void *key, uint32_t key_bytes, const void *val,
                     uint32_t val_bytes)
 {
-	struct boot_hdr h = { htonl(BOOT_MAGIC), htonl(type), htonl(key_bytes),
-		              htonl(val_bytes) };
-	uint64_t dl = cb_now_ns() + (uint64_t)(srv->timeout_s * 1e9);
-	int err;
+	struct boot_sbuf *b;
+	int rc;
 
-	if (c->fd < 0)
+	(void)srv;
+	if (c->fd < 0 ||
+	    !(b = boot_msg_new(type, key, key_bytes, val, val_bytes)))
 		return -1;
-	if (cb_sock_send_all(c->fd, &h, sizeof(h), dl, &err) ||
-	    (key_bytes && cb_sock_send_all(c->fd, key, key_bytes, dl, &err)) ||
-	    (val_bytes && cb_sock_send_all(c->fd, val, val_bytes, dl, &err)))
-		return -1;
-	return 0;
+	rc = boot_outq_push(&c->out, c->fd, b);
+	boot_sbuf_put(b);
+	return rc;
+}
+
+/* The store's answer to client @ci: a VALUE whose payload @body may be
+ * shared with other clients. */
+static void srv_answer(void *ctx, int ci, struct boot_sbuf *body)
+{
+	struct boot_server *srv = ctx;
+	struct client *c = &srv->clients[ci];
+	struct boot_sbuf *h = boot_msg_new(MSG_VALUE, NULL, 0, NULL, 0);
+
+	if (!h || c->fd < 0) {
+		boot_sbuf_put(h);
+		return;
+	}
+	((struct boot_hdr *)(void *)h->data)->val_bytes = htonl(body->bytes);
+	if (boot_outq_push(&c->out, c->fd, h) == 0)
+		boot_outq_push(&c->out, c->fd, body);
+	boot_sbuf_put(h);
 }
 
 /* Tell every rank but @origin that the job failed with @status. */
@@ -216,67 +179,21 @@ static void srv_drop(struct boot_server *srv, struct client *c)
 	free(c->in);
 	c->in = NULL;
 	c->in_bytes = c->in_cap = 0;
-	for (struct waiter **w = &srv->waiters; *w;) {
-		if (&srv->clients[(*w)->client] == c) {
-			struct waiter *dead = *w;
-			*w = dead->next;
-			free(dead);
-		} else {
-			w = &(*w)->next;
-		}
-	}
+	boot_outq_clear(&c->out);
+	boot_kv_forget_client(srv->kv, (int)(c - srv->clients));
 }
 
-/* Answer a waiter if it can be answered now; 1 when answered. */
-static int srv_try_answer(struct boot_server *srv, struct waiter *w)
+/* Compared in constant time: how long a refusal takes says nothing of how
+ * much of a guess was right. */
+static int token_ok(const char *want, const char *got)
 {
-	struct client *c = &srv->clients[w->client];
+	unsigned char diff = 0;
 
-	if (w->type == MSG_GET) {
-		struct kv *e = kv_find(srv, w->key);
-		if (!e)
-			return 0;
-		srv_send(srv, c, MSG_VALUE, NULL, 0, e->val, e->bytes);
+	if (!want[0])
 		return 1;
-	}
-	/* GATHER: every key present? then one reply of [u32 bytes, value]... */
-	size_t total = 0;
-	char key[BOOT_KEY_MAX + 16];
-
-	for (uint32_t i = 0; i < w->n; i++) {
-		snprintf(key, sizeof(key), "%s%u", w->key, i);
-		struct kv *e = kv_find(srv, key);
-		if (!e)
-			return 0;
-		total += 4 + e->bytes;
-	}
-	uint8_t *buf = malloc(total ? total : 1), *p = buf;
-	if (!buf)
-		return 0;
-	for (uint32_t i = 0; i < w->n; i++) {
-		snprintf(key, sizeof(key), "%s%u", w->key, i);
-		struct kv *e = kv_find(srv, key);
-		uint32_t nb = htonl(e->bytes);
-		memcpy(p, &nb, 4);
-		memcpy(p + 4, e->val, e->bytes);
-		p += 4 + e->bytes;
-	}
-	srv_send(srv, c, MSG_VALUE, NULL, 0, buf, (uint32_t)total);
-	free(buf);
-	return 1;
-}
-
-static void srv_answer_waiters(struct boot_server *srv)
-{
-	for (struct waiter **w = &srv->waiters; *w;) {
-		if (srv_try_answer(srv, *w)) {
-			struct waiter *done = *w;
-			*w = done->next;
-			free(done);
-		} else {
-			w = &(*w)->next;
-		}
-	}
+	for (size_t i = 0; i < BOOT_TOKEN_MAX; i++)
+		diff |= (unsigned char)(want[i] ^ got[i]);
+	return diff == 0;
 }
 
 static void srv_hello(struct boot_server *srv, struct client *c,
@@ -291,10 +208,28 @@ static void srv_hello(struct boot_server *srv, struct client *c,
 	}
 	memcpy(&h, val, sizeof(h));
 	h.host[sizeof(h.host) - 1] = '\0';
+	h.token[sizeof(h.token) - 1] = '\0';
 	h.rank = (int32_t)ntohl((uint32_t)h.rank);
 	h.world = (int32_t)ntohl((uint32_t)h.world);
 	line[0] = '\0';
-	if (h.world != srv->world)
+	if (!token_ok(srv->token, h.token)) {
+		/* Not one of ours: a stranger, a rank of another job, or a
+		 * launcher that gave the ranks different secrets.  The job
+		 * goes on; the rank it claims may still arrive. */
+		cb_log(CB_LOG_WARN,
+		       "rendezvous: refused %s (says rank %d on %s): %s",
+		       c->addr, h.rank, h.host,
+		       h.token[0] ? "its job token is not this job's"
+		                  : "it has no job token");
+		snprintf(line, sizeof(line),
+		         "the rendezvous refused this rank: %s (ranks of one "
+		         "job "
+		         "share a token: from PMIx, the launcher, or "
+		         "COLLBENCH_JOB_TOKEN)",
+		         h.token[0]
+		                 ? "its job token is not the job's"
+		                 : "it has no job token and the job has one");
+	} else if (h.world != srv->world)
 		snprintf(line, sizeof(line),
 		         "rank %d on %s says the job has %d ranks, rank 0 says "
 		         "%d "
@@ -336,29 +271,14 @@ static void srv_message(struct boot_server *srv, int ci,
 		srv_hello(srv, c, val, h->val_bytes);
 		return;
 	case MSG_SET:
-		if (kv_put(srv, key, val, h->val_bytes) == 0)
-			srv_answer_waiters(srv);
+		boot_kv_set(srv->kv, key, val, h->val_bytes);
 		return;
 	case MSG_GET:
-	case MSG_GATHER: {
-		struct waiter *w = calloc(1, sizeof(*w));
-		if (!w)
-			return;
-		w->client = ci;
-		w->type = h->type;
-		memcpy(w->key, key, h->key_bytes + 1);
-		if (h->type == MSG_GATHER && h->val_bytes == 4) {
-			memcpy(&w->n, val, 4);
-			w->n = ntohl(w->n);
-		}
-		if (srv_try_answer(srv, w)) {
-			free(w);
-		} else {
-			w->next = srv->waiters;
-			srv->waiters = w;
-		}
+		boot_kv_get(srv->kv, ci, key);
 		return;
-	}
+	case MSG_GATHER:
+		boot_kv_gather(srv->kv, ci, key, val, h->val_bytes);
+		return;
 	case MSG_ABORT: {
 		char line[600];
 		snprintf(line, sizeof(line), "%.*s", (int)h->val_bytes,
@@ -507,12 +427,56 @@ static void srv_accept(struct boot_server *srv)
 	cb_sock_ntop((struct sockaddr *)&sa, c->addr, sizeof(c->addr));
 }
 
+/* The deadlines the poll loop keeps: gathers answered with what is there,
+ * and clients that stopped taking their replies. */
+static int srv_timers(struct boot_server *srv)
+{
+	uint64_t now = cb_now_ns();
+	int pending = boot_kv_timers(srv->kv, now);
+
+	for (int i = 0; i < srv->nclients; i++) {
+		struct client *c = &srv->clients[i];
+		if (c->fd < 0 || !c->out.stuck_ns ||
+		    now - c->out.stuck_ns < (uint64_t)(srv->timeout_s * 1e9))
+			continue;
+		if (c->rank >= 0 && !c->bye) {
+			char line[256];
+			snprintf(line, sizeof(line),
+			         "rank %d (host %s) stopped taking the "
+			         "rendezvous's replies for %g s",
+			         c->rank, c->host, srv->timeout_s);
+			srv_abort_all(srv, -1, CB_ERR_PEER, line);
+		}
+		srv_drop(srv, c);
+	}
+	return pending;
+}
+
+/* Before the thread ends: what is queued (an ABORT, the last answers) goes
+ * out, for at most a second. */
+static void srv_drain_output(struct boot_server *srv)
+{
+	uint64_t dl = cb_now_ns() + 1000000000ull;
+
+	for (;;) {
+		int left = 0;
+		for (int i = 0; i < srv->nclients; i++) {
+			struct client *c = &srv->clients[i];
+			boot_outq_flush(&c->out, c->fd);
+			left += c->fd >= 0 && boot_outq_pending(&c->out);
+		}
+		if (!left || cb_now_ns() > dl)
+			return;
+		usleep(1000);
+	}
+}
+
 static void *srv_main(void *arg)
 {
 	struct boot_server *srv = arg;
-	uint64_t stop_deadline = 0;
+	uint64_t stop_deadline = 0, abort_deadline = 0;
 	struct pollfd *pfd = NULL;
-	int cap = 0;
+	int cap = 0, timers = 0;
 
 	for (;;) {
 		if (atomic_load(&srv->stop)) {
@@ -520,9 +484,26 @@ static void *srv_main(void *arg)
 				stop_deadline =
 				        cb_now_ns() +
 				        (uint64_t)(srv->timeout_s * 1e9);
-			if (srv->byes >= srv->world || srv->aborted ||
+			if (srv->byes >= srv->world ||
 			    cb_now_ns() > stop_deadline)
 				break;
+			/* Every rank has been sent the ABORT.  Keep the
+			 * connections open until the ranks close them, for a
+			 * moment at most: a rank that is still writing a
+			 * request (slow to start on a loaded host) then reads
+			 * the ABORT and exits with the job's status, instead
+			 * of a broken pipe and status 1. */
+			if (srv->aborted) {
+				int open = 0;
+				if (!abort_deadline)
+					abort_deadline =
+					        cb_now_ns() + 2000000000ull;
+				for (int i = 0; i < srv->nclients; i++)
+					open += srv->clients[i].fd >= 0 &&
+					        srv->clients[i].rank != 0;
+				if (!open || cb_now_ns() > abort_deadline)
+					break;
+			}
 		}
 		if (cap < srv->nclients + 1) {
 			cap = (srv->nclients + 1) * 2;
@@ -533,9 +514,15 @@ static void *srv_main(void *arg)
 		}
 		pfd[0] = (struct pollfd){ .fd = srv->listen_fd,
 			                  .events = POLLIN };
-		for (int i = 0; i < srv->nclients; i++)
-			pfd[i + 1] = (struct pollfd){ .fd = srv->clients[i].fd,
-				                      .events = POLLIN };
+		for (int i = 0; i < srv->nclients; i++) {
+			struct client *c = &srv->clients[i];
+			pfd[i + 1] = (struct pollfd){
+				.fd = c->fd,
+				.events = POLLIN |
+				          (boot_outq_pending(&c->out) ? POLLOUT
+				                                      : 0),
+			};
+		}
 		int n = srv->nclients;
 		if (srv->decide_ns && !srv->aborted &&
 		    cb_now_ns() >= srv->decide_ns) {
@@ -543,16 +530,26 @@ static void *srv_main(void *arg)
 			srv_stall_decide(srv);
 			pthread_mutex_unlock(&srv->lock);
 		}
-		if (poll(pfd, n + 1, srv->decide_ns ? 10 : 50) <= 0)
-			continue;
+		int ready =
+		        poll(pfd, n + 1, srv->decide_ns || timers ? 10 : 50);
 		pthread_mutex_lock(&srv->lock);
-		for (int i = 0; i < n; i++)
-			if (pfd[i + 1].fd >= 0 && pfd[i + 1].revents)
+		for (int i = 0; ready > 0 && i < n; i++) {
+			if (pfd[i + 1].fd < 0 || !pfd[i + 1].revents)
+				continue;
+			if (pfd[i + 1].revents & POLLOUT)
+				boot_outq_flush(&srv->clients[i].out,
+				                srv->clients[i].fd);
+			if (pfd[i + 1].revents & ~POLLOUT)
 				srv_read(srv, i);
-		if (pfd[0].revents & POLLIN)
+		}
+		if (ready > 0 && (pfd[0].revents & POLLIN))
 			srv_accept(srv);
+		timers = srv_timers(srv);
 		pthread_mutex_unlock(&srv->lock);
 	}
+	pthread_mutex_lock(&srv->lock);
+	srv_drain_output(srv);
+	pthread_mutex_unlock(&srv->lock);
 	free(pfd);
 	return NULL;
 }
@@ -563,19 +560,13 @@ static void srv_free(struct boot_server *srv)
 		srv_drop(srv, &srv->clients[i]);
 	free(srv->clients);
 	free(srv->stalls);
-	for (int b = 0; b < KV_BUCKETS; b++)
-		for (struct kv *e = srv->kv[b], *n; e; e = n) {
-			n = e->next;
-			free(e->key);
-			free(e->val);
-			free(e);
-		}
+	boot_kv_free(srv->kv);
 	close(srv->listen_fd);
 	free(srv);
 }
 
 cb_status_t boot_server_start(int listen_fd, int world, double timeout_s,
-                              struct boot_server **out)
+                              const char *token, struct boot_server **out)
 {
 	struct boot_server *srv = calloc(1, sizeof(*srv));
 
@@ -586,6 +577,12 @@ cb_status_t boot_server_start(int listen_fd, int world, double timeout_s,
 	srv->world = world;
 	srv->timeout_s = timeout_s;
 	srv->listen_fd = listen_fd;
+	snprintf(srv->token, sizeof(srv->token), "%s", token ? token : "");
+	if (!(srv->kv = boot_kv_new(world, srv_answer, srv))) {
+		close(listen_fd);
+		free(srv);
+		return cb_fail(CB_ERR_NOMEM, "out of memory");
+	}
 	pthread_mutex_init(&srv->lock, NULL);
 	if (getrandom(&srv->job_id, sizeof(srv->job_id), 0) !=
 	    sizeof(srv->job_id))
@@ -623,7 +620,7 @@ void boot_server_missing(struct boot_server *srv, const char *prefix, int n,
 	pthread_mutex_lock(&srv->lock);
 	for (int r = 0; r < n; r++) {
 		snprintf(key, sizeof(key), "%s%d", prefix, r);
-		if (kv_find(srv, key))
+		if (boot_kv_has(srv->kv, key))
 			continue;
 		if (shown == 8) {
 			more++;
@@ -642,4 +639,11 @@ void boot_server_missing(struct boot_server *srv, const char *prefix, int n,
 	pthread_mutex_unlock(&srv->lock);
 	if (more && len < bytes)
 		snprintf(out + len, bytes - len, " and %d more", more);
+}
+
+void boot_server_stats(struct boot_server *srv, size_t *keys, uint64_t *replies)
+{
+	pthread_mutex_lock(&srv->lock);
+	boot_kv_stats(srv->kv, keys, replies);
+	pthread_mutex_unlock(&srv->lock);
 }

@@ -39,9 +39,51 @@ struct cb_boot {
 	struct boot_server *srv;
 };
 
+/* The job's secret, set once per process before the first cb_boot_open
+ * (by the CLI: from PMIx, the launcher, COLLBENCH_JOB_TOKEN, or made up by
+ * the local fork); a cfg's own token wins. */
+static char job_token[BOOT_TOKEN_MAX];
+
+void cb_boot_set_job_token(const char *token)
+{
+	snprintf(job_token, sizeof(job_token), "%s", token ? token : "");
+}
+
+const char *cb_boot_job_token(void)
+{
+	return job_token;
+}
+
 static uint64_t boot_deadline(const struct cb_boot *b)
 {
 	return cb_now_ns() + (uint64_t)(b->timeout_s * 1e9);
+}
+
+static cb_status_t boot_recv(struct cb_boot *b, uint64_t deadline,
+                             const char *waiting_for, uint32_t *type,
+                             uint8_t **val, uint32_t *val_bytes);
+
+/* 1 when an ABORT was already in this rank's receive queue (read now). */
+static int boot_abort_waiting(struct cb_boot *b)
+{
+	struct pollfd p = { .fd = b->fd, .events = POLLIN };
+	uint32_t type;
+	uint8_t *val;
+	uint32_t vb;
+	int had = cb_fail_msg() != NULL; /* a line recorded before this */
+
+	while (!b->aborted && b->fd >= 0 && poll(&p, 1, 0) > 0 &&
+	       (p.revents & POLLIN)) {
+		cb_status_t st = boot_recv(b, cb_now_ns() + 100000000ull,
+		                           "an abort notice", &type, &val, &vb);
+		if (st) {
+			if (!b->aborted && !had)
+				cb_fail_clear();
+			break;
+		}
+		free(val); /* a late answer: not what we look for */
+	}
+	return b->aborted;
 }
 
 static cb_status_t boot_send(struct cb_boot *b, uint32_t type, const char *key,
@@ -62,6 +104,11 @@ static cb_status_t boot_send(struct cb_boot *b, uint32_t type, const char *key,
 	if (st == CB_ERR_TIMEOUT)
 		return cb_fail(st, "timed out after %g s sending to %s",
 		               b->timeout_s, b->where);
+	/* The store closes a failed job's connections once it has told
+	 * everyone: an ABORT may be waiting behind the closed socket, and it
+	 * is the line (and status) that explains. */
+	if (st && boot_abort_waiting(b))
+		return CB_ERR_ABORTED;
 	if (st)
 		return cb_fail(CB_ERR_PEER, "lost %s (rank 0): %s", b->where,
 		               err ? strerror(err) : "connection closed");
@@ -204,6 +251,11 @@ bad:
 	               "rendezvous '%s' is not HOST:PORT (port 1-65535)", s);
 }
 
+static const char *boot_token(const struct cb_boot_cfg *cfg)
+{
+	return cfg->token && cfg->token[0] ? cfg->token : job_token;
+}
+
 static cb_status_t boot_serve(const struct cb_boot_cfg *cfg, struct cb_boot *b,
                               struct sockaddr_storage *sa, socklen_t *sl)
 {
@@ -225,7 +277,62 @@ static cb_status_t boot_serve(const struct cb_boot_cfg *cfg, struct cb_boot *b,
 	    ((struct sockaddr_in *)sa)->sin_addr.s_addr == htonl(INADDR_ANY))
 		((struct sockaddr_in *)sa)->sin_addr.s_addr =
 		        htonl(INADDR_LOOPBACK);
-	return boot_server_start(fd, cfg->world, cfg->timeout_s, &b->srv);
+	return boot_server_start(fd, cfg->world, cfg->timeout_s,
+	                         boot_token(cfg), &b->srv);
+}
+
+/*
+ * Connect to the first of cfg->host's addresses (a comma-separated list:
+ * PMIx hands over every address rank 0 has) that answers.  All but the last
+ * get a short deadline of their own: an address that refuses or does not
+ * route must not use up the job's.  Rank 0 serves the store here too when
+ * it was given no listener.
+ */
+static cb_status_t boot_connect_any(const struct cb_boot_cfg *cfg,
+                                    struct cb_boot *b)
+{
+	char list[512], *save, *h;
+	struct sockaddr_storage sa;
+	socklen_t sl = sizeof(sa);
+	cb_status_t st = CB_ERR_INVALID;
+	int err = 0, n = 1;
+
+	snprintf(list, sizeof(list), "%s", cfg->host);
+	for (const char *p = list; *p; p++)
+		n += *p == ',';
+	for (h = strtok_r(list, ",", &save); h;
+	     h = strtok_r(NULL, ",", &save)) {
+		int last = --n == 0;
+		uint64_t dl = boot_deadline(b), now = cb_now_ns();
+		if (!last && dl - now > 2000000000ull)
+			dl = now + 2000000000ull;
+		snprintf(b->where, sizeof(b->where), "the rendezvous at %s:%s",
+		         h, cfg->port);
+		sl = sizeof(sa);
+		if ((st = cb_sock_resolve(h, cfg->port, &sa, &sl))) {
+			if (last)
+				return st;
+			cb_fail_clear();
+			continue;
+		}
+		if (cfg->rank == 0 && !b->srv &&
+		    (st = boot_serve(cfg, b, &sa, &sl)))
+			return st;
+		st = cb_sock_connect((struct sockaddr *)&sa, sl, dl, &b->fd,
+		                     &err);
+		if (st == CB_OK)
+			return CB_OK;
+		cb_log(CB_LOG_DEBUG, "bootstrap: %s: %s", b->where,
+		       err ? strerror(err) : "no answer");
+	}
+	if (st == CB_ERR_TIMEOUT)
+		return cb_fail(CB_ERR_TIMEOUT,
+		               "%s did not answer within %g s (%s; is rank 0 "
+		               "running there?)",
+		               b->where, b->timeout_s,
+		               err ? strerror(err) : "no answer");
+	return cb_fail(st, "cannot reach %s: %s", b->where,
+	               err ? strerror(err) : "no address");
 }
 
 cb_status_t cb_boot_open(const struct cb_boot_cfg *cfg, struct cb_boot **out)
@@ -244,28 +351,19 @@ cb_status_t cb_boot_open(const struct cb_boot_cfg *cfg, struct cb_boot **out)
 	b->timeout_s = cfg->timeout_s;
 	snprintf(b->where, sizeof(b->where), "the rendezvous at %s:%s",
 	         cfg->host, cfg->port);
-	if (cfg->listen_fd < 0 || cfg->rank != 0) {
-		st = cb_sock_resolve(cfg->host, cfg->port, &sa, &sl);
-		if (st)
+	if (cfg->rank == 0 && cfg->listen_fd >= 0) {
+		if ((st = boot_serve(cfg, b, &sa, &sl)))
 			goto fail;
+		st = cb_sock_connect((struct sockaddr *)&sa, sl,
+		                     boot_deadline(b), &b->fd, &err);
+		if (st)
+			st = cb_fail(st, "cannot reach %s: %s", b->where,
+			             strerror(err));
+	} else {
+		st = boot_connect_any(cfg, b);
 	}
-	if (cfg->rank == 0 && (st = boot_serve(cfg, b, &sa, &sl)))
+	if (st)
 		goto fail;
-
-	st = cb_sock_connect((struct sockaddr *)&sa, sl, boot_deadline(b),
-	                     &b->fd, &err);
-	if (st == CB_ERR_TIMEOUT) {
-		st = cb_fail(CB_ERR_TIMEOUT,
-		             "%s did not answer within %g s (%s; is rank 0 "
-		             "running there?)",
-		             b->where, b->timeout_s,
-		             err ? strerror(err) : "no answer");
-		goto fail;
-	} else if (st) {
-		st = cb_fail(st, "cannot reach %s: %s", b->where,
-		             strerror(err));
-		goto fail;
-	}
 	struct sockaddr_storage me;
 	socklen_t ml = sizeof(me);
 	char ipport[80];
@@ -281,6 +379,7 @@ cb_status_t cb_boot_open(const struct cb_boot_cfg *cfg, struct cb_boot **out)
 		                .world = (int32_t)htonl((uint32_t)cfg->world),
 		                .pid = (int32_t)htonl((uint32_t)getpid()) };
 	snprintf(h.host, sizeof(h.host), "%s", cfg->hostname);
+	snprintf(h.token, sizeof(h.token), "%s", boot_token(cfg));
 	if ((st = boot_send(b, MSG_HELLO, NULL, &h, sizeof(h))))
 		goto fail;
 	uint8_t *val;
@@ -303,6 +402,15 @@ fail:
 const char *cb_boot_abort_line(const struct cb_boot *b)
 {
 	return b->aborted ? b->abort_line : NULL;
+}
+
+cb_status_t cb_boot_store_stats(const struct cb_boot *b, size_t *keys,
+                                uint64_t *replies)
+{
+	if (!b->srv)
+		return CB_ERR_INVALID;
+	boot_server_stats(b->srv, keys, replies);
+	return CB_OK;
 }
 
 uint64_t cb_boot_job_id(const struct cb_boot *b)
@@ -350,43 +458,78 @@ cb_status_t cb_boot_get(struct cb_boot *b, const char *key, void *val,
 	return CB_OK;
 }
 
+/*
+ * One gather of every rank's @bytes at @mine under the next sequence number.
+ * @root_only: only rank 0 asks for (and receives) the values; the others
+ * return once theirs is sent.  @partial_s > 0: rank 0 takes what arrived
+ * by then, and @present[r] says which ranks' did.
+ */
 static cb_status_t boot_gather(struct cb_boot *b, const char *what,
-                               const void *mine, size_t bytes, void *all)
+                               const void *mine, size_t bytes, void *all,
+                               int root_only, double partial_s,
+                               unsigned char *present)
 {
 	char key[64], prefix[48];
-	uint32_t n = htonl((uint32_t)b->world);
+	struct boot_gather_req req = {
+		.n = htonl((uint32_t)b->world),
+		.waiters = htonl(root_only ? 1u : (uint32_t)b->world),
+		.timeout_ms = htonl((uint32_t)(partial_s * 1e3)),
+	};
 	uint8_t *v;
 	uint32_t vb;
 	cb_status_t st;
 
 	snprintf(prefix, sizeof(prefix), "g/%u/", b->seq++);
 	snprintf(key, sizeof(key), "%s%d", prefix, b->rank);
+	if ((st = cb_boot_set(b, key, mine, bytes)) || (root_only && b->rank))
+		return st;
 	snprintf(b->gathering, sizeof(b->gathering), "%s", prefix);
-	if ((st = cb_boot_set(b, key, mine, bytes)) ||
-	    (st = boot_send(b, MSG_GATHER, prefix, &n, sizeof(n))) ||
+	if ((st = boot_send(b, MSG_GATHER, prefix, &req, sizeof(req))) ||
 	    (st = boot_expect(b, MSG_VALUE, what, &v, &vb))) {
 		b->gathering[0] = '\0';
 		return st;
 	}
 	b->gathering[0] = '\0';
-	if (vb != (uint32_t)b->world * (4 + bytes)) {
-		free(v);
-		return cb_fail(CB_ERR_PROTO,
-		               "ranks disagree on the size of a bootstrap "
-		               "allgather (%u bytes for %d ranks of %zu)",
-		               vb, b->world, bytes);
+	const uint8_t *p = v, *end = v + vb;
+	for (int r = 0; r < b->world; r++) {
+		uint32_t nb;
+		if (end - p < 4)
+			goto bad;
+		memcpy(&nb, p, 4);
+		nb = ntohl(nb);
+		p += 4;
+		if (present)
+			present[r] = nb != BOOT_ABSENT;
+		if (nb == BOOT_ABSENT && partial_s > 0) {
+			memset((char *)all + (size_t)r * bytes, 0, bytes);
+			continue;
+		}
+		if (nb != bytes || (size_t)(end - p) < bytes)
+			goto bad;
+		memcpy((char *)all + (size_t)r * bytes, p, bytes);
+		p += bytes;
 	}
-	for (int r = 0; r < b->world; r++)
-		memcpy((char *)all + (size_t)r * bytes,
-		       v + (size_t)r * (4 + bytes) + 4, bytes);
 	free(v);
 	return CB_OK;
+bad:
+	free(v);
+	return cb_fail(CB_ERR_PROTO,
+	               "ranks disagree on the size of a bootstrap gather (%u "
+	               "bytes for %d ranks of %zu)",
+	               vb, b->world, bytes);
 }
 
 cb_status_t cb_boot_allgather(struct cb_boot *b, const char *what,
                               const void *mine, size_t bytes, void *all)
 {
-	return boot_gather(b, what, mine, bytes, all);
+	return boot_gather(b, what, mine, bytes, all, 0, 0, NULL);
+}
+
+cb_status_t cb_boot_gather_root(struct cb_boot *b, const char *what,
+                                const void *mine, size_t bytes, void *all,
+                                double partial_s, unsigned char *present)
+{
+	return boot_gather(b, what, mine, bytes, all, 1, partial_s, present);
 }
 
 cb_status_t cb_boot_barrier(struct cb_boot *b)
@@ -397,7 +540,8 @@ cb_status_t cb_boot_barrier(struct cb_boot *b)
 
 	if (!all)
 		return cb_fail(CB_ERR_NOMEM, "out of memory");
-	st = boot_gather(b, "every rank to reach a barrier", &one, 1, all);
+	st = boot_gather(b, "every rank to reach a barrier", &one, 1, all, 0, 0,
+	                 NULL);
 	free(all);
 	return st;
 }

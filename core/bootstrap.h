@@ -22,12 +22,21 @@ struct cb_boot;
 
 struct cb_boot_cfg {
 	int rank, world;
-	const char *host;     /* rendezvous host (name or address) */
+	const char *host;     /* rendezvous host (name or address), or a
+	                       * comma-separated list tried in order */
 	const char *port;     /* rendezvous port */
 	int listen_fd;        /* rank 0: an already bound listener, or -1 */
 	double timeout_s;     /* deadline of every blocking step */
 	const char *hostname; /* this rank's host, for messages */
+	const char *token;    /* the job's secret; NULL: the process's
+	                       * (cb_boot_set_job_token) */
 };
+
+/* The job token of this process's ranks (rank 0's store refuses a client
+ * that does not present it; "" = none, anyone may join).  Set before
+ * cb_boot_open; the local fork's children inherit it. */
+void cb_boot_set_job_token(const char *token);
+const char *cb_boot_job_token(void);
 
 cb_status_t cb_boot_open(const struct cb_boot_cfg *cfg, struct cb_boot **boot);
 
@@ -55,6 +64,15 @@ cb_status_t cb_boot_get(struct cb_boot *boot, const char *key, void *val,
  * the wait in a timeout's message ("every rank to join"). */
 cb_status_t cb_boot_allgather(struct cb_boot *boot, const char *what,
                               const void *mine, size_t bytes, void *all);
+/* The same, gathered to rank 0 only: results meant for rank 0 do not travel
+ * to everyone.  Ranks other than 0 return once their part is sent (@all
+ * unused).  @partial_s > 0: rank 0 waits that long at most and takes what
+ * arrived; @present (rank 0, may be NULL) gets 1 for each rank whose part
+ * is in @all (the others' are zeroed).  With @partial_s 0 the run's
+ * deadline applies, as in cb_boot_allgather. */
+cb_status_t cb_boot_gather_root(struct cb_boot *boot, const char *what,
+                                const void *mine, size_t bytes, void *all,
+                                double partial_s, unsigned char *present);
 cb_status_t cb_boot_barrier(struct cb_boot *boot);
 
 /*
@@ -65,6 +83,11 @@ cb_status_t cb_boot_barrier(struct cb_boot *boot);
  * failure, or -1 when the server detected it (a rank vanished).
  */
 cb_status_t cb_boot_check(struct cb_boot *boot, int grace_ms, int *origin);
+
+/* Rank 0 (it serves the store): the keys the store holds now and the gather
+ * answers it has built; CB_ERR_INVALID on other ranks.  For the tests. */
+cb_status_t cb_boot_store_stats(const struct cb_boot *boot, size_t *keys,
+                                uint64_t *replies);
 
 /* The line of the ABORT this rank received, or NULL. */
 const char *cb_boot_abort_line(const struct cb_boot *boot);

@@ -4,6 +4,7 @@
  * 14 first, then what came later.  Never reorder them, only append.
  */
 #include <inttypes.h>
+#include <math.h>
 
 #include "reports/report.h"
 
@@ -12,7 +13,8 @@ void cb_csv_header(FILE *f)
 	fputs("collective,algo,transport,dtype,op,ranks,hosts,bytes,"
 	      "count,inplace,time_us,algbw_gbps,busbw_gbps,wrong,"
 	      "algo_model_us,time_min_us,time_p50_us,time_p99_us,"
-	      "time_max_us,slowest_rank,root\n",
+	      "time_max_us,slowest_rank,root,push_per_s,pull_per_s,"
+	      "staleness_p50,staleness_p99,staleness_max\n",
 	      f);
 	fflush(f);
 }
@@ -22,9 +24,18 @@ void cb_csv_row(FILE *f, const struct cb_row *r)
 	fprintf(f,
 	        "%s,%s,%s,%s,%s,%d,%d,%" PRIu64 ",%" PRIu64
 	        ",%d,%.3f,%.4f,%.4f,%" PRIu64 ",%.3f,"
-	        "%.3f,%.3f,%.3f,%.3f,%d,%d\n",
+	        "%.3f,%.3f,%.3f,%.3f,%d,%d",
 	        r->coll, r->algo, r->transport, r->dtype, r->op, r->ranks,
 	        r->hosts, r->bytes, r->count, r->inplace, r->time_us,
 	        r->algbw_gbps, r->busbw_gbps, r->wrong, r->model_us, r->min_us,
 	        r->p50_us, r->p99_us, r->max_us, r->slowest, r->root);
+	/* parameter-server columns: empty where they do not apply */
+	const double v[] = { r->push_per_s, r->pull_per_s, r->stale_p50,
+		             r->stale_p99, r->stale_max };
+	for (int i = 0; i < 5; i++)
+		if (isnan(v[i]))
+			fputc(',', f);
+		else
+			fprintf(f, i < 2 ? ",%.1f" : ",%.0f", v[i]);
+	fputc('\n', f);
 }

@@ -42,6 +42,12 @@ struct cb_row {
 	double model_us;
 	double min_us, p50_us, p99_us, max_us;
 	int slowest; /* comm rank with the largest mean time; -1: unknown */
+	/* Parameter servers (ps, ps-async; NaN for other algorithms): per
+	 * worker, pushes and pulls per second (one of each per shard and
+	 * step); staleness of the pushes (updates from other workers the
+	 * copy a worker stepped from lacked): p50, p99, max; 0 for sync. */
+	double push_per_s, pull_per_s;
+	double stale_p50, stale_p99, stale_max;
 };
 
 /* The settings a run was made with, for the record (JSON "settings"). */
@@ -72,6 +78,7 @@ struct cb_run_info {
 	const char *inventory;    /* topo: lines, '\n' between; or NULL */
 	const char *transport_detail; /* rank 0's devices, per transport,
 	                               * '\n' between; or NULL */
+	const char *auto_source;  /* what decides --algo auto, or NULL */
 };
 
 /* What the header of one section (a collective on one group) says. */

@@ -123,6 +123,11 @@ static json_object *row_json(const struct cb_row *w)
 	ADD("slowest_rank",
 	    w->slowest < 0 ? NULL : json_object_new_int(w->slowest));
 	ADD("root", w->root < 0 ? NULL : json_object_new_int(w->root));
+	ADD("push_per_s", num(w->push_per_s, "%.1f"));
+	ADD("pull_per_s", num(w->pull_per_s, "%.1f"));
+	ADD("staleness_p50", num(w->stale_p50, "%.0f"));
+	ADD("staleness_p99", num(w->stale_p99, "%.0f"));
+	ADD("staleness_max", num(w->stale_max, "%.0f"));
 #undef ADD
 	return o;
 }
@@ -289,6 +294,18 @@ static cb_status_t read_row(const struct rd *rd, json_object *o,
 	w->wrong = (uint64_t)wrong;
 	w->slowest = (int)slowest;
 	w->root = (int)root;
+	/* Later members: absent in files of earlier versions (NaN then). */
+	static const char *const later[] = { "push_per_s", "pull_per_s",
+		                             "staleness_p50", "staleness_p99",
+		                             "staleness_max" };
+	double *dst[] = { &w->push_per_s, &w->pull_per_s, &w->stale_p50,
+		          &w->stale_p99, &w->stale_max };
+	for (int i = 0; i < 5; i++) {
+		*dst[i] = NAN;
+		if (json_object_object_get_ex(o, later[i], NULL) &&
+		    (st = get_num(rd, o, later[i], dst[i])))
+			return st;
+	}
 	return CB_OK;
 }
 

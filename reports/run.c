@@ -13,6 +13,7 @@
 #include "reports/report.h"
 
 #include <json-c/json.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -119,7 +120,11 @@ static json_object *environment(char *const *env)
 		if (eq >= sizeof(key))
 			continue;
 		snprintf(key, sizeof(key), "%.*s", (int)eq, v[i]);
-		add(o, key, json_object_new_string(v[i] + eq + 1));
+		/* A secret is kept out of files people share. */
+		add(o, key,
+		    json_object_new_string(strcmp(key, "COLLBENCH_JOB_TOKEN")
+		                                   ? v[i] + eq + 1
+		                                   : "(set, not shown)"));
 	}
 	free(v);
 	return o;
@@ -271,6 +276,7 @@ cb_status_t cb_results_from_meta(const struct cb_results_meta *m,
 		add(o, "transport_detail", split(ri->transport_detail, "\n"));
 	add(o, "collectives", split(ri->colls, ", "));
 	add(o, "algo", json_object_new_string(ri->algo));
+	add(o, "auto", m->reproducible ? NULL : str_or_null(ri->auto_source));
 	add(o, "settings", m->settings ? settings(m->settings) : NULL);
 	v = json_object_new_object();
 	add(v, "alpha_us", dbl(m->reproducible ? 0 : ri->alpha_us, "%.4g"));
@@ -333,6 +339,11 @@ void cb_results_scrub(struct cb_row *rows, int n)
 		r->time_us = r->algbw_gbps = r->busbw_gbps = r->model_us = 0;
 		r->min_us = r->p50_us = r->p99_us = r->max_us = 0;
 		r->slowest = -1;
+		double *v[] = { &r->push_per_s, &r->pull_per_s, &r->stale_p50,
+			        &r->stale_p99, &r->stale_max };
+		for (int k = 0; k < 5; k++)
+			if (!isnan(*v[k]))
+				*v[k] = 0;
 	}
 }
 

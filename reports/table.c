@@ -5,6 +5,7 @@
  * scaling summary after a --ranks/--nodes sweep.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 #include "cb_config.h"
@@ -32,6 +33,8 @@ void cb_table_header(FILE *f, const struct cb_run_info *ri)
 	        "# model: alpha %.3g us, beta %.3g GB/s, gamma %.3g GB/s "
 	        "(%s)\n",
 	        ri->alpha_us, ri->beta_gbps, ri->gamma_gbps, ri->model_source);
+	if (ri->auto_source)
+		fprintf(f, "# auto: %s\n", ri->auto_source);
 	for (const char *p = ri->transport_detail; p && *p;) {
 		int n = (int)strcspn(p, "\n");
 		fprintf(f, "# transport %.*s\n", n, p);
@@ -100,6 +103,13 @@ void cb_table_point(FILE *f, const struct cb_row *rows, int n)
 	}
 	fprintf(f, " %9.2f %9.2f %9.2f %9.2f %9.2f %4d\n", r->model_us,
 	        r->min_us, r->p50_us, r->p99_us, r->max_us, r->slowest);
+	if (!isnan(r->push_per_s))
+		fprintf(f,
+		        "#   %s: per worker %.0f pushes/s and %.0f pulls/s; "
+		        "staleness (updates from other workers a copy lacked "
+		        "when used) p50 %.0f, p99 %.0f, max %.0f\n",
+		        r->algo, r->push_per_s, r->pull_per_s, r->stale_p50,
+		        r->stale_p99, r->stale_max);
 	fflush(f);
 }
 

@@ -2,13 +2,18 @@
 # tools/deps.sh - install what collbench needs from Debian's archive, if it is
 # missing.  Needs root (or sudo) only when something is missing.
 #   build:  meson ninja-build pkg-config gcc, libhwloc-dev (topology and
-#           binding) and libjson-c-dev (`collbench topo --format json`)
+#           binding), libjson-c-dev (`collbench topo --format json`),
+#           libpmix-dev (the rendezvous under mpirun / srun --mpi=pmix;
+#           optional to the build, installed so the default build has it),
 #           scdoc (the man page, from docs/collbench.1.scd)
 #   run:    gnuplot-nox (collbench plot, --plot and the report's images;
 #           found on PATH at run time, optional)
 #   tests:  openmpi-bin (the mpirun test), python3 (the misbehaving-peer
 #           test), procps (pgrep), iproute2 (the network-namespace
-#           test hosts), valgrind (the topology and results memory checks)
+#           test hosts), valgrind (the topology and results memory checks),
+#           libibverbs-dev and librdmacm-dev (the verbs emulation,
+#           tests/verbs-emu, is generated from them), ibverbs-utils and
+#           perftest (the stock programs the emulation is checked with)
 set -eu
 need=()
 have() { command -v "$1" >/dev/null 2>&1; }
@@ -20,6 +25,7 @@ have cc || need+=(gcc)
 pc() { have pkg-config && pkg-config --exists "$1"; }
 pc hwloc || need+=(libhwloc-dev)
 pc json-c || need+=(libjson-c-dev)
+pc pmix || need+=(libpmix-dev)
 have gnuplot || need+=(gnuplot-nox)
 have scdoc || need+=(scdoc) # the man page (docs/collbench.1.scd)
 if [ "${1:-}" = "--test" ]; then
@@ -28,6 +34,10 @@ if [ "${1:-}" = "--test" ]; then
 	have pgrep || need+=(procps)
 	have ip || need+=(iproute2)
 	have valgrind || need+=(valgrind)
+	pc libibverbs || need+=(libibverbs-dev)
+	pc librdmacm || need+=(librdmacm-dev)
+	have ibv_devinfo || need+=(ibverbs-utils)
+	have ib_write_bw || need+=(perftest)
 fi
 [ ${#need[@]} -eq 0 ] && exit 0
 echo "tools/deps.sh: installing ${need[*]}" >&2

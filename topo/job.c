@@ -2,8 +2,8 @@
 /*
  * topo/job.c - topology in a run: each rank loads its host's topology, binds
  * itself as --bind says (knowing its local rank and how many ranks share the
- * host), and sends rank 0 its binding and its host's summary in one
- * allgather at start-up.  Rank 0 turns them into the header's binding line
+ * host), and sends rank 0 its binding and its host's summary in one gather
+ * to rank 0 at start-up.  Rank 0 turns them into the header's binding line
  * and inventory lines.
  *
  * Which topology: COLLBENCH_TOPO_XML_<rank> (one rank only: how a test makes
@@ -404,12 +404,14 @@ cb_status_t cb_topo_job_setup(struct cb_boot *boot, int rank, int world,
 		else if ((st = bind_me(t, local_rank, local_size, me, j)))
 			goto out;
 	}
-	if (!(all = calloc((size_t)world, sizeof(*all)))) {
+	if (!(all = calloc(rank == 0 ? (size_t)world : 1, sizeof(*all)))) {
 		st = cb_fail(CB_ERR_NOMEM, "out of memory");
 		goto out;
 	}
-	if ((st = cb_boot_allgather(boot, "every rank's topology", me,
-	                            sizeof(*me), all)))
+	/* Only rank 0 reads them: gathered to it alone, not to everyone
+	 * (a world of summaries to each of a world of ranks). */
+	if ((st = cb_boot_gather_root(boot, "every rank's topology", me,
+	                              sizeof(*me), all, 0, NULL)))
 		goto out;
 	if (rank == 0) {
 		int nhosts = 0;

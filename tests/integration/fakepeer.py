@@ -11,6 +11,7 @@ sends to 127.0.0.1 only and gives up after a few seconds.
   fakepeer.py tcp-junk PORT    join as rank 1 of 2 over tcp, then send a
                                data message whose header does not parse
 """
+import os
 import socket
 import struct
 import sys
@@ -44,7 +45,10 @@ def recv_msg(s):
 def join(port, rank=1, world=2):
     s = socket.create_connection(("127.0.0.1", port), timeout=10)
     host = b"fakehost".ljust(64, b"\0")
-    s.sendall(msg(HELLO, val=struct.pack("!iii", rank, world, 4242) + host))
+    # the job token, as a rank of the job would present it (none: "")
+    token = os.environ.get("COLLBENCH_JOB_TOKEN", "").encode()[:63]
+    s.sendall(msg(HELLO, val=struct.pack("!iii", rank, world, 4242) + host +
+                  token.ljust(64, b"\0")))
     t, _, job = recv_msg(s)
     assert t == WELCOME, t
     return s, job
@@ -91,14 +95,18 @@ def main():
         # host info allgather: key[128] name[64] pid (native int32)
         info = b"fake-key".ljust(128, b"\0") + b"fakehost".ljust(64, b"\0")
         gather(s, 0, 1, info + struct.pack("=i", 4242))
-        # topology allgathers (topo/job.c: machine, then binding and
-        # host summary): rank 0's size, all zeros (another machine, no
-        # topology: nothing to compare, which is no failure)
+        # topology (topo/job.c): the machine allgather, then binding and
+        # host summary gathered to rank 0 alone (so only set): rank 0's
+        # size, all zeros (another machine, no topology: nothing to
+        # compare, which is no failure)
         for seq in (1, 2):
             s.sendall(msg(GET, b"g/%d/0" % seq))
             t, _, v0 = recv_msg(s)
             assert t == VALUE, t
-            gather(s, seq, 1, b"\0" * len(v0))
+            if seq == 1:
+                gather(s, seq, 1, b"\0" * len(v0))
+            else:
+                s.sendall(msg(SET, b"g/2/1", b"\0" * len(v0)))
         # transport addresses are published in the store ("tp/tcp/RANK")
         # and fetched when a plan first needs the peer (core/comm_conn.c)
         ls = socket.socket()

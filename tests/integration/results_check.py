@@ -24,7 +24,8 @@ ROW_KEYS = ["collective", "algo", "transport", "dtype", "op", "ranks",
             "hosts", "bytes", "count", "inplace", "time_us", "algbw_gbps",
             "busbw_gbps", "wrong", "algo_model_us", "time_min_us",
             "time_p50_us", "time_p99_us", "time_max_us", "slowest_rank",
-            "root"]
+            "root", "push_per_s", "pull_per_s", "staleness_p50",
+            "staleness_p99", "staleness_max"]
 
 
 def fail(msg):

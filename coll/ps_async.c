@@ -1,0 +1,610 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * coll/ps_async.c - the asynchronous parameter server (ps-async): workers
+ * push their updates and pull the current parameters at their own pace,
+ * never waiting for each other; servers apply each update as it arrives.
+ * The synchronous ps (coll/ps.c) is one lock-step allreduce per step; here
+ * a fast worker runs ahead of a slow one, and a pulled copy may lack the
+ * updates other workers have not pushed yet: its staleness.
+ *
+ * Roles as for ps (--ps-servers K): K > 0, the last K ranks serve and the
+ * first W = n - K work; K = 0, every rank works and serves shard r of n.
+ * The vector is cut into K shards (sizes differ by at most one element).
+ *
+ * One call is a session of S steps on every worker (the driver's -n), not
+ * one collective: a worker's step is, for each server (starting at its own
+ * index, so the first pushes spread): push its update of that shard, and
+ * receive the server's reply: per-worker update counts (the version of
+ * the copy: a vector clock) and the shard as it was right after applying
+ * that push.  On a push, a server adds the update into its shard (the
+ * reduction kernel), counts it, snapshots counts and shard, and sends both
+ * back.  Every message is a small header and its data; a colocated pair
+ * carries pushes and replies both ways, interleaved as the two ranks'
+ * paces make them, and the transports keep a pair's messages in order, so
+ * each rank keeps one header receive posted per peer and posts the data's
+ * receive once the header says what it is and where it goes.  A colocated rank
+ * serves its own shard to itself without messages.  It serves between its
+ * own steps and after them, until every worker has pushed S updates.
+ *
+ * Staleness of a push: the updates from other workers that the server
+ * applied between its previous reply to that worker (the copy the worker
+ * stepped from) and this push: 0 when nobody else moved.  Each server keeps
+ * a histogram; the row reports p50, p99 and max (median of the servers'
+ * medians, max of their p99s and maxima).
+ *
+ * Checked exactly (cb_session.check, from the driver): every pulled copy
+ * against the sum its header names (initial value plus counts[w] times
+ * worker w's update, for every w), and each server's final shard against
+ * every update pushed.  Per step and worker: K pushes and K replies (a
+ * header and V/K bytes each), V bytes each way; no model (auto never picks it:
+ * it is not one collective call).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/reduce.h"
+#include "coll/sched.h"
+#include "core/log.h"
+
+#define TAG_HDR  0x5053410000000000ull /* "PSA": headers */
+#define TAG_DATA 0x5053440000000000ull /* "PSD": their data */
+
+enum { PSA_PUSH = 1, PSA_REPLY = 2 };
+
+struct psa_hdr {
+	uint32_t kind;
+	uint32_t pad;
+	uint64_t step;
+	uint64_t counts[]; /* a reply's: the version of the copy */
+};
+
+/* What this rank has with one peer. */
+struct link {
+	struct cb_req hreq, dreq;
+	int hposted, dposted;
+	uint64_t rseq, sseq; /* messages received from / sent to the peer */
+	uint64_t rleft;      /* messages still to come in this session */
+	struct psa_hdr *rh;  /* the header receive's buffer */
+	struct psa_hdr *ph;  /* our push's header (worker) */
+	struct psa_hdr *sh;  /* our reply's header (server) */
+	struct cb_req push[2], rep[2]; /* in flight: header, data */
+	int rkind;                     /* what the data in flight is */
+	int have_push; /* server: a push from this worker waits to apply */
+};
+
+struct cb_plan {
+	struct cb_comm *c;
+	int *members;
+	int n, me, k, w;
+	int dedicated;
+	enum cb_dtype dt;
+	size_t es, max_count, shard_cap; /* elements */
+	size_t hdr_bytes;
+	int shard;          /* the shard this rank serves, or -1 */
+	struct link *links; /* [n] */
+	char *hbufs;        /* the links' headers: [n][3][hdr_bytes] */
+	/* server */
+	char *params, *stage, *snap; /* [shard], [w][shard], [w][shard] */
+	uint64_t *counts;            /* [w] updates applied, per worker */
+	uint64_t *others_at_read;    /* [w] */
+	uint64_t total;
+	uint32_t hist[CB_STALE_BUCKETS];
+	uint64_t stale_max;
+	const struct cb_mem *stage_mem, *snap_mem; /* registered regions */
+	const struct cb_mem *send_mem, *recv_mem;  /* this session's buffers */
+	/* worker */
+	uint64_t *whdr; /* [k][w]: the version of each pulled shard */
+	int replies_left;
+	struct cb_coll_stats stats;
+};
+
+static const char *psa_refuse(enum cb_coll coll, int n, int ps_servers)
+{
+	(void)coll;
+	if (ps_servers < 0 || ps_servers >= n)
+		return "ps-async: --ps-servers must leave at least one worker "
+		       "(fewer servers than ranks)";
+	return NULL;
+}
+
+static const char *psa_refuse_dtype(enum cb_dtype dt)
+{
+	if (dt == CB_DT_FLOAT16 || dt == CB_DT_BFLOAT16)
+		return "ps-async: its sums of updates outgrow the integers "
+		       "float16 and bfloat16 hold exactly (use float32, "
+		       "float64 or an integer type)";
+	return NULL;
+}
+
+static int server_of(const struct cb_plan *p, int shard)
+{
+	return p->dedicated ? p->w + shard : shard;
+}
+
+/* The shard rank @q serves, or -1. */
+static int shard_of(const struct cb_plan *p, int q)
+{
+	if (!p->dedicated)
+		return q;
+	return q >= p->w ? q - p->w : -1;
+}
+
+static void shard_span(const struct cb_plan *p, size_t count, int k,
+                       size_t *off, size_t *len)
+{
+	*off = cb_block_start(count, p->k, k);
+	*len = cb_block_len(count, p->k, k);
+}
+
+static void psa_free(struct cb_plan *p)
+{
+	if (!p)
+		return;
+	size_t sb = p->shard_cap * p->es + 1;
+	if (p->params) {
+		cb_comm_mem_free(p->c, p->params, sb);
+		cb_comm_mem_free(p->c, p->stage, (size_t)p->w * sb);
+		cb_comm_mem_free(p->c, p->snap, (size_t)p->w * sb);
+	}
+	free(p->members);
+	free(p->links);
+	free(p->hbufs);
+	free(p->counts);
+	free(p->others_at_read);
+	free(p->whdr);
+	free(p);
+}
+
+static cb_status_t psa_build(struct cb_comm *c, const struct cb_plan_cfg *cfg,
+                             struct cb_plan **out)
+{
+	const char *why = psa_refuse(cfg->coll, cfg->group.n, cfg->ps_servers);
+	struct cb_plan *p;
+	cb_status_t st;
+
+	if (why || (why = psa_refuse_dtype(cfg->dtype)))
+		return cb_fail(CB_ERR_USAGE, "%s", why);
+	if (!(p = calloc(1, sizeof(*p))))
+		return cb_fail(CB_ERR_NOMEM, "out of memory");
+	p->c = c;
+	p->n = cfg->group.n;
+	p->me = cfg->group.me;
+	p->dedicated = cfg->ps_servers > 0;
+	p->k = p->dedicated ? cfg->ps_servers : p->n;
+	p->w = p->n - cfg->ps_servers;
+	p->dt = cfg->dtype;
+	p->es = cb_dtype_bytes(cfg->dtype);
+	p->max_count = cfg->max_count;
+	p->shard_cap = cb_block_len(cfg->max_count, p->k, 0);
+	p->shard = shard_of(p, p->me);
+	p->hdr_bytes = sizeof(struct psa_hdr) + (size_t)p->w * sizeof(uint64_t);
+	size_t w = (size_t)p->w, n = (size_t)p->n;
+	size_t sb = p->shard_cap * p->es + 1;
+	p->members = calloc(n, sizeof(int));
+	p->links = calloc(n, sizeof(struct link));
+	p->hbufs = calloc(n * 3, p->hdr_bytes);
+	p->counts = calloc(w, sizeof(uint64_t));
+	p->others_at_read = calloc(w, sizeof(uint64_t));
+	p->whdr = calloc((size_t)p->k * w, sizeof(uint64_t));
+	if (!p->members || !p->links || !p->hbufs || !p->counts ||
+	    !p->others_at_read || !p->whdr) {
+		psa_free(p);
+		return cb_fail(CB_ERR_NOMEM, "out of memory");
+	}
+	memcpy(p->members, cfg->group.members, n * sizeof(int));
+	for (size_t q = 0; q < n; q++) {
+		char *h = p->hbufs + q * 3 * p->hdr_bytes;
+		p->links[q].rh = (struct psa_hdr *)h;
+		p->links[q].ph = (struct psa_hdr *)(h + p->hdr_bytes);
+		p->links[q].sh = (struct psa_hdr *)(h + 2 * p->hdr_bytes);
+	}
+	/* Shareable memory, so shm reads snapshots and stages in one copy. */
+	if (p->shard >= 0 &&
+	    ((st = cb_comm_mem_alloc(c, sb, (void **)&p->params)) ||
+	     (st = cb_comm_mem_alloc(c, w * sb, (void **)&p->stage)) ||
+	     (st = cb_comm_mem_alloc(c, w * sb, (void **)&p->snap)))) {
+		psa_free(p);
+		return st;
+	}
+	if (p->shard >= 0) {
+		p->stage_mem = cb_comm_mem_find(c, p->stage, 0);
+		p->snap_mem = cb_comm_mem_find(c, p->snap, 0);
+	}
+	/* Connect the peers we exchange with (symmetric: a worker and each
+	 * server, a server and each worker). */
+	int *want = calloc(n ? n : 1, sizeof(int)), k = 0;
+	if (!want) {
+		psa_free(p);
+		return cb_fail(CB_ERR_NOMEM, "out of memory");
+	}
+	for (int q = 0; q < p->n; q++)
+		if (q != p->me && ((p->me < p->w && shard_of(p, q) >= 0) ||
+		                   (p->shard >= 0 && q < p->w)))
+			want[k++] = p->members[q];
+	st = k ? cb_comm_connect(c, want, k, 0) : CB_OK;
+	free(want);
+	if (st) {
+		psa_free(p);
+		return st;
+	}
+	*out = p;
+	return CB_OK;
+}
+
+/* Post, trying again while the transport is not ready. */
+static cb_status_t post(struct cb_plan *p, int send, int peer, void *buf,
+                        size_t bytes, const struct cb_mem *m, uint64_t tag,
+                        struct cb_req *r)
+{
+	struct cb_comm *c = p->c;
+	int q = p->members[peer];
+	cb_status_t st;
+
+	for (;;) {
+		st = send ? cb_comm_isend(c, q, buf, bytes, m, tag, r)
+		          : cb_comm_irecv(c, q, buf, bytes, m, tag, r);
+		if (st != CB_AGAIN)
+			break;
+		if ((st = cb_comm_progress(c)) < 0)
+			return st;
+	}
+	if (st)
+		return st;
+	if (send) {
+		p->stats.msgs_sent++;
+		p->stats.bytes_sent += bytes;
+	} else {
+		p->stats.msgs_recv++;
+		p->stats.bytes_recv += bytes;
+	}
+	return CB_OK;
+}
+
+/* 1 once @r (NULL ep: never posted, or done) has completed. */
+static int done(struct cb_req *r, cb_status_t *st)
+{
+	if (!r->ep)
+		return 1;
+	*st = cb_comm_test(r);
+	if (*st == CB_AGAIN) {
+		*st = CB_OK;
+		return 0;
+	}
+	r->ep = NULL;
+	return 1;
+}
+
+/* A header and its data to @peer, back to back (our own pair order). */
+static cb_status_t send_msg(struct cb_plan *p, int peer, struct psa_hdr *h,
+                            const void *data, size_t bytes,
+                            const struct cb_mem *m, struct cb_req *r)
+{
+	struct link *l = &p->links[peer];
+	uint64_t seq = l->sseq++;
+	cb_status_t st;
+
+	if ((st = post(p, 1, peer, h, p->hdr_bytes, NULL, TAG_HDR | seq,
+	               &r[0])))
+		return st;
+	return post(p, 1, peer, (void *)data, bytes, m, TAG_DATA | seq, &r[1]);
+}
+
+static void apply(struct cb_plan *p, int w, const void *upd, size_t len)
+{
+	uint64_t others = p->total - p->counts[w];
+	uint64_t stale = others - p->others_at_read[w];
+
+	cb_reduce(p->dt, CB_OP_SUM, p->params, p->params, upd, len);
+	p->hist[stale < CB_STALE_BUCKETS ? stale : CB_STALE_BUCKETS - 1]++;
+	if (stale > p->stale_max)
+		p->stale_max = stale;
+	p->counts[w]++;
+	p->total++;
+	p->others_at_read[w] = p->total - p->counts[w];
+}
+
+/* Server: apply worker @w's push waiting in its stage, and reply (once our
+ * previous reply to @w has left: its buffers are reused). */
+static cb_status_t answer(struct cb_plan *p, int w, size_t count, int *moved)
+{
+	struct link *l = &p->links[w];
+	size_t off, len, sb = p->shard_cap * p->es + 1;
+	cb_status_t st = CB_OK;
+
+	if (!done(&l->rep[0], &st) || st || !done(&l->rep[1], &st) || st)
+		return st;
+	shard_span(p, count, p->shard, &off, &len);
+	apply(p, w, p->stage + (size_t)w * sb, len);
+	l->have_push = 0;
+	*moved = 1;
+	char *snap = p->snap + (size_t)w * sb;
+	l->sh->kind = PSA_REPLY;
+	l->sh->step = p->counts[w] - 1;
+	memcpy(l->sh->counts, p->counts, (size_t)p->w * sizeof(uint64_t));
+	memcpy(snap, p->params, len * p->es);
+	return send_msg(p, w, l->sh, snap, len * p->es, p->snap_mem, l->rep);
+}
+
+/* A header arrived from @q: post its data's receive where it goes, then
+ * the next header's (the pair's order). */
+static cb_status_t on_header(struct cb_plan *p, const struct cb_coll_args *a,
+                             int q)
+{
+	struct link *l = &p->links[q];
+	size_t off, len, sb = p->shard_cap * p->es + 1;
+	uint64_t seq = l->rseq++;
+	const struct cb_mem *m;
+	cb_status_t st;
+	void *dst;
+
+	l->hposted = 0;
+	l->rleft--;
+	l->rkind = (int)l->rh->kind;
+	if (l->rkind == PSA_PUSH && p->shard >= 0 && q < p->w) {
+		shard_span(p, a->count, p->shard, &off, &len);
+		dst = p->stage + (size_t)q * sb;
+		m = p->stage_mem;
+	} else if (l->rkind == PSA_REPLY && shard_of(p, q) >= 0) {
+		int k = shard_of(p, q);
+		shard_span(p, a->count, k, &off, &len);
+		dst = (char *)a->recvbuf + off * p->es;
+		m = p->recv_mem;
+		memcpy(p->whdr + (size_t)k * p->w, l->rh->counts,
+		       (size_t)p->w * sizeof(uint64_t));
+	} else {
+		return cb_fail(CB_ERR_PROTO,
+		               "ps-async: rank %d sent a message of kind %u "
+		               "this rank does not take",
+		               p->members[q], l->rh->kind);
+	}
+	if ((st = post(p, 0, q, dst, len * p->es, m, TAG_DATA | seq, &l->dreq)))
+		return st;
+	l->dposted = 1;
+	if (l->rleft && (st = post(p, 0, q, l->rh, p->hdr_bytes, NULL,
+	                           TAG_HDR | l->rseq, &l->hreq)))
+		return st;
+	l->hposted = l->rleft > 0;
+	return CB_OK;
+}
+
+/* Everything that arrived on every link: data (a push to apply, a reply
+ * counted), headers, pushes waiting to be answered. */
+static cb_status_t poll(struct cb_plan *p, const struct cb_coll_args *a,
+                        int *moved)
+{
+	cb_status_t st = CB_OK;
+
+	for (int q = 0; q < p->n; q++) {
+		struct link *l = &p->links[q];
+		if (q == p->me)
+			continue;
+		if (l->dposted && done(&l->dreq, &st) && !st) {
+			l->dposted = 0;
+			*moved = 1;
+			if (l->rkind == PSA_PUSH)
+				l->have_push = 1;
+			else
+				p->replies_left--;
+		}
+		if (st)
+			return st;
+		if (l->hposted && !l->dposted && done(&l->hreq, &st) && !st) {
+			*moved = 1;
+			if ((st = on_header(p, a, q)))
+				return st;
+		}
+		if (st)
+			return st;
+		if (l->have_push && (st = answer(p, q, a->count, moved)))
+			return st;
+	}
+	return CB_OK;
+}
+
+static cb_status_t stalled(struct cb_plan *p, const char *what)
+{
+	int peer = -1;
+
+	for (int q = 0; q < p->n && peer < 0; q++)
+		if (q != p->me && (p->links[q].hposted || p->links[q].dposted))
+			peer = q;
+	if (peer < 0)
+		peer = p->me ? 0 : p->n - 1;
+	cb_comm_stalled_on(p->c, p->members[peer]);
+	return cb_fail(CB_ERR_TIMEOUT,
+	               "ps-async: no progress for %.3g s waiting for %s "
+	               "(rank %d among others)",
+	               p->c->timeout_s, what, p->members[peer]);
+}
+
+/* Poll and progress until @cond holds, within the deadline. */
+#define WAIT_UNTIL(p, a, cond, what)                                           \
+	do {                                                                   \
+		struct cb_wait wait_ = { 0 };                                  \
+		cb_status_t st_;                                               \
+		while (!(cond)) {                                              \
+			int moved_ = 0;                                        \
+			if ((st_ = poll(p, a, &moved_)))                       \
+				return st_;                                    \
+			if (cond)                                              \
+				break;                                         \
+			if ((st_ = cb_comm_progress((p)->c)) < 0)              \
+				return st_;                                    \
+			if (cb_wait_expired(&wait_, moved_ || st_ == CB_OK,    \
+			                    (p)->c->timeout_s))                \
+				return stalled(p, what);                       \
+		}                                                              \
+	} while (0)
+
+/* Nothing more to come, to answer or to leave on any link. */
+static int quiet(struct cb_plan *p, cb_status_t *st)
+{
+	for (int q = 0; q < p->n; q++) {
+		struct link *l = &p->links[q];
+		if (l->hposted || l->dposted || l->have_push)
+			return 0;
+		for (int i = 0; i < 2; i++)
+			if (!done(&l->push[i], st) || *st ||
+			    !done(&l->rep[i], st) || *st)
+				return *st != CB_OK;
+	}
+	return 1;
+}
+
+/* One step of this worker: push to every server, wait for every reply,
+ * serving meanwhile. */
+static cb_status_t step(struct cb_plan *p, const struct cb_coll_args *a,
+                        struct cb_session *s, uint64_t n)
+{
+	size_t off, len;
+	int me = p->me;
+	cb_status_t st = CB_OK;
+
+	/* A straggler's "compute": its server keeps serving meanwhile, as a
+	 * parameter server's own threads would. */
+	if (me == s->straggler && s->delay_us > 0) {
+		uint64_t end = cb_now_ns() + (uint64_t)(s->delay_us * 1e3);
+		WAIT_UNTIL(p, a, cb_now_ns() >= end, "nothing (a delay)");
+	}
+	p->replies_left = 0;
+	for (int i = 0; i < p->k; i++) {
+		int k = (me + i) % p->k, srv = server_of(p, k);
+		struct link *l = &p->links[srv];
+		shard_span(p, a->count, k, &off, &len);
+		const char *upd = (const char *)a->sendbuf + off * p->es;
+		if (srv == me) { /* our own shard: no messages */
+			apply(p, me, upd, len);
+			memcpy(p->whdr + (size_t)k * p->w, p->counts,
+			       (size_t)p->w * sizeof(uint64_t));
+			memcpy((char *)a->recvbuf + off * p->es, p->params,
+			       len * p->es);
+			continue;
+		}
+		/* our previous push to it has left: we had its reply */
+		WAIT_UNTIL(p, a,
+		           (done(&l->push[0], &st) && done(&l->push[1], &st)) ||
+		                   st,
+		           "a push to leave");
+		if (st)
+			return st;
+		l->ph->kind = PSA_PUSH;
+		l->ph->step = n;
+		if ((st = send_msg(p, srv, l->ph, upd, len * p->es, p->send_mem,
+		                   l->push)))
+			return st;
+		p->replies_left++;
+	}
+	WAIT_UNTIL(p, a, p->replies_left == 0, "replies to this step's pushes");
+	for (int k = 0; k < p->k && s->check; k++) {
+		shard_span(p, a->count, k, &off, &len);
+		s->wrong +=
+		        s->check(s->ctx, (char *)a->recvbuf + off * p->es, off,
+		                 len, p->whdr + (size_t)k * p->w, p->w);
+	}
+	return CB_OK;
+}
+
+static int is_worker(const struct cb_plan *p, int q)
+{
+	return q < p->w;
+}
+
+static cb_status_t psa_session(struct cb_plan *p, const struct cb_coll_args *a,
+                               struct cb_session *s)
+{
+	size_t off = 0, len = 0;
+	cb_status_t st = CB_OK;
+
+	if (a->count > p->max_count)
+		return cb_fail(CB_ERR_USAGE,
+		               "ps-async: %zu elements, the plan holds %zu",
+		               a->count, p->max_count);
+	memset(&p->stats, 0, sizeof(p->stats));
+	memset(p->hist, 0, sizeof(p->hist));
+	memset(p->counts, 0, (size_t)p->w * sizeof(uint64_t));
+	memset(p->others_at_read, 0, (size_t)p->w * sizeof(uint64_t));
+	p->total = p->stale_max = 0;
+	s->wrong = s->pushes = s->pulls = s->elapsed_ns = 0;
+	s->worker = is_worker(p, p->me);
+	p->send_mem = cb_comm_mem_find(p->c, a->sendbuf, 0);
+	p->recv_mem = cb_comm_mem_find(p->c, a->recvbuf, 0);
+	s->server = p->shard >= 0;
+	if (s->server) {
+		shard_span(p, a->count, p->shard, &off, &len);
+		s->fill(s->ctx, p->params, off, len, -1);
+	}
+	/* What each peer will send us: pushes if it works and we serve,
+	 * replies if it serves and we work.  One header receive posted per
+	 * peer that has something to send. */
+	for (int q = 0; q < p->n; q++) {
+		struct link *l = &p->links[q];
+		if (q == p->me)
+			continue;
+		l->rleft = 0;
+		if (s->server && is_worker(p, q))
+			l->rleft += s->steps;
+		if (s->worker && shard_of(p, q) >= 0)
+			l->rleft += s->steps;
+		if (l->rleft && (st = post(p, 0, q, l->rh, p->hdr_bytes, NULL,
+		                           TAG_HDR | l->rseq, &l->hreq)))
+			return st;
+		l->hposted = l->rleft > 0;
+	}
+	if (s->worker) {
+		s->fill(s->ctx, (void *)a->sendbuf, 0, a->count, p->me);
+		uint64_t t0 = cb_now_ns(), prev = t0;
+		for (uint64_t n = 0; n < s->steps; n++) {
+			if ((st = step(p, a, s, n)))
+				return st;
+			uint64_t t = cb_now_ns();
+			if (s->step_ns && n < s->nstep_ns)
+				s->step_ns[n] = (double)(t - prev);
+			prev = t;
+		}
+		s->elapsed_ns = prev - t0;
+		s->pushes = s->pulls = s->steps * (uint64_t)p->k;
+	}
+	/* serve until every worker is through, and every send has left */
+	WAIT_UNTIL(p, a, quiet(p, &st) || st, "the other workers' pushes");
+	if (st)
+		return st;
+	if (s->server) {
+		shard_span(p, a->count, p->shard, &off, &len);
+		if (s->check)
+			s->wrong += s->check(s->ctx, p->params, off, len,
+			                     p->counts, p->w);
+		memcpy(s->stale_hist, p->hist, sizeof(p->hist));
+		s->stale_max = p->stale_max;
+	}
+	return CB_OK;
+}
+
+/* Not one collective call: the driver runs sessions (cb_algo.session). */
+static cb_status_t psa_run(struct cb_plan *p, const struct cb_coll_args *a)
+{
+	(void)p;
+	(void)a;
+	return cb_fail(CB_ERR_UNSUPPORTED,
+	               "ps-async runs as a session of steps, not one call");
+}
+
+static const struct cb_coll_stats *psa_stats(const struct cb_plan *p)
+{
+	return &p->stats;
+}
+
+const struct cb_algo cb_algo_ps_async = {
+	.name = "ps-async",
+	.description = "asynchronous parameter server: each worker pushes its "
+	               "update and pulls the parameters at its own pace for -n "
+	               "steps; staleness reported (only when named)",
+	.colls = 1u << CB_COLL_ALLREDUCE,
+	.flags = CB_ALGO_NAMED_ONLY,
+	.refuse = psa_refuse,
+	.refuse_dtype = psa_refuse_dtype,
+	.plan_build = psa_build,
+	.run = psa_run,
+	.session = psa_session,
+	.plan_free = psa_free,
+	.stats = psa_stats,
+};
