@@ -22,7 +22,7 @@ export COLLBENCH_PLUGIN_PATH=${COLLBENCH_PLUGIN_PATH:-$(dirname "$CB")/transport
 "$EMU" "$CB" info | grep -q '^  verbs  *available' ||
 	{ echo "SKIP: no verbs module in this build"; exit 77; }
 export COLLBENCH_EMU_STATE=$TMP/fabric
-export COLLBENCH_EMU_PORT_BASE=$((30000 + RANDOM % 20000))
+export COLLBENCH_EMU_PORT_BASE=$((10000 + RANDOM % 9000)) # below the ephemeral range
 A=cbvA$$ B=cbvB$$
 cleanup() { ip netns del "$A" 2>/dev/null; ip netns del "$B" 2>/dev/null; rm -rf "$TMP"; }
 trap cleanup EXIT

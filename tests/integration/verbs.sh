@@ -18,7 +18,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 EMU=$root/tools/emulated-rdma.sh
 export COLLBENCH_EMU_STATE=$TMP/fabric
-export COLLBENCH_EMU_PORT_BASE=$((30000 + RANDOM % 20000))
+export COLLBENCH_EMU_PORT_BASE=$((10000 + RANDOM % 9000)) # below the ephemeral range
 export COLLBENCH_PLUGIN_PATH=${COLLBENCH_PLUGIN_PATH:-$(dirname "$CB")/transports/verbs}
 
 if ! "$EMU" true 2>"$TMP/emu.err"; then
@@ -38,7 +38,15 @@ emu_run() {
 		--timeout 20 "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
 }
 
-for link in ib roce iwarp; do
+# iWARP needs the emulation's rdma_cm (a stand-in librdmacm): until it has
+# one, say so and leave iWARP out, rather than fail or pretend.
+links="ib roce iwarp"
+if COLLBENCH_EMU_LINK=iwarp "$EMU" "$CB" --np 1 --transport verbs -b 8 -e 8 2>&1 |
+	grep -q "not emulated"; then
+	echo "SKIP (iwarp only): the emulation has no rdma_cm yet"
+	links="ib roce"
+fi
+for link in $links; do
 	want=$(case $link in ib) echo InfiniBand ;; roce) echo "RoCE" ;; iwarp) echo iWARP ;; esac)
 	emu_run "$link" "$link" --np 3 --coll allreduce,alltoall --algo ring,rd,pairwise -b 8 -e 1M -f 32 -v
 	rc=$?
@@ -59,7 +67,9 @@ if grep -q 'RoCE v2, GID index [0-9]* (::ffff:[0-9.]*): as perftest -d cbemu0 -x
 else
 	fail "roce: no GID choice logged: $(head -3 "$TMP/roce.err")"
 fi
-if grep -q 'connected by rdma_cm' "$TMP/iwarp.out"; then
+if [[ $links != *iwarp* ]]; then
+	:
+elif grep -q 'connected by rdma_cm' "$TMP/iwarp.out"; then
 	pass "iwarp: connected through rdma_cm"
 else
 	fail "iwarp: the header does not say rdma_cm: $(grep '^# transport' "$TMP/iwarp.out")"
