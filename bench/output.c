@@ -77,6 +77,9 @@ cb_status_t cb_output_open(struct cb_outputs *w, const struct cb_opts *o,
 		.transport_detail =
 		        w->transport_detail[0] ? w->transport_detail : NULL,
 		.inventory = cb_topo_job_inventory(c->topo),
+		.gpu_paths = cb_topo_job_gpu_paths(c->topo),
+		.mem_kind = c->mem_kind == CB_MEM_GPU ? "gpu" : NULL,
+		.memory = cb_comm_mem_summary(c),
 		.auto_source = auto_source,
 	};
 	if (cb_results_wanted(o->outputs, o->noutputs, o->plot) &&

@@ -43,7 +43,7 @@ command -v ib_write_bw >/dev/null || { echo "verbs-vs-perftest.sh: no ib_write_b
 [ -x "$CB" ] || { echo "verbs-vs-perftest.sh: no collbench at $CB (build first, or set CB)" >&2; exit 2; }
 if [ ${#emu[@]} -gt 0 ]; then
 	export COLLBENCH_EMU_STATE=${COLLBENCH_EMU_STATE:-$(mktemp -d)/fabric}
-	export COLLBENCH_PLUGIN_PATH=${COLLBENCH_PLUGIN_PATH:-$(dirname "$CB")/transports/verbs}
+	export COLLBENCH_PLUGIN_PATH=${COLLBENCH_PLUGIN_PATH:-$(dirname "$CB")/transports}
 fi
 if [ -z "$dev" ]; then
 	dev=$("${emu[@]}" ibv_devices 2>/dev/null | awk 'NR > 2 {print $1; exit}')

@@ -18,7 +18,7 @@ EMU=$root/tools/emulated-rdma.sh
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: network namespaces need root"; exit 77; }
 command -v ip >/dev/null || { echo "SKIP: no ip (iproute2)"; exit 77; }
 "$EMU" true 2>"$TMP/emu.err" || { echo "SKIP: $(cat "$TMP/emu.err")"; exit 77; }
-export COLLBENCH_PLUGIN_PATH=${COLLBENCH_PLUGIN_PATH:-$(dirname "$CB")/transports/verbs}
+export COLLBENCH_PLUGIN_PATH=${COLLBENCH_PLUGIN_PATH:-$(dirname "$CB")/transports}
 "$EMU" "$CB" info | grep -q '^  verbs  *available' ||
 	{ echo "SKIP: no verbs module in this build"; exit 77; }
 export COLLBENCH_EMU_STATE=$TMP/fabric

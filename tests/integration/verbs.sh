@@ -19,7 +19,7 @@ root=$(cd "$here/../.." && pwd)
 EMU=$root/tools/emulated-rdma.sh
 export COLLBENCH_EMU_STATE=$TMP/fabric
 export COLLBENCH_EMU_PORT_BASE=$((10000 + RANDOM % 9000)) # below the ephemeral range
-export COLLBENCH_PLUGIN_PATH=${COLLBENCH_PLUGIN_PATH:-$(dirname "$CB")/transports/verbs}
+export COLLBENCH_PLUGIN_PATH=${COLLBENCH_PLUGIN_PATH:-$(dirname "$CB")/transports}
 
 if ! "$EMU" true 2>"$TMP/emu.err"; then
 	echo "SKIP: $(cat "$TMP/emu.err")"

@@ -23,8 +23,10 @@
  *
  * Memory: mem_reg registers a buffer on every rail's protection domain
  * (local write, remote write and read); mem_export hands a peer its address
- * and one rkey per rail; put writes into it.  Device memory is not
- * registered here yet (GPUDirect: the gpu issue).
+ * and one rkey per rail; put writes into it.  Device memory (--mem gpu) is
+ * registered through a dma-buf of the GPU's (GPUDirect RDMA) where the
+ * driver, kernel and NIC allow, else the core stages it through pinned
+ * host memory; the run header says which.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -188,22 +190,67 @@ static void vb_ep_close(struct cb_tp_ep *ep)
 	(void)ep; /* freed with the context */
 }
 
+/*
+ * Device memory: GPUDirect RDMA, the NIC registering the GPU's memory
+ * through a dma-buf the device engine exports (ibv_reg_dmabuf_mr).  Where
+ * the driver, the kernel or the NIC cannot, CB_ERR_UNSUPPORTED without a
+ * line: the core then stages that memory through pinned host memory.
+ */
+static cb_status_t vb_reg_device(struct cb_tp_ctx *ctx,
+                                 const struct cb_tp_mem *mem,
+                                 struct cb_tp_mr *mr)
+{
+	const struct cb_tp_host *h = ctx->host;
+	uint64_t off = 0;
+	int fd = -1;
+
+	if (h->size <= offsetof(struct cb_tp_host, gpu_dmabuf) ||
+	    !h->gpu_dmabuf ||
+	    h->gpu_dmabuf(mem->base, mem->bytes, &fd, &off) != CB_OK)
+		return CB_ERR_UNSUPPORTED;
+	for (int i = 0; i < ctx->nrails; i++) {
+		mr->mr[i] = ibv_reg_dmabuf_mr(ctx->rail[i].pd, off, mem->bytes,
+		                              (uintptr_t)mem->base, fd,
+		                              IBV_ACCESS_LOCAL_WRITE |
+		                                      IBV_ACCESS_REMOTE_WRITE |
+		                                      IBV_ACCESS_REMOTE_READ);
+		if (!mr->mr[i]) {
+			h->log(CB_TP_LOG_INFO,
+			       "GPUDirect RDMA refused on %s (%s): device "
+			       "memory goes through pinned host memory",
+			       ctx->rail[i].name, strerror(errno));
+			while (i-- > 0)
+				ibv_dereg_mr(mr->mr[i]);
+			close(fd);
+			return CB_ERR_UNSUPPORTED;
+		}
+	}
+	close(fd);
+	ctx->gpudirect = 1;
+	return CB_OK;
+}
+
 static cb_status_t vb_mem_reg(struct cb_tp_ctx *ctx,
                               const struct cb_tp_mem *mem,
                               struct cb_tp_mr **out)
 {
 	const struct cb_tp_host *h = ctx->host;
 	struct cb_tp_mr *mr;
+	cb_status_t st;
 
-	if (mem->kind != CB_MEM_HOST)
-		return h->fail(CB_ERR_UNSUPPORTED,
-		               "verbs: GPU memory is not registered by this "
-		               "build (GPUDirect RDMA comes with the gpu "
-		               "transport)");
 	if (!(mr = calloc(1, sizeof(*mr))))
 		return h->fail(CB_ERR_NOMEM, "verbs: out of memory");
 	mr->base = mem->base;
 	mr->bytes = mem->bytes;
+	if (mem->kind == CB_MEM_GPU) {
+		if ((st = vb_reg_device(ctx, mem, mr))) {
+			free(mr);
+			return st;
+		}
+		ctx->stats.registrations++;
+		*out = mr;
+		return CB_OK;
+	}
 	for (int i = 0; i < ctx->nrails; i++) {
 		mr->mr[i] = ibv_reg_mr(
 		        ctx->rail[i].pd, mem->base, mem->bytes ? mem->bytes : 1,
@@ -324,6 +371,9 @@ static void vb_describe(struct cb_tp_ctx *ctx, char *buf, size_t bytes)
 		                 : "RDMA write with immediate",
 		         ctx->nrails > 1 ? ", striped over the rails" : "",
 		         ctx->use_cm ? "; connected by rdma_cm" : "");
+	if (ctx->gpudirect && strlen(buf) + 40 < bytes)
+		snprintf(buf + strlen(buf), bytes - strlen(buf),
+		         "; device memory by GPUDirect RDMA");
 }
 
 static void vb_idle_wait(struct cb_tp_ctx *ctx, int timeout_us)
@@ -340,8 +390,8 @@ CB_TP_DEFINE(verbs) = {
 	.name = "verbs",
 	.description = "RDMA verbs (InfiniBand, RoCE, iWARP): RC queue pairs, "
 	               "eager with credits, zero-copy write with immediate",
-	.caps = CB_TP_CAP_HOST_MEM | CB_TP_CAP_PUT | CB_TP_CAP_NEEDS_REG |
-	        CB_TP_CAP_EP_BLOB,
+	.caps = CB_TP_CAP_HOST_MEM | CB_TP_CAP_GPU_MEM | CB_TP_CAP_PUT |
+	        CB_TP_CAP_NEEDS_REG | CB_TP_CAP_EP_BLOB,
 	.query = vb_query,
 	.devices = vb_devices,
 	.open = vb_open,

@@ -218,7 +218,8 @@ struct cb_tp_ctx {
 	struct ibv_wc flush_wc;
 	int flush_rail;
 	uint64_t flush_deadline_ns; /* 0: none pending */
-	int async_fl; /* the async fds are non-blocking */
+	int async_fl;               /* the async fds are non-blocking */
+	int gpudirect;              /* device memory registered (dma-buf) */
 };
 
 /* Request private state (priv.u64 / priv.ptr indices). */
@@ -233,7 +234,7 @@ enum {
 	         * receive: write-with-imm still due (rails) */
 	R_OFF,  /* progress in bytes */
 };
-enum { K_SEND, K_RECV, K_PUT };
+enum { K_SEND, K_RECV, K_PUT, K_MASK = 0xff, K_GPU = 0x100 };
 
 /* verbs_dev.c */
 VB_HIDDEN cb_status_t vb_devices(struct cb_tp_dev *devs, int max, int *n);

@@ -218,14 +218,24 @@ static const struct cb_tp_mr *req_mr(const struct cb_tp_req *req)
 
 /* ---- posting ---- */
 
+/* Whether a message goes zero-copy: large ones, and any from device memory
+ * (the host never touches it; registered by dma-buf or else staged by the
+ * core, never here unregistered). */
+static inline int rndv(const struct cb_tp_ctx *ctx, size_t bytes,
+                       const struct cb_tp_mem *mem)
+{
+	return bytes > ctx->eager_max || (mem->kind == CB_MEM_GPU && bytes);
+}
+
 cb_status_t vb_isend(struct cb_tp_ep *ep, const void *buf, size_t bytes,
                      const struct cb_tp_mem *mem, uint64_t tag,
                      struct cb_tp_req *req)
 {
+	int big = rndv(ep->ctx, bytes, mem);
+
 	if (ep->err)
 		return ep->err;
-	if (bytes > ep->ctx->eager_max &&
-	    ep->rndv_send[ep->send_seq % VB_RNDV_Q])
+	if (big && ep->rndv_send[ep->send_seq % VB_RNDV_Q])
 		return CB_AGAIN; /* too many large sends in flight */
 	req->tag = tag;
 	req->bytes = bytes;
@@ -233,11 +243,12 @@ cb_status_t vb_isend(struct cb_tp_ep *ep, const void *buf, size_t bytes,
 	req->priv.u64[R_DONE] = 0;
 	req->priv.ptr[R_BUF] = (void *)buf;
 	req->priv.u64[R_KIND] = K_SEND;
-	req->priv.ptr[R_MR] = mem->kind == CB_MEM_HOST ? mem->mr : NULL;
+	req->priv.ptr[R_MR] = mem->mr;
 	req->priv.u64[R_SEQ] = ep->send_seq++;
 	req->priv.u64[R_WAIT] = 0;
 	req->priv.u64[R_OFF] = 0;
-	if (bytes > ep->ctx->eager_max)
+	req->priv.u64[R_CAP] = big; /* sends have no capacity: zero-copy */
+	if (big)
 		ep->rndv_send[req->priv.u64[R_SEQ] % VB_RNDV_Q] = req;
 	if (ep->sq_tail)
 		ep->sq_tail->next = req;
@@ -300,7 +311,9 @@ cb_status_t vb_irecv(struct cb_tp_ep *ep, void *buf, size_t cap,
 	req->priv.ptr[R_BUF] = buf;
 	req->priv.u64[R_CAP] = cap;
 	req->priv.u64[R_KIND] = K_RECV;
-	req->priv.ptr[R_MR] = mem->kind == CB_MEM_HOST ? mem->mr : NULL;
+	req->priv.ptr[R_MR] = mem->mr;
+	if (mem->kind == CB_MEM_GPU)
+		req->priv.u64[R_KIND] |= K_GPU;
 	req->priv.u64[R_SEQ] = ep->recv_seq;
 	req->priv.u64[R_WAIT] = 0;
 	req->priv.u64[R_OFF] = 0;
@@ -316,7 +329,7 @@ cb_status_t vb_irecv(struct cb_tp_ep *ep, void *buf, size_t cap,
 cb_status_t vb_test(struct cb_tp_ep *ep, struct cb_tp_req *req)
 {
 	if (req->priv.u64[R_DONE] &&
-	    (req->priv.u64[R_KIND] != K_RECV ||
+	    ((req->priv.u64[R_KIND] & K_MASK) != K_RECV ||
 	     SEQ_LT((uint32_t)req->priv.u64[R_SEQ], ep->recv_upto)))
 		return CB_OK;
 	return ep->err ? ep->err : CB_AGAIN;
@@ -480,7 +493,7 @@ static cb_status_t send_head(struct cb_tp_ep *ep, struct cb_tp_req *req)
 		ctx->stats.put_bytes += req->bytes;
 		return CB_OK;
 	}
-	if (req->bytes <= ctx->eager_max) {
+	if (!req->priv.u64[R_CAP]) {
 		struct vb_hdr h = { .type = VB_EAGER,
 			            .seq = seq,
 			            .tag = req->tag,
@@ -563,6 +576,14 @@ static cb_status_t match(struct cb_tp_ep *ep, int *moved)
 			              "sent %llu bytes to a %llu-byte receive",
 			              a->bytes, req->priv.u64[R_CAP]);
 		req->bytes = a->bytes;
+		if (a->bytes && (a->type == VB_EAGER || !a->zcopy) &&
+		    (req->priv.u64[R_KIND] & K_GPU))
+			return ep_err(
+			        ep, CB_ERR_PROTO,
+			        "sent %llu bytes through host buffers into "
+			        "device memory (its buffer is host memory "
+			        "or unregistered)%.0llu",
+			        a->bytes, 0);
 		if (a->type == VB_EAGER) {
 			memcpy(req->priv.ptr[R_BUF],
 			       recv_slot(&ep->q[0], a->slot) + HDR, a->bytes);
