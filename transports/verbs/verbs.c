@@ -185,9 +185,22 @@ static cb_status_t vb_address(struct cb_tp_ctx *ctx, void *blob, size_t *bytes)
 	return CB_OK;
 }
 
+/* One peer given up (acceptance goes on without it): its queue pairs go,
+ * it leaves progress, and its failure no longer fails the others.  The
+ * struct stays until close: completions already queued name it. */
 static void vb_ep_close(struct cb_tp_ep *ep)
 {
-	(void)ep; /* freed with the context */
+	struct cb_tp_ctx *ctx = ep->ctx;
+
+	if (ep->closed)
+		return;
+	ep->closed = 1;
+	for (int i = 0; i < ctx->nactive; i++)
+		if (ctx->active[i] == ep->peer) {
+			ctx->active[i] = ctx->active[--ctx->nactive];
+			break;
+		}
+	vb_ep_drop_qps(ep);
 }
 
 /*

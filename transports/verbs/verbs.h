@@ -163,6 +163,7 @@ struct cb_tp_ep {
 	struct cb_tp_ctx *ctx;
 	int peer;
 	int connected, started;
+	int closed;       /* ep_close: QPs gone, completions ignored */
 	int nrails; /* used with this peer: min of both ends' */
 	int dialer; /* rdma_cm: this rank connects, the peer listens */
 	cb_status_t err;
@@ -255,6 +256,7 @@ VB_HIDDEN cb_status_t vb_ep_connect(struct cb_tp_ep *ep, const void *addr,
 VB_HIDDEN cb_status_t vb_ep_ready(struct cb_tp_ep *ep);
 VB_HIDDEN cb_status_t vb_ep_test(struct cb_tp_ep *ep);
 VB_HIDDEN void vb_ep_free(struct cb_tp_ep *ep);
+VB_HIDDEN void vb_ep_drop_qps(struct cb_tp_ep *ep);
 VB_HIDDEN cb_status_t vb_cm_listen(struct cb_tp_ctx *ctx);
 VB_HIDDEN cb_status_t vb_cm_progress(struct cb_tp_ctx *ctx);
 

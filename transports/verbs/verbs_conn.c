@@ -331,7 +331,7 @@ cb_status_t vb_ep_test(struct cb_tp_ep *ep)
 	return CB_OK;
 }
 
-void vb_ep_free(struct cb_tp_ep *ep)
+void vb_ep_drop_qps(struct cb_tp_ep *ep)
 {
 	for (int i = 0; i < VB_MAX_RAILS; i++) {
 		struct vb_qp *q = &ep->q[i];
@@ -347,7 +347,13 @@ void vb_ep_free(struct cb_tp_ep *ep)
 		if (q->slots_mr)
 			ibv_dereg_mr(q->slots_mr);
 		free(q->slots);
+		*q = (struct vb_qp){ .state = QP_ERR };
 	}
+}
+
+void vb_ep_free(struct cb_tp_ep *ep)
+{
+	vb_ep_drop_qps(ep);
 	free(ep);
 }
 

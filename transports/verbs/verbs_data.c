@@ -889,6 +889,9 @@ cb_status_t vb_progress(struct cb_tp_ctx *ctx)
 				const struct ibv_wc *w = &wc[k];
 				int peer = (int)((w->wr_id & ~WR_RECV) >> 40);
 				int rail = (int)((w->wr_id >> 36) & 15);
+				struct cb_tp_ep *ep = ctx->eps[peer];
+				if (!ep || ep->closed)
+					continue; /* given up: its echoes */
 				if (w->status == IBV_WC_WR_FLUSH_ERR) {
 					if (!ctx->flush_deadline_ns) {
 						ctx->flush_wc = *w;
@@ -901,7 +904,6 @@ cb_status_t vb_progress(struct cb_tp_ctx *ctx)
 				}
 				if (w->status != IBV_WC_SUCCESS)
 					return vb_wc_fail(ctx, rail, w);
-				struct cb_tp_ep *ep = ctx->eps[peer];
 				if (w->wr_id & WR_RECV)
 					st = recv_done(ep, rail,
 					               (int)(w->wr_id & WR_LOW),
