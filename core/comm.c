@@ -22,6 +22,9 @@
 #ifndef CB_PLUGIN_DIR
 #define CB_PLUGIN_DIR "/usr/local/lib/collbench"
 #endif
+#ifndef CB_GPU_BUILD
+#define CB_GPU_BUILD "" /* what the build said about the gpu module */
+#endif
 
 extern const struct cb_tp_ops cb_tp_tcp;
 extern const struct cb_tp_ops cb_tp_shm;
@@ -67,10 +70,14 @@ static const struct cb_tp_ops *tp_load_module(const char *name, char *why,
 		}
 		return ops; /* stays loaded for the life of the process */
 	}
-	snprintf(why, why_bytes,
-	         "not built: no module libcollbench-%s.so in "
-	         "COLLBENCH_PLUGIN_PATH, the build tree or %.80s",
-	         name, CB_PLUGIN_DIR);
+	if (!strcmp(name, "gpu") && !strncmp(CB_GPU_BUILD, "not built", 9))
+		/* the build knows why: say that, not where it looked */
+		snprintf(why, why_bytes, "%.200s", CB_GPU_BUILD);
+	else
+		snprintf(why, why_bytes,
+		         "not built: no module libcollbench-%s.so in "
+		         "COLLBENCH_PLUGIN_PATH, the build tree or %.80s",
+		         name, CB_PLUGIN_DIR);
 	return NULL;
 }
 
