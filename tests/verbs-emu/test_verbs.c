@@ -273,6 +273,15 @@ static void test_memory(void)
 	      errno == EOPNOTSUPP);
 }
 
+void tv_check(int ok, const char *file, int line, const char *what)
+{
+	check_count++;
+	if (!ok) {
+		check_failures++;
+		fprintf(stderr, "%s:%d: CHECK failed: %s\n", file, line, what);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "basic";
