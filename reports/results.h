@@ -120,6 +120,10 @@ cb_status_t cb_results_save_all(const struct cb_results *r,
 cb_status_t cb_results_early(int argc, char *const *argv,
                              const struct cb_output *outs, int nouts,
                              cb_status_t st);
+/* The run's port counter changes ("port_counters"). */
+struct cb_port_delta;
+void cb_results_set_counters(struct cb_results *r,
+                             const struct cb_port_delta *d, int n);
 /* The end of a run: cb_results_end from @st (and the recorded line),
  * write the document to @f[i] for each of @outs whose format is JSON (a
  * stream: stdout) and save it to each such output's path, and draw @plot
