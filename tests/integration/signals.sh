@@ -11,8 +11,9 @@
 # ignored, and collbench leaves a signal ignored as it found it.
 set -m
 
-# A job long enough to be in its rows when the signal comes.
-ARGS=(-b 1K -e 256K -f 2 -n 400 -w 2 --timeout 10 -O "$TMP/run.json" -O "$TMP/run.csv")
+# A job long enough to be in its rows when the signal comes, on a fast
+# machine too (seconds at 1 MiB), and with a first row soon on a slow one.
+ARGS=(-b 1K -e 1M -f 2 -n 20000 -w 2 --timeout 10 -O "$TMP/run.json" -O "$TMP/run.csv")
 
 # rows_out FILE: table rows printed so far
 rows_out() { grep -vc '^#' "$1" 2>/dev/null; }
