@@ -572,6 +572,10 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 		o->cmd = CB_CMD_TOPO;
 		return CB_OK;
 	}
+	if (argc > 1 && !strcmp(argv[1], "acceptance")) {
+		o->cmd = CB_CMD_ACCEPT;
+		return CB_OK;
+	}
 	if (argc > 1 &&
 	    (!strcmp(argv[1], "plot") || !strcmp(argv[1], "compare") ||
 	     !strcmp(argv[1], "report"))) {

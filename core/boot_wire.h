@@ -55,6 +55,9 @@ struct boot_gather_req {
 	                      * forgotten once every one has its answer */
 	uint32_t timeout_ms; /* 0: wait for every key; else answer at this
 	                      * deadline with what is there */
+	uint32_t idle_ms;    /* with timeout_ms: answer as well once no key
+	                      * came for this long (the late ones are gone);
+	                      * 0: no such rule */
 };
 
 struct boot_server;

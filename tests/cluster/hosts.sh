@@ -1,0 +1,109 @@
+# tests/cluster/hosts.sh - test hosts for the cluster tests (bash, sourced):
+# network namespaces joined by veth pairs to a bridge in a "switch"
+# namespace of their own, so hosts talk only through that switch and
+# nothing reaches the machine's own network.  Each host's end is named
+# eth0 and has 10.R.S.(i+1)/24.
+#   cluster_up N        make hosts 0..N-1 (HOST[i], ADDR[i], PORT_OUT[i])
+#   cluster_down        remove everything (also on EXIT)
+#   shape_host I RATE   tc tbf on host I's cable, both directions
+#   shape_all RATE      every host sends at RATE (tbf on its egress)
+#   shape_path I J RATE [BASE]  htb: only traffic between I and J at RATE
+#   cable_down I        host I's cable unplugged (its switch port down)
+#   run_hosts NAME N ARGS...  one rank per host (COLLBENCH_RANK/WORLD, a
+#                       job token), rank 0's host serving the rendezvous;
+#                       sets RC[], outputs in $TMP/NAME.R.{out,err}
+# Needs root and iproute2; callers skip (77) without them.
+
+CL_ID=$(( $$ % 200 + 20 ))
+CL_NET=10.251.$CL_ID
+CL_SW=cbsw$$
+CL_N=0
+
+cluster_down() {
+	local i
+	for ((i = 0; i < CL_N; i++)); do ip netns del "cbh$$-$i" 2>/dev/null; done
+	ip netns del "$CL_SW" 2>/dev/null
+	CL_N=0
+}
+
+cluster_up() {
+	local n=$1 i
+	ip netns add "$CL_SW" || return 1
+	ip -n "$CL_SW" link add br0 type bridge || return 1
+	ip -n "$CL_SW" link set br0 up
+	ip -n "$CL_SW" link set lo up
+	for ((i = 0; i < n; i++)); do
+		HOST[$i]=cbh$$-$i
+		ADDR[$i]=$CL_NET.$((i + 1))
+		PORT_OUT[$i]=p$i
+		ip netns add "${HOST[$i]}" || return 1
+		CL_N=$((i + 1))
+		ip link add "cbv$$x$i" type veth peer name "cbp$$x$i" || return 1
+		ip link set "cbv$$x$i" netns "${HOST[$i]}"
+		ip link set "cbp$$x$i" netns "$CL_SW"
+		ip -n "${HOST[$i]}" link set "cbv$$x$i" name eth0
+		ip -n "$CL_SW" link set "cbp$$x$i" name "p$i"
+		ip -n "$CL_SW" link set "p$i" master br0
+		ip -n "${HOST[$i]}" addr add "${ADDR[$i]}/24" dev eth0
+		ip -n "${HOST[$i]}" link set lo up
+		ip -n "${HOST[$i]}" link set eth0 up
+		ip -n "$CL_SW" link set "p$i" up
+	done
+}
+
+# Host I's cable at RATE: its own egress, and (unless "out") the switch
+# port's egress towards it, so both directions.  A cluster whose every host
+# sends at one rate (shape_all) has link-bound pairs, as real ones do.
+shape_host() {
+	local i=$1 rate=$2 how=${3:-both}
+	ip netns exec "${HOST[$i]}" tc qdisc del dev eth0 root 2>/dev/null
+	ip netns exec "${HOST[$i]}" tc qdisc add dev eth0 root tbf rate "$rate" burst 64kb latency 100ms || return 1
+	[ "$how" = out ] && return 0
+	ip netns exec "$CL_SW" tc qdisc del dev "p$i" root 2>/dev/null
+	ip netns exec "$CL_SW" tc qdisc add dev "p$i" root tbf rate "$rate" burst 64kb latency 100ms
+}
+
+shape_all() {
+	local i
+	for ((i = 0; i < CL_N; i++)); do shape_host "$i" "$1" out || return 1; done
+}
+
+# Only the traffic between hosts I and J: on each one's eth0, an htb class
+# at RATE for packets to the other (a u32 filter on the destination), and
+# one at BASE (default 10gbit) for the rest.  (tbf alone cannot tell
+# destinations apart; prio is not in every kernel.)
+shape_path() {
+	local i=$1 j=$2 rate=$3 base=${4:-10gbit} a
+	for a in "$i $j" "$j $i"; do
+		set -- $a
+		ip netns exec "${HOST[$1]}" tc qdisc del dev eth0 root 2>/dev/null
+		ip netns exec "${HOST[$1]}" tc qdisc add dev eth0 root handle 1: htb default 10 &&
+			ip netns exec "${HOST[$1]}" tc class add dev eth0 parent 1: classid 1:10 htb \
+				rate "$base" 2>/dev/null &&
+			ip netns exec "${HOST[$1]}" tc class add dev eth0 parent 1: classid 1:20 htb \
+				rate "$rate" 2>/dev/null &&
+			ip netns exec "${HOST[$1]}" tc filter add dev eth0 parent 1: protocol ip prio 1 \
+				u32 match ip dst "${ADDR[$2]}/32" flowid 1:20 || return 1
+	done
+}
+
+cable_down() {
+	ip -n "$CL_SW" link set "p$1" down
+}
+
+run_hosts() {
+	local name=$1 n=$2 port=$(( 20000 + RANDOM % 10000 )) pids=() r
+	shift 2
+	for ((r = 0; r < n; r++)); do
+		ip netns exec "${HOST[$r]}" env COLLBENCH_RANK=$r COLLBENCH_WORLD=$n \
+			COLLBENCH_HOSTNAME=node$r COLLBENCH_JOB_TOKEN=cluster-test-$$ \
+			timeout 300 "$CB" acceptance --rendezvous "${ADDR[0]}:$port" "$@" \
+			>"$TMP/$name.$r.out" 2>"$TMP/$name.$r.err" &
+		pids+=($!)
+	done
+	RC=()
+	for ((r = 0; r < n; r++)); do
+		wait "${pids[$r]}"
+		RC+=($?)
+	done
+}
