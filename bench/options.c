@@ -161,6 +161,10 @@ void cb_opts_usage(void)
 	printf("usage: collbench [run] [options]    run a collective sweep\n"
 	       "       collbench info               transports, algorithms, "
 	       "build\n"
+	       "       collbench tune [options]     time every algorithm for "
+	       "this job's shape and\n"
+	       "                                    write the tuning table "
+	       "auto reads\n"
 	       "       collbench topo [--help]      topology, NIC/GPU paths, "
 	       "binding plan, inventory\n"
 	       "       collbench plot|compare|report --help   plots, "
@@ -205,6 +209,12 @@ void cb_opts_usage(void)
 	       "for it, ps-async not)\n"
 	       "      --chunk-bytes N   pipelining chunk (default: the "
 	       "algorithm's)\n"
+	       "      --tuning FILE     auto's measured table (default: "
+	       "$COLLBENCH_TUNING, else\n"
+	       "                        ~/.config/collbench/tuning.json if "
+	       "there; else the model)\n"
+	       "      --rounds N        tune: interleaved rounds per size "
+	       "(default 3)\n"
 	       "      --alpha-us A      the model's link latency (default: "
 	       "measured at start)\n"
 	       "      --beta-gbps B     the model's link bandwidth, GB/s "
@@ -271,6 +281,8 @@ enum {
 	OPT_TOPO, /* --bind, --nic, --gpu, --topo-xml: checked by topo/ */
 	OPT_PLOT,
 	OPT_STRAGGLER,
+	OPT_TUNING,
+	OPT_ROUNDS,
 };
 
 static const struct option longopts[] = {
@@ -311,6 +323,8 @@ static const struct option longopts[] = {
 	{ "topo-xml", required_argument, NULL, OPT_TOPO },
 	{ "plot", required_argument, NULL, OPT_PLOT },
 	{ "straggler", required_argument, NULL, OPT_STRAGGLER },
+	{ "tuning", required_argument, NULL, OPT_TUNING },
+	{ "rounds", required_argument, NULL, OPT_ROUNDS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -563,6 +577,7 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 		.algo = "auto",
 		.np = 2,
 		.straggler = -1,
+		.rounds = 3,
 		.timeout_s = 30.0,
 		.noutputs = 1,
 		.outputs = { { NULL, CB_FMT_TABLE } },
@@ -586,7 +601,10 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 	o->argv = argv;
 	if (argc > 1 && !strcmp(argv[1], "info"))
 		o->cmd = CB_CMD_INFO;
-	if (argc > 1 && (!strcmp(argv[1], "info") || !strcmp(argv[1], "run"))) {
+	if (argc > 1 && !strcmp(argv[1], "tune"))
+		o->cmd = CB_CMD_TUNE;
+	if (argc > 1 && (!strcmp(argv[1], "info") || !strcmp(argv[1], "run") ||
+	                 !strcmp(argv[1], "tune"))) {
 		argv++;
 		argc--;
 	}
@@ -619,6 +637,7 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 			break;
 		case 'n':
 			st = parse_int(optarg, "-n", 1, 100000000, &o->iters);
+			o->iters_set = 1;
 			break;
 		case 'c':
 			st = parse_int(optarg, "-c", 0, 1, &o->check);
@@ -733,6 +752,12 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 		case OPT_TOPO:
 			st = cb_topo_opt(longopts[li].name, optarg);
 			break;
+		case OPT_TUNING:
+			o->tuning = optarg;
+			break;
+		case OPT_ROUNDS:
+			st = parse_int(optarg, "--rounds", 1, 1000, &o->rounds);
+			break;
 		case OPT_STRAGGLER: {
 			char *colon = strchr(optarg, ':'), rk[32];
 			if (!colon || (size_t)(colon - optarg) >= sizeof(rk)) {
@@ -779,8 +804,8 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 	if (optind < argc)
 		return cb_fail(
 		        CB_ERR_USAGE,
-		        "unexpected argument '%s' (commands run, info and "
-		        "topo come first)",
+		        "unexpected argument '%s' (commands run, tune, info "
+		        "and topo come first)",
 		        argv[optind]);
 	if (bset && !eset && o->min_bytes > o->max_bytes)
 		o->max_bytes = o->min_bytes;
@@ -815,5 +840,22 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 		               rep);
 	if ((st = parse_algo(o->algo, o)))
 		return st;
+	if (o->cmd == CB_CMD_TUNE) {
+		if (o->algo_mode == CB_ALGO_RANGES)
+			return cb_fail(CB_ERR_USAGE,
+			               "tune times algorithms at every size: "
+			               "--algo takes a list here, not ranges");
+		if (o->ranks || o->nodes)
+			return cb_fail(
+			        CB_ERR_USAGE,
+			        "tune: --ranks/--nodes not supported "
+			        "(tune each job shape with its own --np)");
+		if (!o->iters_set)
+			o->iters =
+			        50; /* medians of rounds want steady points */
+		/* the table is per collective and shape: the first dtype and
+		 * op stand for the others */
+		o->ndtypes = o->nops = 1;
+	}
 	return check_algos(o);
 }

@@ -41,6 +41,7 @@ struct cb_opts {
 		CB_CMD_VERSION,
 		CB_CMD_TOPO,
 		CB_CMD_RESULTS, /* plot, compare, report: bench/results_cmd.c */
+		CB_CMD_TUNE,    /* a run that writes the tuning table */
 		CB_CMD_ACCEPT   /* acceptance: bench/accept_cmd.c */
 	} cmd;
 	size_t min_bytes, max_bytes, step_bytes; /* step 0: use factor */
@@ -73,7 +74,10 @@ struct cb_opts {
 	char *argv_line; /* for the record */
 	int argc;        /* the command line as given, for the JSON record */
 	char **argv;
-	const char *plot; /* --plot FILE.png|.svg, or NULL */
+	const char *plot;   /* --plot FILE.png|.svg, or NULL */
+	const char *tuning; /* --tuning FILE, or NULL (bench/tuning.h) */
+	int rounds;         /* tune: interleaved rounds (default 3) */
+	int iters_set;      /* -n was given */
 };
 
 /* Parse a count list: "2,4,8", "2:16:x2" (multiply), "1:8:+1" (add), where

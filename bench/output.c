@@ -41,7 +41,8 @@ static void settings_of(const struct cb_opts *o, struct cb_run_settings *s)
 }
 
 cb_status_t cb_output_open(struct cb_outputs *w, const struct cb_opts *o,
-                           const struct cb_comm *c, const struct cb_model *m)
+                           const struct cb_comm *c, const struct cb_model *m,
+                           const char *auto_source)
 {
 	char hosts[512] = "", colls[256] = "";
 	cb_status_t st;
@@ -73,6 +74,7 @@ cb_status_t cb_output_open(struct cb_outputs *w, const struct cb_opts *o,
 		.model_source = m->source,
 		.binding = cb_topo_job_binding(c->topo),
 		.inventory = cb_topo_job_inventory(c->topo),
+		.auto_source = auto_source,
 	};
 	if (cb_results_wanted(o->outputs, o->noutputs, o->plot) &&
 	    (st = cb_results_for_run(o->argc, o->argv, &w->settings, c, &ri,
@@ -92,6 +94,8 @@ cb_status_t cb_output_open(struct cb_outputs *w, const struct cb_opts *o,
 
 void cb_output_section(struct cb_outputs *w, const struct cb_section *sec)
 {
+	if (!w->o)
+		return; /* not opened: tune prints its own summary */
 	for (int i = 0; i < w->o->noutputs; i++)
 		cb_report_section(w->out[i], w->o->outputs[i].format, sec);
 }

@@ -34,7 +34,8 @@ struct cb_outputs {
 
 /* Open every output and write the headers (rank 0). */
 cb_status_t cb_output_open(struct cb_outputs *w, const struct cb_opts *o,
-                           const struct cb_comm *c, const struct cb_model *m);
+                           const struct cb_comm *c, const struct cb_model *m,
+                           const char *auto_source);
 /* A section's header. */
 void cb_output_section(struct cb_outputs *w, const struct cb_section *sec);
 /* "N points done, now ..." on a terminal, after two seconds (rank 0). */

@@ -4,8 +4,11 @@
  *
  * --algo auto takes every algorithm that implements the collective on
  * this group (ps with dedicated servers only by name: it changes what is
- * measured) and, at each size, the one whose alpha-beta-gamma model
- * (coll/, with the parameters of bench/calibrate.c) is fastest.
+ * measured; ps-async never: it is not one call) and, at each size, the
+ * one `collbench tune` measured fastest for this job's shape
+ * (bench/tuning.h), or, for a shape the table does not hold, the one
+ * whose alpha-beta-gamma model (coll/, with the parameters of
+ * bench/calibrate.c) is fastest.
  */
 #include "bench/select.h"
 
@@ -85,13 +88,55 @@ double cb_select_model_us(const struct cb_select *s, const struct cb_algo *a,
 	                   cb_coll_reduces(s->coll) ? s->m->gamma_gbps : 0.0);
 }
 
+/* The measured fastest of the candidates at the table's point nearest
+ * @bytes for this shape; -1 when the table has no say. */
+static int table_pick(const struct cb_select *s, const struct cb_cands *cd,
+                      size_t bytes, double *best_us)
+{
+	struct cb_tuning_shape sh = {
+		.coll = cb_coll_name(s->coll),
+		.transport = s->transport,
+		.ranks = s->n,
+		.hosts = s->hosts,
+	};
+	const struct cb_tuning_point *p;
+	int best = -1;
+
+	if (!s->tab || !(p = cb_tuning_find(s->tab, &sh, bytes)))
+		return -1;
+	for (int i = 0; i < cd->n; i++)
+		for (int k = 0; k < p->nalgos; k++)
+			if (!strcmp(p->algo[k], cd->a[i]->name) &&
+			    (best < 0 || p->time_us[k] < *best_us)) {
+				best = i;
+				*best_us = p->time_us[k];
+			}
+	if (best >= 0 && s->o->verbose && s->log) {
+		char alt[512] = "";
+		for (int k = 0; k < p->nalgos; k++)
+			if (strcmp(p->algo[k], cd->a[best]->name))
+				snprintf(alt + strlen(alt),
+				         sizeof(alt) - strlen(alt), "%s%s %.3g",
+				         alt[0] ? ", " : "", p->algo[k],
+				         p->time_us[k]);
+		cb_log(CB_LOG_INFO,
+		       "auto: %s %zu B on %d ranks -> %s (tuned at %zu B: "
+		       "%.3g us measured; %s; model %.3g us)",
+		       cb_coll_name(s->coll), bytes, s->n, cd->a[best]->name,
+		       p->bytes, *best_us, alt,
+		       cb_select_model_us(s, cd->a[best], bytes));
+	}
+	return best;
+}
+
 int cb_select_pick(const struct cb_select *s, const struct cb_cands *cd,
                    size_t bytes, int *idx)
 {
 	const struct cb_opts *o = s->o;
 	int n = 0;
 
-	if (o->algo_mode == CB_ALGO_LIST || s->coll == CB_COLL_PINGPONG) {
+	if (o->algo_mode == CB_ALGO_LIST || s->coll == CB_COLL_PINGPONG ||
+	    s->tune) {
 		for (int i = 0; i < cd->n; i++)
 			idx[n++] = i;
 		return n;
@@ -106,9 +151,13 @@ int cb_select_pick(const struct cb_select *s, const struct cb_cands *cd,
 			}
 		return n;
 	}
-	/* auto: the model's fastest */
+	/* auto: the table's fastest, else the model's */
 	int best = -1;
 	double bt = 0;
+	if ((best = table_pick(s, cd, bytes, &bt)) >= 0) {
+		idx[n++] = best;
+		return n;
+	}
 	for (int i = 0; i < cd->n; i++) {
 		double t = cb_select_model_us(s, cd->a[i], bytes);
 		if (!cd->a[i]->model_us)

@@ -12,6 +12,7 @@
 
 #include "bench/calibrate.h"
 #include "bench/options.h"
+#include "bench/tuning.h"
 #include "coll/coll.h"
 
 #define CB_MAX_CAND 16
@@ -23,6 +24,12 @@ struct cb_select {
 	enum cb_coll coll;
 	int n;   /* ranks in the group */
 	int log; /* this rank prints the notes (rank 0) */
+	/* auto's measured table (NULL: the model decides), and the group's
+	 * shape as the table keys it */
+	const struct cb_tuning *tab;
+	const char *transport;
+	int hosts;
+	int tune; /* `collbench tune`: every candidate at every size */
 };
 
 struct cb_cands {
@@ -45,7 +52,10 @@ double cb_select_model_us(const struct cb_select *s, const struct cb_algo *a,
                           size_t bytes);
 
 /* The candidates to run at @bytes: indices into @cd in @idx, their number
- * returned.  auto prints its choice and the alternatives with -v. */
+ * returned.  auto takes the fastest the tuning table measured for this
+ * shape at the nearest size, among the candidates it holds, else the
+ * model's fastest; with -v it prints its choice and the alternatives'
+ * measured times and predictions. */
 int cb_select_pick(const struct cb_select *s, const struct cb_cands *cd,
                    size_t bytes, int *idx);
 

@@ -20,6 +20,8 @@
 #include "bench/measure.h"
 #include "bench/output.h"
 #include "bench/select.h"
+#include "bench/tune.h"
+#include "bench/tuning.h"
 #include "bench/verify.h"
 #include "coll/coll.h"
 #include "core/log.h"
@@ -36,6 +38,11 @@ struct sweep {
 	struct cb_sect g;    /* the section running now */
 	int sections;        /* (collective, group) pairs with work */
 	char skipped[256];   /* why the last one skipped did not run */
+	/* auto's measured table, or (tune) the one being made */
+	struct cb_tuning *tab;
+	const char *tab_path;
+	char auto_source[4200]; /* the header's "# auto:" line */
+	struct cb_tuner *tuner; /* tune, rank 0 */
 };
 
 static struct cb_select selection(const struct sweep *sw)
@@ -46,6 +53,10 @@ static struct cb_select selection(const struct sweep *sw)
 		.coll = sw->g.coll,
 		.n = sw->g.n,
 		.log = sw->c->rank == 0,
+		.tab = sw->o->cmd == CB_CMD_TUNE ? NULL : sw->tab,
+		.transport = sw->g.transport,
+		.hosts = sw->g.nhosts,
+		.tune = sw->o->cmd == CB_CMD_TUNE,
 	};
 }
 
@@ -58,6 +69,89 @@ static cb_status_t candidates(struct sweep *sw, struct cb_cands *cd, int quiet)
 	if (cd->skipped[0])
 		snprintf(sw->skipped, sizeof(sw->skipped), "%s", cd->skipped);
 	return st;
+}
+
+/* FNV-1a of a file's bytes (0: no file), to see that every rank reads
+ * the same table. */
+static uint64_t file_hash(const char *path)
+{
+	FILE *f = path ? fopen(path, "rb") : NULL;
+	uint64_t h = 0xcbf29ce484222325ull;
+	int ch;
+
+	if (!f)
+		return 0;
+	while ((ch = fgetc(f)) != EOF)
+		h = (h ^ (uint64_t)(unsigned char)ch) * 0x100000001b3ull;
+	fclose(f);
+	return h | 1;
+}
+
+/*
+ * The tuning table: for auto, the one --tuning, $COLLBENCH_TUNING or the
+ * per-user file names (a named one must be there; the default may be
+ * missing: the model decides); for tune, the file to merge into.  Every
+ * rank reads it and decides alone, so every rank must read the same
+ * bytes: checked, one line if not.
+ */
+static cb_status_t load_tuning(struct sweep *sw)
+{
+	const struct cb_opts *o = sw->o;
+	struct cb_comm *c = sw->c;
+	int named, tune = o->cmd == CB_CMD_TUNE;
+	const char *path = cb_tuning_path(o->tuning, &named);
+	cb_status_t st = CB_OK;
+
+	sw->tab_path = path;
+	if (!tune && o->algo_mode != CB_ALGO_AUTO)
+		return CB_OK;
+	if (!path) {
+		if (tune)
+			return cb_fail(
+			        CB_ERR_USAGE,
+			        "tune: where to write? --tuning FILE (not "
+			        "none; no HOME or XDG_CONFIG_HOME for the "
+			        "default)");
+		snprintf(sw->auto_source, sizeof(sw->auto_source),
+		         "the cost model (%s)",
+		         named ? "--tuning none" : "no tuning table");
+		return CB_OK;
+	}
+	int there = access(path, F_OK) == 0;
+	if (there || (named && !tune))
+		st = cb_tuning_load(path, &sw->tab);
+	else
+		st = cb_tuning_new(&sw->tab);
+	if (st)
+		return st;
+	uint64_t h = file_hash(path), *all = calloc((size_t)c->world, 8);
+	if (!all)
+		return cb_fail(CB_ERR_NOMEM, "out of memory");
+	st = cb_boot_allgather(c->boot, "every rank's tuning table", &h,
+	                       sizeof(h), all);
+	for (int r = 1; r < c->world && !st; r++)
+		if (all[r] != all[0])
+			st = cb_fail(CB_ERR_USAGE,
+			             "tuning table %s: rank %d (host %s) reads "
+			             "other bytes than rank 0 (host %s); give "
+			             "every host the same file",
+			             path, r, cb_comm_host_name(c, r),
+			             cb_comm_host_name(c, 0));
+	free(all);
+	if (st || tune)
+		return st;
+	if (!there)
+		snprintf(sw->auto_source, sizeof(sw->auto_source),
+		         "the cost model (no tuning table at %s; collbench "
+		         "tune makes one)",
+		         path);
+	else
+		snprintf(sw->auto_source, sizeof(sw->auto_source),
+		         "the tuning table %s (%d job shape%s; the cost model "
+		         "for shapes it lacks)",
+		         path, cb_tuning_shapes(sw->tab),
+		         cb_tuning_shapes(sw->tab) == 1 ? "" : "s");
+	return CB_OK;
 }
 
 /* Some candidate takes some dtype asked for (else @why says why not). */
@@ -170,7 +264,7 @@ static cb_status_t section_dtype(struct sweep *sw, struct cb_cands *cd,
 				if (!skip[idx[j]])
 					idx[kept++] = idx[j];
 			np = kept;
-			if (c->rank == 0)
+			if (c->rank == 0 && !sw->tuner)
 				cb_output_progress(&sw->w, c->rank, g->coll, b);
 			for (int j = 0; j < np && !st; j++) {
 				struct cb_rank_result me = { .member = g->me };
@@ -201,8 +295,16 @@ static cb_status_t section_dtype(struct sweep *sw, struct cb_cands *cd,
 					        cb_select_model_us(&sel, al,
 					                           bytes),
 					        rows);
-					cb_output_point(&sw->w, g, sw->all, al,
-					                &a, bytes, rows, nr);
+					if (sw->tuner) {
+						cb_tuner_record(sw->tuner,
+						                &rows[0]);
+						for (int r = 0; r < nr; r++)
+							sw->w.wrong +=
+							        rows[r].wrong;
+					} else
+						cb_output_point(
+						        &sw->w, g, sw->all, al,
+						        &a, bytes, rows, nr);
 				}
 			}
 			sw->w.done_points++;
@@ -379,17 +481,30 @@ cb_status_t cb_sweep(struct cb_comm *c, const struct cb_opts *o,
 		             o->straggler, c->world, c->world == 1 ? "" : "s");
 	if (st)
 		goto out;
-	if ((st = cb_calibrate(c, o, &sw.m)))
+	if ((st = cb_calibrate(c, o, &sw.m)) || (st = load_tuning(&sw)))
 		goto out;
-	if (c->rank == 0 && (st = cb_output_open(&sw.w, o, c, &sw.m)))
+	if (o->cmd == CB_CMD_TUNE) {
+		if (c->rank == 0 && (st = cb_tuner_new(&sw.tuner)))
+			goto out;
+	} else if (c->rank == 0 &&
+	           (st = cb_output_open(&sw.w, o, c, &sw.m,
+	                                o->algo_mode == CB_ALGO_AUTO
+	                                        ? sw.auto_source
+	                                        : NULL))) {
 		goto out;
-	for (int k = 0; k < o->ncolls && !st; k++)
-		for (int j = 0; j < ncounts && !st; j++) {
-			make_group(&sw, o->colls[k], counts[j],
-			           o->nodes != NULL);
-			st = section(&sw);
-		}
+	}
+	/* tune: every size and algorithm once per round, rounds in turn */
+	int rounds = o->cmd == CB_CMD_TUNE ? o->rounds : 1;
+	for (int r = 0; r < rounds && !st; r++)
+		for (int k = 0; k < o->ncolls && !st; k++)
+			for (int j = 0; j < ncounts && !st; j++) {
+				make_group(&sw, o->colls[k], counts[j],
+				           o->nodes != NULL);
+				st = section(&sw);
+			}
 	*wrong = sw.w.wrong;
+	if (!st && sw.tuner)
+		st = cb_tuner_finish(sw.tuner, sw.tab, sw.tab_path, stdout);
 out:
 	st = cb_output_close(&sw.w, st);
 	cb_comm_mem_free(c, mt->sendbuf, o->max_bytes + 64);
@@ -397,5 +512,7 @@ out:
 	free(sw.all);
 	free(sw.g.members);
 	free(mt->samples);
+	cb_tuner_free(sw.tuner);
+	cb_tuning_free(sw.tab);
 	return st;
 }

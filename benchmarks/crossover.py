@@ -5,15 +5,20 @@ measured and predicted, and how well --algo auto picks.
   benchmarks/crossover.py [--rounds 5] [--np 2,4] [--transports shm,tcp]
                           [--min 8] [--max 16M] [--coll allreduce]
                           [--algos ring,tree,rd,rabenseifner,ps]
+                          [--tune-rounds 3 | --tuning FILE | --tuning none]
 
-Each round runs, back to back for every (np, transport): collbench with
+First (--tune-rounds N > 0, the default) `collbench tune` measures each
+(np, transport) into a fresh tuning table, in this session; --tuning FILE
+uses a table made before, --tuning none the cost model alone.  Then each
+round runs, back to back for every (np, transport): collbench with
 --algo LIST (every algorithm at every size, model column included) and
-collbench with --algo auto.  Per size it prints the median over rounds of
+collbench with --algo auto and that table.  Per size it prints the median over rounds of
 each algorithm's time, the fastest measured, the model's pick, auto's
 measured time and its ratio to the fastest (target: within 10%); then the
 crossover sizes - where the fastest algorithm changes - measured and
-predicted by the model.  float32 sum, out-of-place rows.  Long: this is a
-benchmark, not a test.
+predicted by the model - and the goal: auto within 10% of the fastest at
+>= 90% of sizes, and never slower than 1.5x.  float32 sum, out-of-place
+rows.  Long: this is a benchmark, not a test.
 """
 import argparse
 import csv
@@ -22,6 +27,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -40,7 +46,7 @@ def human(b):
     return str(b)
 
 
-def run(cb, np_, tr, coll, algo, lo, hi):
+def run(cb, np_, tr, coll, algo, lo, hi, extra=()):
     """{(algo, bytes): (time_us, model_us)} from out-of-place rows."""
     out = {}
     for a, b, iters in ((lo, min(hi, 1 << 16), 200),
@@ -51,6 +57,7 @@ def run(cb, np_, tr, coll, algo, lo, hi):
         cmd = [cb, "--np", str(np_), "--transport", tr, "--coll", coll,
                "--algo", algo, "--format", "csv", "-b", str(a), "-e", str(b),
                "-n", str(iters), "-w", str(iters // 10 + 1), "-c", "1"]
+        cmd += list(extra)
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
         if r.returncode != 0:
             sys.exit(f"{' '.join(cmd)} failed ({r.returncode}): "
@@ -81,12 +88,30 @@ def main():
     ap.add_argument("--max", default="16M")
     ap.add_argument("--coll", default="allreduce")
     ap.add_argument("--algos", default="ring,tree,rd,rabenseifner,ps")
+    ap.add_argument("--tune-rounds", type=int, default=3)
+    ap.add_argument("--tuning", default=None)
     ap.add_argument("--collbench",
                     default=os.path.join(ROOT, "build", "collbench"))
     a = ap.parse_args()
     lo, hi = parse_size(a.min), parse_size(a.max)
     nps = [int(x) for x in a.np.split(",")]
     trs = a.transports.split(",")
+    tuning = a.tuning
+    if tuning is None and a.tune_rounds > 0:
+        tuning = os.path.join(tempfile.mkdtemp(prefix="cb-tune-"),
+                              "tuning.json")
+        for np_ in nps:
+            for tr in trs:
+                cmd = [a.collbench, "tune", "--np", str(np_), "--transport",
+                       tr, "--coll", a.coll, "--algo", a.algos,
+                       "--tuning", tuning, "-b", str(lo), "-e", str(hi),
+                       "--rounds", str(a.tune_rounds)]
+                r = subprocess.run(cmd, capture_output=True, text=True,
+                                   timeout=3600)
+                if r.returncode:
+                    sys.exit(f"{' '.join(cmd)}: {r.returncode}: {r.stderr}")
+                print(f"tuned np {np_} {tr} into {tuning}", file=sys.stderr)
+    auto_extra = ["--tuning", tuning or "none"]
     meas = {}  # (np, tr) -> {(algo, bytes): [times]}
     model = {}
     auto = {}
@@ -97,12 +122,17 @@ def main():
                 for k, (t, m) in r.items():
                     meas.setdefault((np_, tr), {}).setdefault(k, []).append(t)
                     model.setdefault((np_, tr), {}).setdefault(k, []).append(m)
-                r = run(a.collbench, np_, tr, a.coll, "auto", lo, hi)
+                r = run(a.collbench, np_, tr, a.coll, "auto", lo, hi,
+                        auto_extra)
                 for (algo, b), (t, m) in r.items():
                     auto.setdefault((np_, tr), {}).setdefault(b, []).append(
                         (t, algo))
         print(f"round {rnd + 1}/{a.rounds} done", file=sys.stderr)
     algos = a.algos.split(",")
+    print(f"auto decided by: "
+          f"{'the tuning table ' + tuning if tuning else 'the cost model'}")
+    goal_n = goal_within = 0
+    goal_worst = 0.0
     for np_ in nps:
         for tr in trs:
             M = meas[(np_, tr)]
@@ -114,7 +144,7 @@ def main():
             print("| size | " + " | ".join(algos) +
                   " | fastest | model's pick | auto (picked) | auto/fastest |")
             print("|---:|" + "---:|" * len(algos) + "---|---|---|---:|")
-            best_meas, best_model, within = [], [], 0
+            best_meas, best_model, within, worst = [], [], 0, 0.0
             for b in sizes:
                 med = {al: statistics.median(M[(al, b)]) for al in algos
                        if (al, b) in M}
@@ -132,6 +162,7 @@ def main():
                     picked = ",".join(sorted({al for _, al in at}))
                     ratio = t_auto / med[fast]
                     within += ratio <= 1.10
+                    worst = max(worst, ratio)
                     auto_cells = [f"{t_auto:.2f} ({picked})",
                                   f"{ratio:.2f}"]
                 else:
@@ -139,13 +170,22 @@ def main():
                 print(f"| {human(b)} | " + " | ".join(cells) +
                       f" | {fast} | {pick} | " + " | ".join(auto_cells) + " |")
             print(f"\nauto within 10% of the fastest at {within} of "
-                  f"{len(sizes)} sizes")
+                  f"{len(sizes)} sizes; slowest {worst:.2f}x the fastest")
+            goal_n += len(sizes)
+            goal_within += within
+            goal_worst = max(goal_worst, worst)
             print("measured crossovers: " + (", ".join(
                 f"{f}->{t} at {human(s)}" for s, f, t in
                 crossovers(best_meas)) or "none"))
             print("model crossovers:    " + (", ".join(
                 f"{f}->{t} at {human(s)}" for s, f, t in
                 crossovers(best_model)) or "none"))
+    if goal_n:
+        ok = goal_within >= 0.9 * goal_n and goal_worst <= 1.5
+        print(f"\ngoal (within 10% at >= 90% of sizes, never above 1.5x): "
+              f"{goal_within} of {goal_n} sizes "
+              f"({100.0 * goal_within / goal_n:.0f}%), worst "
+              f"{goal_worst:.2f}x: {'met' if ok else 'NOT met'}")
 
 
 if __name__ == "__main__":

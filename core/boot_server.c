@@ -474,7 +474,7 @@ static void srv_drain_output(struct boot_server *srv)
 static void *srv_main(void *arg)
 {
 	struct boot_server *srv = arg;
-	uint64_t stop_deadline = 0;
+	uint64_t stop_deadline = 0, abort_deadline = 0;
 	struct pollfd *pfd = NULL;
 	int cap = 0, timers = 0;
 
@@ -484,9 +484,26 @@ static void *srv_main(void *arg)
 				stop_deadline =
 				        cb_now_ns() +
 				        (uint64_t)(srv->timeout_s * 1e9);
-			if (srv->byes >= srv->world || srv->aborted ||
+			if (srv->byes >= srv->world ||
 			    cb_now_ns() > stop_deadline)
 				break;
+			/* Every rank has been sent the ABORT.  Keep the
+			 * connections open until the ranks close them, for a
+			 * moment at most: a rank that is still writing a
+			 * request (slow to start on a loaded host) then reads
+			 * the ABORT and exits with the job's status, instead
+			 * of a broken pipe and status 1. */
+			if (srv->aborted) {
+				int open = 0;
+				if (!abort_deadline)
+					abort_deadline =
+					        cb_now_ns() + 2000000000ull;
+				for (int i = 0; i < srv->nclients; i++)
+					open += srv->clients[i].fd >= 0 &&
+					        srv->clients[i].rank != 0;
+				if (!open || cb_now_ns() > abort_deadline)
+					break;
+			}
 		}
 		if (cap < srv->nclients + 1) {
 			cap = (srv->nclients + 1) * 2;

@@ -76,6 +76,7 @@ struct cb_run_info {
 	const char *model_source; /* "measured between ranks 0 and 1" */
 	const char *binding;      /* topo: "rank 0 -> core 0 (...)", or NULL */
 	const char *inventory;    /* topo: lines, '\n' between; or NULL */
+	const char *auto_source;  /* what decides --algo auto, or NULL */
 };
 
 /* What the header of one section (a collective on one group) says. */

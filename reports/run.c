@@ -273,6 +273,7 @@ cb_status_t cb_results_from_meta(const struct cb_results_meta *m,
 	add(o, "transport", json_object_new_string(ri->transport));
 	add(o, "collectives", split(ri->colls, ", "));
 	add(o, "algo", json_object_new_string(ri->algo));
+	add(o, "auto", m->reproducible ? NULL : str_or_null(ri->auto_source));
 	add(o, "settings", m->settings ? settings(m->settings) : NULL);
 	v = json_object_new_object();
 	add(v, "alpha_us", dbl(m->reproducible ? 0 : ri->alpha_us, "%.4g"));

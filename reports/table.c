@@ -33,6 +33,8 @@ void cb_table_header(FILE *f, const struct cb_run_info *ri)
 	        "# model: alpha %.3g us, beta %.3g GB/s, gamma %.3g GB/s "
 	        "(%s)\n",
 	        ri->alpha_us, ri->beta_gbps, ri->gamma_gbps, ri->model_source);
+	if (ri->auto_source)
+		fprintf(f, "# auto: %s\n", ri->auto_source);
 	if (ri->binding)
 		fprintf(f, "# binding: %s\n", ri->binding);
 	for (const char *p = ri->inventory; p && *p;) {

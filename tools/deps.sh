@@ -10,7 +10,10 @@
 #           found on PATH at run time, optional)
 #   tests:  openmpi-bin (the mpirun test), python3 (the misbehaving-peer
 #           test), procps (pgrep), iproute2 (the network-namespace
-#           test hosts), valgrind (the topology and results memory checks)
+#           test hosts), valgrind (the topology and results memory checks),
+#           libibverbs-dev and librdmacm-dev (the verbs emulation,
+#           tests/verbs-emu, is generated from them), ibverbs-utils and
+#           perftest (the stock programs the emulation is checked with)
 set -eu
 need=()
 have() { command -v "$1" >/dev/null 2>&1; }
@@ -31,6 +34,10 @@ if [ "${1:-}" = "--test" ]; then
 	have pgrep || need+=(procps)
 	have ip || need+=(iproute2)
 	have valgrind || need+=(valgrind)
+	pc libibverbs || need+=(libibverbs-dev)
+	pc librdmacm || need+=(librdmacm-dev)
+	have ibv_devinfo || need+=(ibverbs-utils)
+	have ib_write_bw || need+=(perftest)
 fi
 [ ${#need[@]} -eq 0 ] && exit 0
 echo "tools/deps.sh: installing ${need[*]}" >&2

@@ -1,0 +1,133 @@
+#!/bin/bash
+# tests/verbs-emu/stock.sh WHAT - the emulation checked against programs
+# nobody here wrote, run unchanged on it (Debian ibverbs-utils):
+#   devinfo   ibv_devices and ibv_devinfo in the three link-layer modes, and
+#             with two devices: the emulated names and link layers, never
+#             something else;
+#   pingpong  two-process ibv_rc_pingpong exchanging and checking data (-c):
+#             IB, completion events (-e), the ibv_wr_* API (-N), RoCE with a
+#             GID index (-g 3, its RoCE v2 IPv4 GID); RoCE without -g and
+#             iWARP (no rdma_cm) refused at RTR as real devices refuse them.
+. "$(dirname "$0")/lib.sh"
+what=${1:?usage: stock.sh collbench libdir devinfo|pingpong}
+
+devinfo_mode() { # LINK WANT_LINK_LAYER WANT_TRANSPORT
+	local out
+	out=$(emu COLLBENCH_EMU_LINK=$1 ibv_devinfo 2>&1)
+	if [ $? -ne 0 ]; then
+		fail "ibv_devinfo ($1) failed: $out"
+	elif ! grep -q "^hca_id:	cbemu0$" <<<"$out" ||
+		[ "$(grep -c '^hca_id:' <<<"$out")" -ne 1 ]; then
+		fail "ibv_devinfo ($1) does not list exactly cbemu0: $(grep hca_id <<<"$out")"
+	elif ! grep -q "link_layer:		$2$" <<<"$out"; then
+		fail "ibv_devinfo ($1): link layer is not $2: $(grep link_layer <<<"$out")"
+	elif ! grep -q "transport:			$3" <<<"$out"; then
+		fail "ibv_devinfo ($1): transport is not $3: $(grep transport: <<<"$out")"
+	elif ! grep -q "state:			PORT_ACTIVE" <<<"$out"; then
+		fail "ibv_devinfo ($1): port not active"
+	else
+		pass "ibv_devinfo $1: cbemu0, $2, $3, PORT_ACTIVE"
+	fi
+}
+
+case $what in
+devinfo)
+	out=$(emu ibv_devices 2>&1)
+	if grep -q "cbemu0" <<<"$out" && [ "$(grep -c cbemu <<<"$out")" -eq 1 ]; then
+		pass "ibv_devices: $(grep cbemu <<<"$out" | tr -s ' \t' ' ')"
+	else
+		fail "ibv_devices: $out"
+	fi
+	devinfo_mode ib InfiniBand "InfiniBand (0)"
+	devinfo_mode roce Ethernet "InfiniBand (0)"
+	devinfo_mode iwarp Ethernet "iWARP (1)"
+	out=$(emu COLLBENCH_EMU_LINK=roce ibv_devinfo -v 2>&1)
+	if grep -q "GID\[  3\]:		::ffff:[0-9.]*, RoCE v2" <<<"$out"; then
+		pass "RoCE GID table: $(grep 'GID\[  3\]' <<<"$out" | tr -s '\t' ' ')"
+	else
+		fail "RoCE: no RoCE v2 IPv4 GID at index 3: $(grep GID <<<"$out")"
+	fi
+	out=$(emu COLLBENCH_EMU_LINK=ib ibv_devinfo 2>&1)
+	if grep -q "port_lid:		[1-9]" <<<"$out" && grep -q "sm_lid:			1" <<<"$out"; then
+		pass "IB: a LID from the fabric's subnet manager: $(grep port_lid <<<"$out" | tr -s '\t' ' ')"
+	else
+		fail "IB: no LID: $out"
+	fi
+	out=$(emu COLLBENCH_EMU_DEVICES=2 ibv_devinfo -l 2>&1)
+	if grep -q "2 HCAs found" <<<"$out" && grep -q "cbemu0" <<<"$out" &&
+		grep -q cbemu1 <<<"$out"; then
+		pass "two devices: $(echo $out)"
+	else
+		fail "COLLBENCH_EMU_DEVICES=2: $out"
+	fi
+	# The fake sysfs tree the counters live in, where ibdev_path says.
+	sys=$(emu bash -c 'echo $COLLBENCH_SYSFS_ROOT')
+	emu ibv_devinfo >/dev/null 2>&1
+	if [ "$(cat "$sys/class/infiniband/cbemu0/ports/1/link_layer" 2>/dev/null)" = InfiniBand ] &&
+		[ -f "$sys/class/infiniband/cbemu0/ports/1/counters/port_xmit_data" ] &&
+		[ -f "$sys/class/infiniband/cbemu0/ports/1/hw_counters/out_of_buffer" ]; then
+		pass "fake sysfs at \$COLLBENCH_SYSFS_ROOT with counters/ and hw_counters/"
+	else
+		fail "fake sysfs missing under $sys: $(ls -R "$sys" 2>&1 | head -5)"
+	fi
+	;;
+pingpong)
+	p=$(free_port)
+	pair ib "COLLBENCH_EMU_LINK=ib" "ibv_rc_pingpong -c -d cbemu0 -p $p -n 200" \
+		"ibv_rc_pingpong -c -d cbemu0 -p $p -n 200"
+	if [ $rc_srv -eq 0 ] && [ $rc_cli -eq 0 ] &&
+		grep -q "200 iters in" "$TMP/ib.cli" && grep -q "LID 0x" "$TMP/ib.cli"; then
+		pass "ibv_rc_pingpong IB -c: $(grep iters "$TMP/ib.cli")"
+	else
+		fail "ibv_rc_pingpong IB: $rc_srv/$rc_cli: $(cat "$TMP/ib.srv" "$TMP/ib.cli")"
+	fi
+	p=$(free_port)
+	pair ev "COLLBENCH_EMU_LINK=ib" "ibv_rc_pingpong -e -c -d cbemu0 -p $p -n 200 -s 65536" \
+		"ibv_rc_pingpong -e -c -d cbemu0 -p $p -n 200 -s 65536"
+	if [ $rc_srv -eq 0 ] && [ $rc_cli -eq 0 ] && grep -q "200 iters in" "$TMP/ev.cli"; then
+		pass "ibv_rc_pingpong -e (completion channel), 64 KiB: $(grep iters "$TMP/ev.cli")"
+	else
+		fail "ibv_rc_pingpong -e: $rc_srv/$rc_cli: $(cat "$TMP/ev.srv" "$TMP/ev.cli")"
+	fi
+	p=$(free_port)
+	pair new "COLLBENCH_EMU_LINK=ib" "ibv_rc_pingpong -N -c -d cbemu0 -p $p -n 200" \
+		"ibv_rc_pingpong -N -c -d cbemu0 -p $p -n 200"
+	if [ $rc_srv -eq 0 ] && [ $rc_cli -eq 0 ] && grep -q "200 iters in" "$TMP/new.cli"; then
+		pass "ibv_rc_pingpong -N (ibv_wr_* API): $(grep iters "$TMP/new.cli")"
+	else
+		fail "ibv_rc_pingpong -N: $rc_srv/$rc_cli: $(cat "$TMP/new.srv" "$TMP/new.cli")"
+	fi
+	p=$(free_port)
+	pair roce "COLLBENCH_EMU_LINK=roce" "ibv_rc_pingpong -c -g 3 -d cbemu0 -p $p -n 200" \
+		"ibv_rc_pingpong -c -g 3 -d cbemu0 -p $p -n 200"
+	if [ $rc_srv -eq 0 ] && [ $rc_cli -eq 0 ] &&
+		grep -q "GID ::ffff:" "$TMP/roce.cli" && grep -q "200 iters in" "$TMP/roce.cli"; then
+		pass "ibv_rc_pingpong RoCE -g 3: $(grep 'local address' "$TMP/roce.cli")"
+	else
+		fail "ibv_rc_pingpong RoCE -g 3: $rc_srv/$rc_cli: $(cat "$TMP/roce.srv" "$TMP/roce.cli")"
+	fi
+	p=$(free_port)
+	pair nogrh "COLLBENCH_EMU_LINK=roce" "ibv_rc_pingpong -d cbemu0 -p $p -n 10" \
+		"ibv_rc_pingpong -d cbemu0 -p $p -n 10"
+	if [ $rc_srv -ne 0 ] && [ $rc_cli -ne 0 ] &&
+		grep -q "Failed to modify QP to RTR" "$TMP/nogrh.cli" "$TMP/nogrh.srv"; then
+		pass "RoCE without a GID index: RTR refused (no GRH), as on RoCE"
+	else
+		fail "RoCE without -g: $rc_srv/$rc_cli: $(cat "$TMP/nogrh.srv" "$TMP/nogrh.cli")"
+	fi
+	p=$(free_port)
+	pair iw "COLLBENCH_EMU_LINK=iwarp" "ibv_rc_pingpong -d cbemu0 -p $p -n 10" \
+		"ibv_rc_pingpong -d cbemu0 -p $p -n 10"
+	if [ $rc_srv -ne 0 ] && [ $rc_cli -ne 0 ] &&
+		grep -q "Failed to modify QP to RTR" "$TMP/iw.cli" "$TMP/iw.srv"; then
+		pass "iWARP without rdma_cm: RTR refused"
+	else
+		fail "iWARP pingpong: $rc_srv/$rc_cli: $(cat "$TMP/iw.srv" "$TMP/iw.cli")"
+	fi
+	;;
+*)
+	echo "stock.sh: unknown test $what" >&2
+	exit 2
+	;;
+esac
+finish
