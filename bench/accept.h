@@ -130,6 +130,24 @@ cb_status_t cb_acc_counters(struct cb_acc_ctx *x);
 /* Rank 0: findings for counters that grew. */
 void cb_acc_judge_counters(struct cb_acc *a);
 
+/* ---- rank 0's summaries and outputs (accept_out.c) ---- */
+
+struct cb_results_meta;
+struct cb_run_info;
+
+/* Findings of the collectives stage (wrong values; busbw below
+ * --coll-tolerance of the model, unless ranks share cores) and its
+ * summary. */
+void cb_acc_judge_colls(struct cb_acc *a);
+/* One burn pass's figures from the record's pairs, at @t s. */
+void cb_acc_pass_summary(struct cb_acc *a, double t, double allreduce);
+/* The run object's facts for the JSON, into @m (and @ri, @hn). */
+void cb_acc_meta(struct cb_comm *c, const struct cb_acc_opts *o,
+                 struct cb_acc *a, struct cb_results_meta *m,
+                 struct cb_run_info *ri, char *hn, size_t bytes);
+/* Every output; 0 PASS, 1 FAIL or a write failed. */
+int cb_acc_outputs(const struct cb_acc_opts *o, struct cb_acc *a);
+
 /* ---- the command (accept_cmd.c, accept_opts.c) ---- */
 
 /* CB_ERR_USAGE, recorded, for a bad value; o->help for -h. */

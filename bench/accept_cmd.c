@@ -188,8 +188,9 @@ static void take(struct cb_acc *a, const struct cb_acc_pair *m, int n,
 	}
 }
 
-/* The suspects of @sus still outside tolerance measured alone a second
- * time; each keeps the better of its two alone measurements. */
+/* The suspects of @sus still outside tolerance, but by less than half,
+ * measured alone a second time; each keeps the better of its two alone
+ * measurements. */
 static cb_status_t confirm(struct cb_acc_ctx *x, int (*again)[2],
                            const struct plan *sus, int rounds,
                            struct cb_acc_pair *got)
@@ -209,8 +210,14 @@ static cb_status_t confirm(struct cb_acc_ctx *x, int (*again)[2],
 	for (int i = 0; x->c->rank == 0 && i < ns; i++) {
 		struct cb_acc_pair *p =
 		        cb_acc_pair_of(a, again[i][0], again[i][1]);
-		if (p && p->ok && cb_acc_outside(a, p, why, sizeof(why)))
-			still->idx[still->n++] = i;
+		double rbw, rbibw, rlat;
+		if (!p || !p->ok || !cb_acc_outside(a, p, why, sizeof(why)))
+			continue;
+		/* Far below is no busy moment: only the near misses again. */
+		cb_acc_ref_for(a, p, &rbw, &rbibw, &rlat);
+		if (rbw > 0 && cb_acc_pair_bw(p) < 0.5 * rbw)
+			continue;
+		still->idx[still->n++] = i;
 	}
 	if ((st = tell(x, still, ns, wait_for(x->o, rounds))) || !still->n)
 		goto out;
@@ -374,84 +381,6 @@ static void stage_done(struct cb_acc *a, enum cb_acc_stage_id s, double t0)
 	        a->stage[s].seconds, a->stage[s].summary);
 }
 
-static void judge_colls(struct cb_acc *a)
-{
-	for (int i = 0; i < a->ncolls && !a->shared_cores[0]; i++) {
-		const struct cb_acc_coll *c = &a->colls[i];
-		if (c->wrong)
-			cb_acc_find(a, CB_ACC_COLLECTIVES, "job", -1, -1,
-			            "%s (%s): %llu wrong values over %d ranks",
-			            c->coll, c->algo,
-			            (unsigned long long)c->wrong, c->ranks);
-		else if (c->model_busbw_gbps > 0 &&
-		         c->busbw_gbps <
-		                 a->set.coll_tolerance * c->model_busbw_gbps)
-			cb_acc_find(
-			        a, CB_ACC_COLLECTIVES, "job", -1, -1,
-			        "%s (%s): busbw %.3g GB/s, %.0f%% of the %.3g "
-			        "GB/s the measured links predict (alpha-beta "
-			        "model of the median pair)",
-			        c->coll, c->algo, c->busbw_gbps,
-			        100 * c->busbw_gbps / c->model_busbw_gbps,
-			        c->model_busbw_gbps);
-	}
-	size_t n = 0;
-	char *s = a->stage[CB_ACC_COLLECTIVES].summary;
-	for (int i = 0; i < a->ncolls && n < sizeof(a->stage[0].summary); i++)
-		n += (size_t)snprintf(s + n, sizeof(a->stage[0].summary) - n,
-		                      "%s%s busbw %.3g GB/s (model %.3g)",
-		                      i ? "; " : "", a->colls[i].coll,
-		                      a->colls[i].busbw_gbps,
-		                      a->colls[i].model_busbw_gbps);
-	if (a->shared_cores[0] && n < sizeof(a->stage[0].summary))
-		snprintf(s + n, sizeof(a->stage[0].summary) - n,
-		         "; not judged against the model: %s", a->shared_cores);
-}
-
-/* One burn pass's summary, from rank 0's record. */
-static void pass_summary(struct cb_acc *a, double t, double allreduce)
-{
-	struct cb_acc_pass *p =
-	        realloc(a->passes, (size_t)(a->npasses + 1) * sizeof(*p));
-	double *bw = calloc((size_t)a->npairs + 1, sizeof(double));
-	double *lat = calloc((size_t)a->npairs + 1, sizeof(double));
-	int k = 0;
-	char why[160];
-
-	if (!p || !bw || !lat) {
-		free(bw);
-		free(lat);
-		if (p)
-			a->passes = p;
-		return;
-	}
-	a->passes = p;
-	p = &a->passes[a->npasses++];
-	memset(p, 0, sizeof(*p));
-	p->t_s = t;
-	p->allreduce_busbw_gbps = allreduce;
-	p->min_bw_gbps = INFINITY;
-	for (int i = 0; i < a->npairs; i++) {
-		const struct cb_acc_pair *q = &a->pairs[i];
-		if (!q->ok) {
-			p->failed_pairs++;
-			continue;
-		}
-		bw[k] = cb_acc_pair_bw(q);
-		lat[k] = q->lat_p50_us;
-		if (bw[k] < p->min_bw_gbps)
-			p->min_bw_gbps = bw[k];
-		p->slow_pairs += cb_acc_outside(a, q, why, sizeof(why));
-		k++;
-	}
-	p->median_bw_gbps = median_of(bw, k);
-	p->median_lat_us = median_of(lat, k);
-	if (!k)
-		p->min_bw_gbps = 0;
-	free(bw);
-	free(lat);
-}
-
 /* ---- one rank ---- */
 
 struct run {
@@ -555,7 +484,7 @@ static cb_status_t stage_colls(struct run *R, double *allreduce)
 	if ((st = cb_acc_collectives(x, allreduce)))
 		return st;
 	if (x->c->rank == 0) {
-		judge_colls(a);
+		cb_acc_judge_colls(a);
 		stage_done(a, CB_ACC_COLLECTIVES, t0);
 	}
 	return CB_OK;
@@ -579,7 +508,7 @@ static cb_status_t stage_burn(struct run *R)
 		    (st = stage_colls(R, &allreduce)))
 			break;
 		if (x->c->rank == 0) {
-			pass_summary(a, now_s() - t0, allreduce);
+			cb_acc_pass_summary(a, now_s() - t0, allreduce);
 			const struct cb_acc_pass *p =
 			        &a->passes[a->npasses - 1];
 			if (a->npasses == 1)
@@ -625,58 +554,6 @@ static cb_status_t stage_burn(struct run *R)
 	return st;
 }
 
-/* Rank 0 writes every output; 0 PASS, 1 FAIL or a write failed. */
-static int outputs(const struct cb_acc_opts *o, struct cb_acc *a)
-{
-	int rc = a->fail;
-
-	for (int i = 0; i < o->nout; i++) {
-		FILE *f = o->out[i].path ? fopen(o->out[i].path, "w") : stdout;
-		cb_status_t st;
-		int no_plot = 0;
-		if (!f) {
-			fprintf(stderr,
-			        "collbench acceptance: cannot write %s\n",
-			        o->out[i].path);
-			rc = 1;
-			continue;
-		}
-		switch (o->out[i].kind) {
-		case CB_ACC_OUT_JSON:
-			st = cb_acc_write_json(f, a);
-			break;
-		case CB_ACC_OUT_CSV:
-			st = cb_acc_write_csv(f, a);
-			break;
-		case CB_ACC_OUT_XML:
-			st = cb_acc_write_junit(f, a);
-			break;
-		case CB_ACC_OUT_HTML:
-			st = cb_acc_write_html(f, a, &no_plot);
-			if (no_plot)
-				fprintf(stderr,
-				        "collbench acceptance: gnuplot is not "
-				        "on "
-				        "PATH: %s has no heatmap\n",
-				        o->out[i].path ? o->out[i].path
-				                       : "the page");
-			break;
-		default:
-			st = cb_acc_write_table(f, a);
-		}
-		if (f != stdout && fclose(f) && !st)
-			st = cb_fail(CB_ERR_SYS, "cannot write %s",
-			             o->out[i].path);
-		if (st) {
-			fprintf(stderr, "collbench acceptance: %s\n",
-			        cb_fail_msg() ? cb_fail_msg() : "write failed");
-			cb_fail_clear();
-			rc = 1;
-		}
-	}
-	return rc;
-}
-
 static void settings_for(struct cb_comm *c, const struct cb_acc_opts *o,
                          struct cb_acc *a, char *tr, size_t bytes)
 {
@@ -687,48 +564,6 @@ static void settings_for(struct cb_comm *c, const struct cb_acc_opts *o,
 	else
 		snprintf(tr, bytes, "%s", o->transport);
 	a->set.transport = tr;
-}
-
-static void meta_for(struct cb_comm *c, const struct cb_acc_opts *o,
-                     struct cb_acc *a, struct cb_results_meta *m,
-                     struct cb_run_info *ri, char *host_names, size_t bytes)
-{
-	extern char **environ;
-	size_t n = 0;
-
-	host_names[0] = '\0';
-	for (int h = 0; h < c->nhosts && n < bytes; h++)
-		n += (size_t)snprintf(host_names + n, bytes - n, "%s%s",
-		                      h ? ", " : "", c->hosts[h]);
-	*ri = (struct cb_run_info){
-		.colls = "allreduce, alltoall",
-		.algo = "ring,pairwise",
-		.transport = a->set.transport,
-		.ranks = c->world,
-		.hosts = c->nhosts,
-		.host_names = host_names,
-		.iters = 5,
-		.warmup = 2,
-		.check = 1,
-		.alpha_us = a->ref_lat_us,
-		.beta_gbps = a->ref_bw_gbps,
-		.model_source = "acceptance: the median pair's latency and "
-		                "bandwidth",
-		.binding = cb_topo_job_binding(c->topo),
-		.inventory = cb_topo_job_inventory(c->topo),
-	};
-	*m = (struct cb_results_meta){
-		.argc = o->argc,
-		.argv = o->argv,
-		.build = CB_BUILD_INFO,
-		.start = (long long)time(NULL),
-		.ri = ri,
-		.hosts = c->hosts,
-		.nhosts = c->nhosts,
-		.topo = c->topo,
-		.env = environ,
-	};
-	a->meta = m;
 }
 
 static int acc_rank(void *arg, const struct cb_cli_rank *r)
@@ -830,8 +665,8 @@ static int acc_rank(void *arg, const struct cb_cli_rank *r)
 	if (c->rank == 0) {
 		cb_acc_judge_counters(&a);
 		a.seconds = now_s() - t0;
-		meta_for(c, o, &a, &meta, &ri, hn, sizeof(hn));
-		rc = outputs(o, &a);
+		cb_acc_meta(c, o, &a, &meta, &ri, hn, sizeof(hn));
+		rc = cb_acc_outputs(o, &a);
 	}
 	goto out;
 fail:
@@ -845,6 +680,9 @@ fail:
 		       cb_fail_msg() ? cb_fail_msg() : cb_status_str(st));
 	rc = cb_cli_exit(st);
 out:
+	for (int r = 0; R.x.gone && r < c->world; r++)
+		if (R.x.gone[r])
+			cb_boot_gone(c->boot, r);
 	if (R.x.buf)
 		cb_comm_mem_free(c, R.x.buf, R.x.buf_bytes);
 	cb_comm_destroy(c);

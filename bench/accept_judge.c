@@ -143,8 +143,8 @@ static int slow_metric(const struct cb_acc *a, const struct cb_acc_pair *p)
 /* "bandwidth 0.31 GB/s ..., 11% of the median 2.8 GB/s (25% of the
  * 10 Gb/s link)" for @v of metric @m. */
 static void describe(const struct cb_acc *a, const struct cb_acc_pair *p,
-                     enum metric m, double v, const char *to, char *buf,
-                     size_t bytes)
+                     enum metric m, double v, const char *to, int rel,
+                     char *buf, size_t bytes)
 {
 	const struct cb_acc_settings *s = &a->set;
 	double rbw, rbibw, rlat;
@@ -167,7 +167,7 @@ static void describe(const struct cb_acc *a, const struct cb_acc_pair *p,
 	n = (size_t)snprintf(
 	        buf, bytes, "%s %.3g GB/s%s",
 	        m == M_BW ? "bandwidth" : "bidirectional bandwidth", v, to);
-	if (ref > 0 && n < bytes)
+	if (ref > 0 && rel && n < bytes)
 		n += (size_t)snprintf(buf + n, bytes - n,
 		                      ", %.0f%% of the median %.3g GB/s",
 		                      100 * v / ref, ref);
@@ -200,6 +200,55 @@ struct pairset {
 	int *metric;         /* [npairs] */
 };
 
+/* 1 when node @x has two or more working pairs and all are slow. */
+static int all_slow(const struct cb_acc *a, const struct pairset *ps, int x)
+{
+	int m = 0, s = 0;
+
+	for (int i = 0; i < a->npairs; i++) {
+		const struct cb_acc_pair *p = &a->pairs[i];
+		if (!p->ok || (p->a != x && p->b != x))
+			continue;
+		m++;
+		s += ps->slow[i];
+	}
+	return m >= 2 && s == m;
+}
+
+/* Every node slow to every peer: the fabric as a whole (or the
+ * expectation) - one finding, not one per host. */
+static int judge_all(struct cb_acc *a, enum cb_acc_stage_id stage,
+                     struct pairset *ps)
+{
+	double *v = calloc((size_t)a->npairs + 1, sizeof(double));
+	int k = 0, metric = -1;
+	const struct cb_acc_pair *first = NULL;
+	char what[300];
+
+	for (int x = 0; x < a->nnodes; x++)
+		if (!all_slow(a, ps, x)) {
+			free(v);
+			return 0;
+		}
+	for (int i = 0; v && i < a->npairs; i++)
+		if (ps->slow[i]) {
+			if (metric < 0) {
+				metric = ps->metric[i];
+				first = &a->pairs[i];
+			}
+			v[k++] = value(&a->pairs[i], metric);
+			ps->slow[i] = 0;
+		}
+	describe(a, first, metric, v ? median(v, k) : 0, " (median pair)", 0,
+	         what, sizeof(what));
+	free(v);
+	cb_acc_find(a, stage, "job", -1, -1,
+	            "every pair of all %d nodes: %s: the whole fabric, or the "
+	            "expectation",
+	            a->nnodes, what);
+	return 1;
+}
+
 static void judge_nodes(struct cb_acc *a, enum cb_acc_stage_id stage,
                         struct pairset *ps, unsigned char *flagged)
 {
@@ -208,6 +257,10 @@ static void judge_nodes(struct cb_acc *a, enum cb_acc_stage_id stage,
 
 	if (!v)
 		return;
+	if (a->nnodes > 2 && judge_all(a, stage, ps)) {
+		free(v);
+		return;
+	}
 	for (int x = 0; x < a->nnodes; x++) {
 		int m = 0, s = 0, k = 0, metric = -1;
 		const struct cb_acc_pair *first = NULL;
@@ -232,8 +285,8 @@ static void judge_nodes(struct cb_acc *a, enum cb_acc_stage_id stage,
 			if (p->ok && (p->a == x || p->b == x))
 				v[k++] = value(p, metric);
 		}
-		describe(a, first, metric, median(v, k), " to every peer", what,
-		         sizeof(what));
+		describe(a, first, metric, median(v, k), " to every peer", 1,
+		         what, sizeof(what));
 		cb_acc_find(a, stage, "node", a->nodes[x].host, -1, "%s %s: %s",
 		            a->set.rails ? "node" : "host",
 		            node_label(a, x, label, sizeof(label)), what);
@@ -337,7 +390,7 @@ static void judge_groups(struct cb_acc *a, enum cb_acc_stage_id stage,
 		}
 		names(a, s, sn, sizeof(sn));
 		names(a, &t[x * nn], tn, sizeof(tn));
-		describe(a, first, metric, v ? median(v, k) : 0, "", what,
+		describe(a, first, metric, v ? median(v, k) : 0, "", 1, what,
 		         sizeof(what));
 		free(v);
 		cb_acc_find(
@@ -363,8 +416,8 @@ static void judge_paths(struct cb_acc *a, enum cb_acc_stage_id stage,
 		const struct cb_acc_pair *p = &a->pairs[i];
 		if (!ps->slow[i])
 			continue;
-		describe(a, p, ps->metric[i], value(p, ps->metric[i]), "", what,
-		         sizeof(what));
+		describe(a, p, ps->metric[i], value(p, ps->metric[i]), "", 1,
+		         what, sizeof(what));
 		cb_acc_find(
 		        a, stage, "path", a->nodes[p->a].host,
 		        a->nodes[p->b].host, "path %s - %s: %s (%s)",

@@ -461,10 +461,11 @@ static void merge(const struct cb_acc *a, const struct cb_acc_meas *lo,
 		snprintf(out->error, sizeof(out->error), "%s", e->error);
 	else
 		snprintf(out->error, sizeof(out->error),
-		         "%s did not report within %g s (it stopped, or cannot "
-		         "reach rank 0)",
-		         !lo_in ? na->name : nb->name, wait_s);
+		         "%s did not report (it stopped, or cannot reach rank "
+		         "0)",
+		         !lo_in ? na->name : nb->name);
 	(void)hi_in;
+	(void)wait_s;
 }
 
 /* With @alone, pair @i waits for its turn: key "acc/turn/SEQ/i", set by
@@ -534,11 +535,12 @@ cb_status_t cb_acc_stage_pairs(struct cb_acc_ctx *x, int (*pairs)[2], int n,
 		st = cb_fail(CB_ERR_NOMEM, "out of memory");
 		goto out;
 	}
-	/* Ranks whose pairs all failed fast still report; once nobody has
-	 * for two pair deadlines, those missing are cut off. */
+	/* A rank whose last pair failed reports a pair deadline after the
+	 * others; once nobody has reported for longer than that, those
+	 * missing are cut off. */
 	st = cb_boot_gather_root_idle(
 	        x->c->boot, "every rank's pairs", mine, block, all, wait_s,
-	        2 * x->o->set.pair_timeout_s + 2, x->gone, present);
+	        1.5 * x->o->set.pair_timeout_s + 1, x->gone, present);
 	if (!st && x->c->rank != 0 && k >= 2) {
 		/* Every one of this node's pairs failed: it is this host that
 		 * is cut off; rank 0 names it from the others' side. */

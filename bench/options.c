@@ -167,6 +167,8 @@ void cb_opts_usage(void)
 	       "auto reads\n"
 	       "       collbench topo [--help]      topology, NIC/GPU paths, "
 	       "binding plan, inventory\n"
+	       "       collbench acceptance [--help]   accept a cluster: name "
+	       "the bad node or cable\n"
 	       "       collbench plot|compare|report --help   plots, "
 	       "comparisons, HTML reports\n"
 	       "                                    of JSON results\n"
@@ -804,8 +806,8 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 	if (optind < argc)
 		return cb_fail(
 		        CB_ERR_USAGE,
-		        "unexpected argument '%s' (commands run, tune, info "
-		        "and topo come first)",
+		        "unexpected argument '%s' (commands run, tune, info, "
+		        "topo and acceptance come first)",
 		        argv[optind]);
 	if (bset && !eset && o->min_bytes > o->max_bytes)
 		o->max_bytes = o->min_bytes;

@@ -76,6 +76,9 @@ void boot_server_missing(struct boot_server *srv, const char *prefix, int n,
 /* Keys the store holds now, and how many gather answers it has built. */
 void boot_server_stats(struct boot_server *srv, size_t *keys,
                        uint64_t *replies);
+/* Rank 0 knows @rank is gone (cut off): closing does not wait for its
+ * goodbye. */
+void boot_server_gone(struct boot_server *srv, int rank);
 /* Stop and free.  @drain: first wait (to the deadline) until every rank has
  * said goodbye, so nobody loses the store while still using it. */
 void boot_server_stop(struct boot_server *srv, int drain);

@@ -413,6 +413,12 @@ cb_status_t cb_boot_store_stats(const struct cb_boot *b, size_t *keys,
 	return CB_OK;
 }
 
+void cb_boot_gone(struct cb_boot *b, int rank)
+{
+	if (b->srv)
+		boot_server_gone(b->srv, rank);
+}
+
 uint64_t cb_boot_job_id(const struct cb_boot *b)
 {
 	return b->job_id;

@@ -107,6 +107,10 @@ cb_status_t cb_boot_check(struct cb_boot *boot, int grace_ms, int *origin);
 cb_status_t cb_boot_store_stats(const struct cb_boot *boot, size_t *keys,
                                 uint64_t *replies);
 
+/* Rank 0: @rank is known to be cut off; cb_boot_close does not wait for
+ * its goodbye.  Elsewhere a no-op. */
+void cb_boot_gone(struct cb_boot *boot, int rank);
+
 /* The line of the ABORT this rank received, or NULL. */
 const char *cb_boot_abort_line(const struct cb_boot *boot);
 

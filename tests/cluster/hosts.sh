@@ -11,7 +11,9 @@
 #   cable_down I        host I's cable unplugged (its switch port down)
 #   run_hosts NAME N ARGS...  one rank per host (COLLBENCH_RANK/WORLD, a
 #                       job token), rank 0's host serving the rendezvous;
-#                       sets RC[], outputs in $TMP/NAME.R.{out,err}
+#                       sets RC[], T_RANK0 (when rank 0 ended), outputs
+#                       in $TMP/NAME.R.{out,err}; KILL_AFTER=S: the other
+#                       ranks get S seconds after rank 0 ends
 # Needs root and iproute2; callers skip (77) without them.
 
 CL_ID=$(( $$ % 200 + 20 ))
@@ -47,6 +49,10 @@ cluster_up() {
 		ip -n "${HOST[$i]}" addr add "${ADDR[$i]}/24" dev eth0
 		ip -n "${HOST[$i]}" link set lo up
 		ip -n "${HOST[$i]}" link set eth0 up
+		# As HPC hosts are tuned: a connection that paused between two
+		# measurements does not start over from a small window.
+		ip netns exec "${HOST[$i]}" sysctl -q -w \
+			net.ipv4.tcp_slow_start_after_idle=0 2>/dev/null
 		ip -n "$CL_SW" link set "p$i" up
 	done
 }
@@ -92,7 +98,7 @@ cable_down() {
 }
 
 run_hosts() {
-	local name=$1 n=$2 port=$(( 20000 + RANDOM % 10000 )) pids=() r
+	local name=$1 n=$2 port=$(( 20000 + RANDOM % 10000 )) pids=() r k
 	shift 2
 	for ((r = 0; r < n; r++)); do
 		ip netns exec "${HOST[$r]}" env COLLBENCH_RANK=$r COLLBENCH_WORLD=$n \
@@ -102,7 +108,18 @@ run_hosts() {
 		pids+=($!)
 	done
 	RC=()
-	for ((r = 0; r < n; r++)); do
+	wait "${pids[0]}"
+	RC+=($?)
+	T_RANK0=$(date +%s)
+	# A launcher ends a job whose rank 0 has ended (mpirun, srun
+	# --kill-on-bad-exit): ranks of a host cut off from the others would
+	# otherwise wait out their own, longer deadlines.
+	for ((r = 1; r < n; r++)); do
+		for ((k = 0; k < ${KILL_AFTER:-600} * 10; k++)); do
+			kill -0 "${pids[$r]}" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill "${pids[$r]}" 2>/dev/null
 		wait "${pids[$r]}"
 		RC+=($?)
 	done
