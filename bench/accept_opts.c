@@ -41,8 +41,9 @@ void cb_acc_usage(void)
 	       "  --expect-lat US     fail any pair above this latency (us)\n"
 	       "  --expect FILE       expectations: lines 'bw_gbps = X', "
 	       "'lat_us = Y'\n"
-	       "  --bw-bytes N        the large message (default 4M; 4 in "
-	       "flight)\n"
+	       "  --bw-bytes N        the large message (default 1M; windows "
+	       "of 4 in flight,\n"
+	       "                      as many as fill about 50 ms)\n"
 	       "  --lat-iters N       round trips per pair (default 200)\n"
 	       "  --coll-bytes N      collectives' size (default 16M)\n"
 	       "  --pair-timeout S    a pair's deadline (default 10)\n"
@@ -266,7 +267,7 @@ cb_status_t cb_acc_parse(int argc, char **argv, struct cb_acc_opts *o)
 		.set = { .bw_tolerance = 0.9,
 		         .lat_tolerance = 2.0,
 		         .coll_tolerance = 0.5,
-		         .bw_bytes = 4u << 20,
+		         .bw_bytes = 1u << 20,
 		         .lat_iters = 200,
 		         .coll_bytes = 16u << 20,
 		         .pair_timeout_s = 10 },

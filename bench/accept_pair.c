@@ -13,14 +13,15 @@
  *
  *   LAT  N round trips of 8 bytes (after 10 untimed): p50 and p99 of
  *        half a round trip;
- *   AB   a window of 4 messages of --bw-bytes from the lower node, then a
- *        1-byte acknowledgement: its time from the first send;
- *   BA   the same the other way, started by the control message itself;
+ *   AB   windows of 4 messages of --bw-bytes from the lower node, then a
+ *        1-byte acknowledgement: their time from the command;
+ *   BA   the same the other way, started by the command itself;
  *   BI   both at once.
  * Each bandwidth pattern runs up to 3 times (the best counts: a shared
- * machine only ever adds time), fewer once 0.3 s went by (a slow link is
+ * machine only ever adds time): once with one window, then with as many
+ * as take about 50 ms, fewer times once 0.4 s went by (a slow link is
  * slow; repeating it only costs time); a suspect measured again alone, up
- * to 5 times or 1 s.  The first message of
+ * to 4 times of about 80 ms, or 0.8 s.  The first message of
  * each direction is checked word by word against the pattern its sender
  * wrote, outside the timed region, so a link that corrupts data fails.
  *
@@ -28,6 +29,7 @@
  * progress); a pair that fails is recorded with its one line, and the peer
  * is disconnected, so nothing it left queued can touch a later pair.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,7 +134,9 @@ struct pair {
 	int peer;  /* node */
 	int prank; /* its comm rank */
 	char *send, *recv, *small;
-	struct cb_req req[2 * WINDOW + 2];
+	/* [0, 2W): a window's receives and sends; 2W: the acknowledgement;
+	 * 2W + 1: the served command; 2W + 2: the command sent */
+	struct cb_req req[2 * WINDOW + 3];
 };
 
 static cb_status_t post_send(struct pair *p, const void *buf, size_t bytes,
@@ -201,62 +205,63 @@ static cb_status_t latency(struct pair *p, int lower, struct cb_acc_meas *m)
 
 /* One bandwidth pattern, from the lower node's side: the time of one
  * window, in ns. */
-static cb_status_t pattern_lower(struct pair *p, int cmd, uint64_t *ns)
+/* Post one window of the pattern (receives and/or sends) and wait for it. */
+static cb_status_t window(struct pair *p, int recvs, int sends,
+                          const char *what)
+{
+	size_t b = (size_t)p->x->o->set.bw_bytes;
+	int k = 0;
+	cb_status_t st;
+
+	for (int i = 0; recvs && i < WINDOW; i++)
+		if ((st = post_recv(p, p->recv + i * b, b, 0xacc2, &p->req[k++])))
+			return st;
+	for (int i = 0; sends && i < WINDOW; i++)
+		if ((st = post_send(p, p->send, b, 0xacc2, &p->req[k++])))
+			return st;
+	return pair_wait(p->x, p->req, k, p->prank, what);
+}
+
+/* One bandwidth pattern of @w windows, from the lower node's side: its
+ * time in ns, from the command to the last byte (and, one way, the
+ * acknowledgement). */
+static cb_status_t pattern_lower(struct pair *p, int cmd, int w, uint64_t *ns)
 {
 	struct cb_acc_ctx *x = p->x;
-	size_t b = (size_t)x->o->set.bw_bytes;
-	int k = 0, sends = cmd != CMD_BA, recvs = cmd != CMD_AB;
+	struct cb_req *ack = &p->req[2 * WINDOW], *cr = &p->req[2 * WINDOW + 2];
+	int sends = cmd != CMD_BA, recvs = cmd != CMD_AB;
 	cb_status_t st;
 	const char *what = cmd == CMD_BI ? "measuring bandwidth both ways with"
 	                                 : "measuring bandwidth with";
 
-	if (recvs)
-		for (int i = 0; i < WINDOW; i++)
-			if ((st = post_recv(p, p->recv + i * b, b, 0xacc2,
-			                    &p->req[k++])))
-				return st;
 	if (cmd == CMD_AB &&
-	    (st = post_recv(p, p->small + 16, 1, 0xacc3, &p->req[k++])))
+	    (st = post_recv(p, p->small + 16, 1, 0xacc3, ack)))
 		return st;
 	uint64_t t0 = cb_now_ns();
-	if ((st = command(p, (uint32_t)cmd, 0, &p->req[k++])))
+	if ((st = command(p, (uint32_t)cmd, (uint32_t)w, cr)))
 		return st;
-	if (sends)
-		for (int i = 0; i < WINDOW; i++)
-			if ((st = post_send(p, p->send, b, 0xacc2,
-			                    &p->req[k++])))
-				return st;
-	if ((st = pair_wait(x, p->req, k, p->prank, what)))
+	for (int i = 0; i < w; i++)
+		if ((st = window(p, recvs, sends, what)))
+			return st;
+	if ((st = pair_wait(x, cr, 1, p->prank, what)) ||
+	    (cmd == CMD_AB && (st = pair_wait(x, ack, 1, p->prank, what))))
 		return st;
 	*ns = cb_now_ns() - t0;
 	return CB_OK;
 }
 
-/* The serving side of one bandwidth pattern. */
-static cb_status_t pattern_upper(struct pair *p, int cmd)
+/* The serving side of one bandwidth pattern of @w windows. */
+static cb_status_t pattern_upper(struct pair *p, int cmd, int w)
 {
-	struct cb_acc_ctx *x = p->x;
-	size_t b = (size_t)x->o->set.bw_bytes;
-	int k = 0;
+	const char *what = "measuring bandwidth with";
 	cb_status_t st;
 
-	if (cmd != CMD_BA)
-		for (int i = 0; i < WINDOW; i++)
-			if ((st = post_recv(p, p->recv + i * b, b, 0xacc2,
-			                    &p->req[k++])))
-				return st;
-	if (cmd != CMD_AB)
-		for (int i = 0; i < WINDOW; i++)
-			if ((st = post_send(p, p->send, b, 0xacc2,
-			                    &p->req[k++])))
-				return st;
-	if ((st = pair_wait(x, p->req, k, p->prank,
-	                    "measuring bandwidth with")))
-		return st;
+	for (int i = 0; i < w; i++)
+		if ((st = window(p, cmd != CMD_BA, cmd != CMD_AB, what)))
+			return st;
 	if (cmd == CMD_AB &&
 	    ((st = post_send(p, p->small + 16, 1, 0xacc3, &p->req[0])) ||
-	     (st = pair_wait(x, p->req, 1, p->prank,
-	                     "measuring bandwidth with"))))
+	     (st = pair_wait(p->x, p->req, 1, p->prank, what))))
 		return st;
 	return CB_OK;
 }
@@ -289,22 +294,32 @@ static cb_status_t drive(struct pair *p, struct cb_acc_meas *m)
 	    (st = latency(p, 1, m)))
 		return st;
 	for (int cmd = CMD_AB; cmd <= CMD_BI; cmd++) {
-		uint64_t best = 0, spent = 0, ns;
-		/* A suspect measured alone gets more tries: it is about to be
-		 * named. */
-		int reps = x->alone ? 5 : 3;
-		uint64_t budget = x->alone ? 1000000000ull : 300000000ull;
+		/* The first repetition is one window; the next ones as many
+		 * as fill about 50 ms (80 ms for a suspect measured alone),
+		 * so a fast link is timed over enough bytes and a slow one is
+		 * not waited for needlessly. */
+		double best = 0, target = x->alone ? 0.08 : 0.05;
+		int reps = x->alone ? 4 : 3, w = 1;
+		uint64_t spent = 0, budget = x->alone ? 800000000ull
+		                                      : 400000000ull, ns;
 		for (int rep = 0; rep < reps && spent < budget; rep++) {
-			if ((st = pattern_lower(p, cmd, &ns)))
+			if ((st = pattern_lower(p, cmd, w, &ns)))
 				return st;
 			spent += ns;
-			if (!best || ns < best)
-				best = ns;
+			double gbps = bytes * w * (cmd == CMD_BI ? 2 : 1) /
+			              (double)(ns ? ns : 1);
+			if (gbps > best)
+				best = gbps;
 			if (cmd == CMD_BA && rep == 0 &&
 			    (st = check_data(p, p->peer)))
 				return st;
+			if (rep == 0) {
+				double per = (double)ns / 1e9;
+				w = (int)ceil(target / (per > 0 ? per : 1e-9));
+				w = w < 1 ? 1 : w > 64 ? 64 : w;
+			}
 		}
-		*out[cmd] = bytes * (cmd == CMD_BI ? 2 : 1) / (double)best;
+		*out[cmd] = best;
 	}
 	if ((st = command(p, CMD_END, 0, &p->req[0])))
 		return st;
@@ -333,7 +348,8 @@ static cb_status_t serve(struct pair *p)
 		case CMD_AB:
 		case CMD_BA:
 		case CMD_BI:
-			st = pattern_upper(p, (int)m[0]);
+			st = pattern_upper(p, (int)m[0],
+			                   m[1] >= 1 && m[1] <= 64 ? (int)m[1] : 1);
 			if (!st && m[0] == CMD_AB && first_ab) {
 				first_ab = 0;
 				st = check_data(p, p->peer);
