@@ -60,9 +60,11 @@ static cb_status_t pair_time(struct cb_comm *c, const int pair[2], int me,
 	void *buf = NULL;
 	cb_status_t st;
 
-	if ((st = cb_comm_mem_alloc(c, 2 * bytes + 64, &buf)))
+	/* the run's memory: device buffers move differently */
+	if ((st = cb_comm_mem_alloc_kind(c, 2 * bytes + 64, c->mem_kind, &buf)))
 		return st;
-	memset(buf, 0, 2 * bytes + 64);
+	if (c->mem_kind == CB_MEM_HOST)
+		memset(buf, 0, 2 * bytes + 64);
 	if ((st = cb_algo_plan_build(algo, c, &pc, &plan))) {
 		cb_comm_mem_free(c, buf, 2 * bytes + 64);
 		return st;

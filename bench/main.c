@@ -38,6 +38,7 @@ static int rank_main(void *arg, const struct cb_cli_rank *r)
 		.listen_fd = r->listen_fd,
 		.timeout_s = o->timeout_s,
 		.transport = o->transport,
+		.mem = o->mem,
 		.reduce = cb_reduce,
 	};
 
@@ -172,15 +173,25 @@ int main(int argc, char **argv)
 	}
 	cb_log_level = CB_LOG_WARN + o.verbose;
 
-	/* An unavailable transport is known before any rank starts. */
-	if (strcmp(o.transport, "auto")) {
+	/* An unavailable transport is known before any rank starts; so is
+	 * a missing GPU for device buffers (the gpu module's engine moves
+	 * them whatever the transport). */
+	const char *need[2] = {
+		strcmp(o.transport, "auto") ? o.transport : NULL,
+		!strcmp(o.mem, "gpu") && strcmp(o.transport, "gpu") ? "gpu"
+		                                                    : NULL,
+	};
+	for (int i = 0; i < 2; i++) {
 		struct cb_tp_entry e;
-		cb_tp_find(o.transport, &e);
+		if (!need[i])
+			continue;
+		cb_tp_find(need[i], &e);
 		if (!e.ops || !e.available) {
 			fprintf(stderr,
-			        "collbench: transport %s is not available "
-			        "here: %s\n",
-			        o.transport, e.why);
+			        "collbench: %s%s is not available here: "
+			        "%s\n",
+			        i ? "--mem gpu: transport " : "transport ",
+			        need[i], e.why);
 			return 77;
 		}
 	}

@@ -9,6 +9,11 @@
  * divided by their number; the row shows the mean of the ranks' times
  * (nccl-tests' default -a 1) and the spread of the per-iteration times.
  * Nothing is allocated, logged or registered between the clock reads.
+ *
+ * With device buffers (--mem gpu) the inputs are filled and the poison laid
+ * in host shadows of the buffers, copied up before the checked call, and
+ * the result copied down after it and checked there: the same values and
+ * the same checks as on host memory, none of it timed.
  */
 #include "bench/measure.h"
 
@@ -71,6 +76,28 @@ int cb_measure_workers(const struct cb_opts *o, const struct cb_algo *algo,
 	if (cb_measure_is_ps(algo) && o->ps_servers > 0 && o->ps_servers < n)
 		return n - o->ps_servers;
 	return n;
+}
+
+/* The shadow of @p (inside one of the meter's device buffers). */
+static char *shadow(const struct cb_meter *mt, const void *p)
+{
+	const char *q = p;
+
+	if (q >= mt->sendbuf && q < mt->sendbuf + mt->buf_bytes)
+		return mt->hsend + (q - mt->sendbuf);
+	return mt->hrecv + (q - mt->recvbuf);
+}
+
+/* Copy [@p, @p + @bytes) between a device buffer and its shadow. */
+static cb_status_t sync_shadow(const struct cb_meter *mt, const void *p,
+                               size_t bytes, int up)
+{
+	char *h = shadow(mt, p);
+
+	if (!bytes)
+		return CB_OK;
+	return up ? cb_comm_copy(mt->c, (void *)p, NULL, h, NULL, bytes, NULL)
+	          : cb_comm_copy(mt->c, h, NULL, p, NULL, bytes, NULL);
 }
 
 static void spin_us(double us)
@@ -200,12 +227,26 @@ cb_status_t cb_measure_point(struct cb_meter *mt, const struct cb_sect *g,
 			.nin = cb_measure_workers(o, algo, g->n),
 			.count = a->count,
 		};
-		cb_verify_poison(&v, a->recvbuf);
-		cb_verify_fill(&v, (void *)a->sendbuf);
+		size_t es = cb_dtype_bytes(a->dtype);
+		size_t sb = cb_coll_send_elems(a->coll, a->count, g->n) * es;
+		size_t rb = cb_coll_recv_elems(a->coll, a->count, g->n) * es;
+		int dev = mt->hsend != NULL;
+		void *rv = dev ? shadow(mt, a->recvbuf) : a->recvbuf;
+		void *sv = dev ? shadow(mt, a->sendbuf) : (void *)a->sendbuf;
+		cb_verify_poison(&v, rv);
+		cb_verify_fill(&v, sv);
+		/* in place, the input lies in the receive buffer: its shadow
+		 * holds poison and input alike, so copy the receive range
+		 * first and the send range over it */
+		if (dev && ((st = sync_shadow(mt, a->recvbuf, rb, 1)) ||
+		            (st = sync_shadow(mt, a->sendbuf, sb, 1))))
+			return st;
 		if ((st = algo->run(plan, a)))
 			return st;
+		if (dev && (st = sync_shadow(mt, a->recvbuf, rb, 0)))
+			return st;
 		if (!((algo->flags & CB_ALGO_ONEWAY) && g->me == 0))
-			me->wrong[inplace] = cb_verify_check(&v, a->recvbuf);
+			me->wrong[inplace] = cb_verify_check(&v, rv);
 	}
 	for (int i = 0; i < o->warmup; i++) {
 		if (delay_us > 0)

@@ -39,7 +39,13 @@ struct cb_rank_result {
 /* This rank's measuring kit, allocated before any timed region. */
 struct cb_meter {
 	const struct cb_opts *o;
-	char *sendbuf, *recvbuf;
+	struct cb_comm *c;
+	char *sendbuf, *recvbuf; /* of the run's kind (--mem) */
+	size_t buf_bytes;        /* each */
+	/* --mem gpu: host shadows of the two device buffers, same layout:
+	 * inputs are filled there and copied up, results copied down and
+	 * checked there, all outside the timed region; else NULL */
+	char *hsend, *hrecv;
 	double *samples; /* per-iteration times */
 	size_t nsamples;
 };

@@ -232,7 +232,11 @@ void cb_opts_usage(void)
 	       "      --np N            fork N local ranks (default 2); "
 	       "must match a launcher's world size\n"
 	       "      --transport T     auto (shm on a host, tcp between), "
-	       "tcp, shm\n"
+	       "tcp, shm, gpu\n"
+	       "      --mem M           host (default) or gpu: buffers on each "
+	       "rank's GPU (gpu\n"
+	       "                        between local ranks, tcp staged "
+	       "through pinned memory)\n"
 	       "      --rendezvous H:P  where ranks meet under a launcher "
 	       "(or COLLBENCH_ROOT,\n"
 	       "                        MASTER_ADDR/MASTER_PORT)\n"
@@ -282,6 +286,7 @@ enum {
 	OPT_SCHEDULE_LOG,
 	OPT_TOPO, /* --bind, --nic, --gpu, --topo-xml: checked by topo/ */
 	OPT_PLOT,
+	OPT_MEM,
 	OPT_STRAGGLER,
 	OPT_TUNING,
 	OPT_ROUNDS,
@@ -324,6 +329,7 @@ static const struct option longopts[] = {
 	{ "gpu", required_argument, NULL, OPT_TOPO },
 	{ "topo-xml", required_argument, NULL, OPT_TOPO },
 	{ "plot", required_argument, NULL, OPT_PLOT },
+	{ "mem", required_argument, NULL, OPT_MEM },
 	{ "straggler", required_argument, NULL, OPT_STRAGGLER },
 	{ "tuning", required_argument, NULL, OPT_TUNING },
 	{ "rounds", required_argument, NULL, OPT_ROUNDS },
@@ -446,6 +452,14 @@ static cb_status_t check_algos(const struct cb_opts *o)
 {
 	if (o->algo_mode == CB_ALGO_AUTO)
 		return CB_OK;
+	for (int i = 0; i < o->nalgos && !strcmp(o->mem, "gpu"); i++)
+		if (o->algos[i].algo->flags & CB_ALGO_HOST_ONLY)
+			return cb_fail(
+			        CB_ERR_USAGE,
+			        "--algo %s runs on host memory only (its "
+			        "steps work on the CPU): not with device "
+			        "buffers (--mem gpu, --transport gpu)",
+			        o->algos[i].algo->name);
 	for (int k = 0; k < o->ncolls; k++) {
 		int any = 0;
 		for (int i = 0; i < o->nalgos; i++)
@@ -562,7 +576,7 @@ bad:
 cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 {
 	cb_status_t st = CB_OK;
-	int c, li = 0, bset = 0, eset = 0;
+	int c, li = 0, bset = 0, eset = 0, mem_given = 0;
 	const char *dl = "float32", *ol = "sum", *cl = "allreduce";
 
 	*o = (struct cb_opts){
@@ -576,6 +590,7 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 		.ncolls = 1,
 		.colls = { CB_COLL_ALLREDUCE },
 		.transport = "auto",
+		.mem = "host",
 		.algo = "auto",
 		.np = 2,
 		.straggler = -1,
@@ -709,6 +724,13 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 			o->transport = optarg;
 			st = check_transport(optarg);
 			break;
+		case OPT_MEM:
+			o->mem = optarg;
+			mem_given = 1;
+			if (strcmp(optarg, "host") && strcmp(optarg, "gpu"))
+				st = cb_fail(CB_ERR_USAGE,
+				             "--mem '%s': host or gpu", optarg);
+			break;
 		case OPT_RENDEZVOUS: {
 			char h[256], p[16];
 			o->rendezvous = optarg;
@@ -835,6 +857,14 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 	if (o->ranks && o->nodes)
 		return cb_fail(CB_ERR_USAGE,
 		               "--ranks and --nodes: give one sweep, not both");
+	/* the gpu transport moves device memory: its buffers are there */
+	if (!strcmp(o->transport, "gpu")) {
+		if (!strcmp(o->mem, "host") && mem_given)
+			return cb_fail(CB_ERR_USAGE,
+			               "--transport gpu moves device memory: "
+			               "--mem host does not apply");
+		o->mem = "gpu";
+	}
 	const char *rep = getenv("COLLBENCH_REPRODUCIBLE");
 	if (rep && strcmp(rep, "0") && strcmp(rep, "1"))
 		return cb_fail(CB_ERR_USAGE,

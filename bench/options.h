@@ -52,6 +52,7 @@ struct cb_opts {
 	enum cb_op ops[CB_OP_COUNT];
 	enum cb_coll colls[CB_COLL_COUNT];
 	const char *transport; /* "auto" or a name */
+	const char *mem;       /* the buffers: "host" or "gpu" (--mem) */
 	const char *algo;      /* as given */
 	enum cb_algo_mode algo_mode;
 	struct cb_algo_sel algos[CB_MAX_ALGO_SEL];

@@ -74,6 +74,9 @@ cb_status_t cb_output_open(struct cb_outputs *w, const struct cb_opts *o,
 		.model_source = m->source,
 		.binding = cb_topo_job_binding(c->topo),
 		.inventory = cb_topo_job_inventory(c->topo),
+		.gpu_paths = cb_topo_job_gpu_paths(c->topo),
+		.mem_kind = c->mem_kind == CB_MEM_GPU ? "gpu" : NULL,
+		.memory = cb_comm_mem_summary(c),
 		.auto_source = auto_source,
 	};
 	if (cb_results_wanted(o->outputs, o->noutputs, o->plot) &&

@@ -28,6 +28,15 @@
 
 #define MAX_SAMPLES (1u << 20)
 
+/*
+ * The pipelining chunk on device memory when --chunk-bytes is not given:
+ * every chunk costs a request, a kernel launch or a copy and an event
+ * (some 10 us of host work), against 8 us for 16 MiB at 2 TB/s, so the
+ * algorithms' host-sized defaults (256-512 KiB) would leave the GPU
+ * waiting for the CPU.  benchmarks/gpu-check.sh measures 4 to 64 MiB.
+ */
+#define DEV_CHUNK_BYTES (16u << 20)
+
 struct sweep {
 	struct cb_comm *c;
 	const struct cb_opts *o;
@@ -197,7 +206,9 @@ static cb_status_t section_dtype(struct sweep *sw, struct cb_cands *cd,
 		.coll = g->coll,
 		.dtype = dt,
 		.max_count = o->max_bytes / es / (blocks ? (size_t)g->n : 1),
-		.chunk_bytes = o->chunk_bytes,
+		.chunk_bytes = o->chunk_bytes              ? o->chunk_bytes
+		               : c->mem_kind == CB_MEM_GPU ? DEV_CHUNK_BYTES
+		                                           : 0,
 		.ps_servers = o->ps_servers,
 		.root = o->root,
 	};
@@ -409,10 +420,10 @@ static void make_group(struct sweep *sw, enum cb_coll coll, int k, int by_hosts)
 	 * a group uses the first only if it stays on one host, the second
 	 * only if no host holds two of its ranks. */
 	snprintf(g->transport, sizeof(g->transport), "%s", c->transport);
-	if (c->ntp == 2 && g->nhosts == 1)
+	if (c->nwire == 2 && g->nhosts == 1)
 		snprintf(g->transport, sizeof(g->transport), "%s",
 		         c->tp[0].ops->name);
-	else if (c->ntp == 2 && !local_pair)
+	else if (c->nwire == 2 && !local_pair)
 		snprintf(g->transport, sizeof(g->transport), "%s",
 		         c->tp[1].ops->name);
 }
@@ -445,14 +456,32 @@ cb_status_t cb_sweep(struct cb_comm *c, const struct cb_opts *o,
 		             avail / 1e9);
 		goto out;
 	}
-	if ((st = cb_comm_mem_alloc(c, o->max_bytes + 64,
-	                            (void **)&mt->sendbuf)) ||
-	    (st = cb_comm_mem_alloc(c, o->max_bytes + 64,
-	                            (void **)&mt->recvbuf)))
+	mt->c = c;
+	mt->buf_bytes = o->max_bytes + 64;
+	if ((st = cb_comm_mem_alloc_kind(c, mt->buf_bytes, c->mem_kind,
+	                                 (void **)&mt->sendbuf)) ||
+	    (st = cb_comm_mem_alloc_kind(c, mt->buf_bytes, c->mem_kind,
+	                                 (void **)&mt->recvbuf)))
 		goto out;
-	/* Touch every page now, not in the first timed iteration. */
-	memset(mt->sendbuf, 0, o->max_bytes);
-	memset(mt->recvbuf, 0, o->max_bytes);
+	if (c->mem_kind == CB_MEM_GPU) {
+		/* host shadows to fill and check through (bench/measure.c) */
+		mt->hsend = calloc(1, mt->buf_bytes);
+		mt->hrecv = calloc(1, mt->buf_bytes);
+		if (!mt->hsend || !mt->hrecv) {
+			st = cb_fail(CB_ERR_NOMEM, "out of memory");
+			goto out;
+		}
+		/* and zeroed device buffers, as on the host */
+		if ((st = cb_comm_copy(c, mt->sendbuf, NULL, mt->hsend, NULL,
+		                       mt->buf_bytes, NULL)) ||
+		    (st = cb_comm_copy(c, mt->recvbuf, NULL, mt->hrecv, NULL,
+		                       mt->buf_bytes, NULL)))
+			goto out;
+	} else {
+		/* Touch every page now, not in the first timed iteration. */
+		memset(mt->sendbuf, 0, o->max_bytes);
+		memset(mt->recvbuf, 0, o->max_bytes);
+	}
 	if (o->ranks || o->nodes) {
 		int max = o->ranks ? c->world : c->nhosts;
 		if ((st = cb_parse_counts(o->ranks ? o->ranks : o->nodes,
@@ -509,6 +538,8 @@ out:
 	st = cb_output_close(&sw.w, st);
 	cb_comm_mem_free(c, mt->sendbuf, o->max_bytes + 64);
 	cb_comm_mem_free(c, mt->recvbuf, o->max_bytes + 64);
+	free(mt->hsend);
+	free(mt->hrecv);
 	free(sw.all);
 	free(sw.g.members);
 	free(mt->samples);

@@ -113,6 +113,9 @@ struct cb_plan;
 /* Runs only when named: not one of auto's candidates, not in --algo all
  * (ps-async: a session of steps, not one collective call). */
 #define CB_ALGO_NAMED_ONLY 2u
+/* Runs on host memory only (--mem gpu refuses it): its own steps read and
+ * write the buffers on the CPU (ps-async's servers). */
+#define CB_ALGO_HOST_ONLY 4u
 
 #define CB_STALE_BUCKETS 256
 

@@ -599,7 +599,7 @@ const struct cb_algo cb_algo_ps_async = {
 	               "update and pulls the parameters at its own pace for -n "
 	               "steps; staleness reported (only when named)",
 	.colls = 1u << CB_COLL_ALLREDUCE,
-	.flags = CB_ALGO_NAMED_ONLY,
+	.flags = CB_ALGO_NAMED_ONLY | CB_ALGO_HOST_ONLY,
 	.refuse = psa_refuse,
 	.refuse_dtype = psa_refuse_dtype,
 	.plan_build = psa_build,

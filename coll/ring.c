@@ -20,7 +20,10 @@
  * in flight each way.  So reduction overlaps the wire, and a large message
  * never needs more staging than the window.  Where the transport can reduce
  * on arrival (irecv_reduce: shm reads the peer's buffer directly), the
- * reduce-scatter receives skip the staging buffer and its extra pass.
+ * reduce-scatter receives skip the staging buffer and its extra pass.  On
+ * device memory the staging chunks are device memory too, and a staged
+ * chunk's reduction is queued on the device engine: its window slot stays
+ * busy (received, then reducing) until the engine reports it done.
  *
  * Cost (alpha-beta-gamma, n bytes, p ranks):
  *   2(p-1) alpha + 2 (p-1)/p n beta + (p-1)/p n gamma
@@ -67,6 +70,9 @@ struct cb_plan {
 	uint8_t *tmp; /* RING_WINDOW staging chunks */
 	const struct cb_mem *tmp_mem;
 	struct cb_req rreq[RING_WINDOW], sreq[RING_WINDOW];
+	/* per receive slot: 0 receiving, 1 received and its reduction not
+	 * yet queued (device memory), 2 reducing on the device */
+	uint8_t rstate[RING_WINDOW];
 	uint64_t seq; /* calls so far: the tag's high bits */
 	int fused;    /* the left peer's transport reduces on arrival */
 	struct cb_tp_reduce red;
@@ -208,9 +214,13 @@ static cb_status_t ring_allreduce_run(struct cb_plan *pl,
 	if (a->count > pl->max_count)
 		return cb_fail(CB_ERR_INVALID, "ring: count above the plan's");
 	if (c.p == 1 || a->count == 0) {
-		if (a->sendbuf != a->recvbuf && a->count)
-			memcpy(a->recvbuf, a->sendbuf, a->count * c.esize);
-		return CB_OK;
+		struct cb_req q;
+		if (a->sendbuf == a->recvbuf || !a->count)
+			return CB_OK;
+		/* nothing else is queued: the engine has room */
+		st = cb_comm_copy(comm, a->recvbuf, NULL, a->sendbuf, NULL,
+		                  a->count * c.esize, &q);
+		return st ? st : cb_comm_wait(comm, &q);
 	}
 	c.steps = 2 * (c.p - 1);
 	c.chunk_elems = pl->chunk_bytes / c.esize;
@@ -222,6 +232,7 @@ static cb_status_t ring_allreduce_run(struct cb_plan *pl,
 	pl->red.elem_bytes = (uint32_t)c.esize;
 	const struct cb_mem *smem = cb_comm_mem_find(comm, a->sendbuf, 0);
 	const struct cb_mem *rmem = cb_comm_mem_find(comm, a->recvbuf, 0);
+	int dev = cb_mem_is_gpu(rmem);
 	first(&c, &rp, 0);
 	first(&c, &rc, 0);
 	first(&c, &sp, 1);
@@ -265,6 +276,7 @@ static cb_status_t ring_allreduce_run(struct cb_plan *pl,
 				break;
 			if (st)
 				return st;
+			pl->rstate[rposted % RING_WINDOW] = 0;
 			rposted++;
 			advance(&c, &rp, 0);
 		}
@@ -295,25 +307,49 @@ static cb_status_t ring_allreduce_run(struct cb_plan *pl,
 		/* Retire receives in order; reduce-scatter ones get reduced. */
 		while (rdone < rposted) {
 			struct cb_req *q = &pl->rreq[rdone % RING_WINDOW];
-			st = cb_comm_test(q);
-			if (st == CB_AGAIN)
-				break;
-			if (st)
-				return st;
-			if (rc.s < c.p - 1 && !pl->fused) {
-				int seg = recv_seg(&c, rc.s);
-				size_t off, len;
-				chunk_range(&c, seg, rc.j, &off, &len);
-				cb_reduce(a->dtype, a->op,
-				          (char *)a->recvbuf + off * c.esize,
-				          (const char *)a->sendbuf +
-				                  off * c.esize,
-				          pl->tmp + (rdone % RING_WINDOW) *
-				                            pl->chunk_bytes,
-				          len);
+			uint8_t *rs = &pl->rstate[rdone % RING_WINDOW];
+			int staged = rc.s < c.p - 1 && !pl->fused;
+			size_t off = 0, len = 0;
+			if (staged)
+				chunk_range(&c, recv_seg(&c, rc.s), rc.j, &off,
+				            &len);
+			char *dst = (char *)a->recvbuf + off * c.esize;
+			const char *in =
+			        (const char *)a->sendbuf + off * c.esize;
+			uint8_t *got = pl->tmp +
+			               (rdone % RING_WINDOW) * pl->chunk_bytes;
+			if (*rs == 0) {
+				st = cb_comm_test(q);
+				if (st == CB_AGAIN)
+					break;
+				if (st)
+					return st;
+				pl->stats.msgs_recv++;
+				pl->stats.bytes_recv += q->tp.bytes;
+				if (staged && dev)
+					*rs = 1;
+				else if (staged)
+					cb_reduce(a->dtype, a->op, dst, in, got,
+					          len);
 			}
-			pl->stats.msgs_recv++;
-			pl->stats.bytes_recv += q->tp.bytes;
+			if (*rs == 1) {
+				st = cb_comm_reduce_local(comm, dst, in, got,
+				                          len, &pl->red, rmem,
+				                          q);
+				if (st == CB_AGAIN)
+					break;
+				if (st)
+					return st;
+				*rs = 2;
+			}
+			if (*rs == 2) {
+				st = cb_comm_test(q);
+				if (st == CB_AGAIN)
+					break;
+				if (st)
+					return st;
+				*rs = 0;
+			}
 			rdone++;
 			advance(&c, &rc, 0);
 			moved = 1;
@@ -550,13 +586,14 @@ static cb_status_t ring_plan_build(struct cb_comm *comm,
 		return CB_OK;
 	}
 	void *t;
-	if (cb_comm_mem_alloc(comm, RING_WINDOW * pl->chunk_bytes, &t)) {
+	if (cb_comm_scratch_alloc(comm, RING_WINDOW * pl->chunk_bytes, &t)) {
 		free(pl);
 		return cb_fail_status();
 	}
 	pl->tmp = t;
 	pl->tmp_mem = cb_comm_mem_find(comm, t, 0);
-	memset(pl->tmp, 0, RING_WINDOW * pl->chunk_bytes);
+	if (!cb_mem_is_gpu(pl->tmp_mem))
+		memset(pl->tmp, 0, RING_WINDOW * pl->chunk_bytes);
 	*out = pl;
 	return CB_OK;
 }

@@ -10,6 +10,14 @@
  * receive only when it heads its chain), progress the transports, retire
  * what completed (reducing staged receives), move segments whose round is
  * done to the next round.  Nothing is allocated per call.
+ *
+ * Device memory (--mem gpu): the scratch and staging buffers are of the
+ * run's kind, and the local steps - copies, and the reduction of a staged
+ * receive - are queued on the device engine (cb_comm_copy,
+ * cb_comm_reduce_local) and complete through cb_comm_test like messages: a
+ * copy is posted and retired as a receive is, and a staged receive goes on
+ * to a reduction before it counts as done.  On host memory both happen at
+ * once, as before.
  */
 #include "coll/sched.h"
 
@@ -19,7 +27,9 @@
 #include "coll/reduce.h"
 #include "core/log.h"
 
-enum { ST_IDLE, ST_POSTED, ST_DONE };
+/* ST_REDUCE: received, its reduction not yet queued (the engine had no
+ * room); ST_REDUCING: the reduction is queued on the device engine. */
+enum { ST_IDLE, ST_POSTED, ST_REDUCE, ST_REDUCING, ST_DONE };
 
 #define NONE UINT32_MAX
 
@@ -41,7 +51,9 @@ struct cb_sched {
 	uint8_t *tmp, *stage;
 	size_t stage_total;
 	const struct cb_mem *mem[3]; /* regions of base[] (NULL: unknown) */
-	const struct cb_mem *stage_mem;
+	int dev[3];                  /* base[i] is device memory */
+	const struct cb_mem *tmp_mem, *stage_mem;
+	int stage_dev;           /* the staging slots are device memory */
 	int fused_all;           /* every peer's transport reduces on arrival */
 	struct cb_tp_reduce red; /* the transport keeps a pointer to it */
 	uint64_t seq;
@@ -150,6 +162,9 @@ void cb_sched_begin(struct cb_sched *s, const struct cb_coll_args *a)
 	 * operation hands its transport the registration without a lookup. */
 	s->mem[CB_SB_SEND] = cb_comm_mem_find(s->comm, a->sendbuf, 0);
 	s->mem[CB_SB_RECV] = cb_comm_mem_find(s->comm, a->recvbuf, 0);
+	s->mem[CB_SB_TMP] = s->tmp_mem;
+	for (int k = 0; k < 3; k++)
+		s->dev[k] = cb_mem_is_gpu(s->mem[k]);
 	s->nops = 0;
 	s->overflow = 0;
 	memset(&s->stats, 0, sizeof(s->stats));
@@ -262,6 +277,13 @@ static cb_status_t post(struct cb_sched *s, uint32_t i)
 
 	switch (op->kind) {
 	case CB_SOP_COPY:
+		if (op->bytes && (s->dev[op->buf] || s->dev[op->sbuf])) {
+			st = cb_comm_copy(c, dst, s->mem[op->buf],
+			                  s->base[op->sbuf] + op->soff,
+			                  s->mem[op->sbuf], op->bytes,
+			                  &s->req[i]);
+			break;
+		}
 		if (op->bytes)
 			memmove(dst, s->base[op->sbuf] + op->soff, op->bytes);
 		s->state[i] = ST_DONE;
@@ -300,21 +322,57 @@ static cb_status_t post(struct cb_sched *s, uint32_t i)
 	return st;
 }
 
-/* A posted op finished: account, and reduce a staged receive. */
+/* A posted op finished: account, and reduce a staged receive (on host
+ * memory at once; on device memory the reduction is queued and the op
+ * stays pending in ST_REDUCE). */
 static void retire(struct cb_sched *s, uint32_t i)
 {
 	struct cb_sop *op = &s->ops[i];
 
 	s->state[i] = ST_DONE;
-	if (op->kind == CB_SOP_SEND)
+	if (op->kind == CB_SOP_SEND || op->kind == CB_SOP_COPY)
 		return;
 	s->stats.msgs_recv++;
 	s->stats.bytes_recv += s->req[i].tp.bytes;
-	if (op->kind == CB_SOP_RECV_REDUCE && s->slot[i] >= 0)
-		cb_reduce(s->a.dtype, s->a.op, s->base[op->buf] + op->off,
-		          s->base[op->sbuf] + op->soff,
-		          s->stage + (size_t)s->slot[i] * s->cfg.stage_bytes,
-		          op->bytes / s->esize);
+	if (op->kind != CB_SOP_RECV_REDUCE || s->slot[i] < 0)
+		return;
+	if (s->stage_dev) {
+		s->state[i] = ST_REDUCE;
+		return;
+	}
+	cb_reduce(s->a.dtype, s->a.op, s->base[op->buf] + op->off,
+	          s->base[op->sbuf] + op->soff,
+	          s->stage + (size_t)s->slot[i] * s->cfg.stage_bytes,
+	          op->bytes / s->esize);
+}
+
+/* ST_REDUCE and ST_REDUCING: queue a staged receive's reduction on the
+ * device engine, then wait for it.  1 when the op is done. */
+static cb_status_t reduce_dev(struct cb_sched *s, uint32_t i, int *done)
+{
+	struct cb_sop *op = &s->ops[i];
+	cb_status_t st;
+
+	*done = 0;
+	if (s->state[i] == ST_REDUCE) {
+		st = cb_comm_reduce_local(s->comm, s->base[op->buf] + op->off,
+		                          s->base[op->sbuf] + op->soff,
+		                          s->stage + (size_t)s->slot[i] *
+		                                             s->cfg.stage_bytes,
+		                          op->bytes / s->esize, &s->red,
+		                          s->mem[op->buf], &s->req[i]);
+		if (st)
+			return st == CB_AGAIN ? CB_OK : st;
+		s->state[i] = ST_REDUCING;
+	}
+	st = cb_comm_test(&s->req[i]);
+	if (st == CB_AGAIN)
+		return CB_OK;
+	if (st)
+		return st;
+	s->state[i] = ST_DONE;
+	*done = 1;
+	return CB_OK;
 }
 
 static cb_status_t stalled(struct cb_sched *s, uint32_t lo_seg)
@@ -422,6 +480,18 @@ cb_status_t cb_sched_run(struct cb_sched *s)
 				}
 				/* Retire what completed. */
 				for (uint32_t i = g->lo; i < g->hi; i++) {
+					int done = 1;
+					if (s->state[i] == ST_REDUCE ||
+					    s->state[i] == ST_REDUCING) {
+						if ((st = reduce_dev(s, i,
+						                     &done)))
+							return st;
+						if (done) {
+							g->pending--;
+							moved = 1;
+						}
+						continue;
+					}
 					if (s->state[i] != ST_POSTED)
 						continue;
 					st = cb_comm_test(&s->req[i]);
@@ -430,8 +500,9 @@ cb_status_t cb_sched_run(struct cb_sched *s)
 					if (st)
 						return st;
 					retire(s, i);
-					g->pending--;
 					moved = 1;
+					if (s->state[i] == ST_DONE)
+						g->pending--;
 				}
 				if (g->pending || g->hi == g->end)
 					break;
@@ -496,13 +567,16 @@ cb_status_t cb_sched_create(struct cb_comm *c, const struct cb_group *g,
 	s->lastseg_recv = pp + 7 * n;
 	memcpy(s->members, g->members, n * sizeof(int));
 	if (cfg->tmp_bytes) {
-		/* From the communicator: registered, and shareable with local
-		 * peers (shm reads it in place, as it does the user's). */
+		/* From the communicator: registered, of the run's kind, and
+		 * shareable with local peers (shm reads it in place, as it
+		 * does the user's). */
 		void *t;
-		if (cb_comm_mem_alloc(c, cfg->tmp_bytes, &t))
+		if (cb_comm_scratch_alloc(c, cfg->tmp_bytes, &t))
 			goto fail;
 		s->tmp = t;
-		memset(s->tmp, 0, cfg->tmp_bytes);
+		s->tmp_mem = cb_comm_mem_find(c, t, 0);
+		if (!cb_mem_is_gpu(s->tmp_mem))
+			memset(s->tmp, 0, cfg->tmp_bytes);
 	}
 	s->fused_all = 1;
 	for (int i = 0; i < g->n; i++)
@@ -511,15 +585,26 @@ cb_status_t cb_sched_create(struct cb_comm *c, const struct cb_group *g,
 	if (!s->fused_all && cfg->stage_per_seg && cfg->stage_bytes) {
 		size_t sb = (size_t)CB_SCHED_WINDOW * cfg->stage_per_seg *
 		            cfg->stage_bytes;
-		/* Not touched here: slot groups of segments an algorithm
-		 * never opens (one-segment schedules use one group) stay
-		 * untouched virtual memory. */
-		if (posix_memalign((void **)&s->stage, 4096, sb))
-			goto nomem;
 		s->stage_total = sb;
-		if (cb_comm_mem_reg(c, s->stage, sb, CB_MEM_HOST, -1,
-		                    &s->stage_mem))
-			goto fail;
+		if (c->mem_kind == CB_MEM_GPU) {
+			/* received where the reduction reads it: on the
+			 * device */
+			void *t;
+			if (cb_comm_scratch_alloc(c, sb, &t))
+				goto fail;
+			s->stage = t;
+			s->stage_dev = 1;
+			s->stage_mem = cb_comm_mem_find(c, t, 0);
+		} else {
+			/* Not touched here: slot groups of segments an
+			 * algorithm never opens (one-segment schedules use
+			 * one group) stay untouched virtual memory. */
+			if (posix_memalign((void **)&s->stage, 4096, sb))
+				goto nomem;
+			if (cb_comm_mem_reg(c, s->stage, sb, CB_MEM_HOST, -1,
+			                    &s->stage_mem))
+				goto fail;
+		}
 	}
 	*out = s;
 	return CB_OK;
@@ -547,9 +632,13 @@ void cb_sched_destroy(struct cb_sched *s)
 	free(s->head_send);
 	if (s->tmp)
 		cb_comm_mem_free(s->comm, s->tmp, s->cfg.tmp_bytes);
-	if (s->stage_mem)
-		cb_comm_mem_dereg(s->comm, s->stage);
-	free(s->stage);
+	if (s->stage_dev) {
+		cb_comm_mem_free(s->comm, s->stage, s->stage_total);
+	} else {
+		if (s->stage_mem)
+			cb_comm_mem_dereg(s->comm, s->stage);
+		free(s->stage);
+	}
 	free(s);
 }
 

@@ -22,6 +22,9 @@
 #ifndef CB_PLUGIN_DIR
 #define CB_PLUGIN_DIR "/usr/local/lib/collbench"
 #endif
+#ifndef CB_GPU_BUILD
+#define CB_GPU_BUILD "" /* what the build said about the gpu module */
+#endif
 
 extern const struct cb_tp_ops cb_tp_tcp;
 extern const struct cb_tp_ops cb_tp_shm;
@@ -41,8 +44,8 @@ static const struct cb_tp_ops *tp_load_module(const char *name, char *why,
 	exe[n > 0 ? n : 0] = '\0';
 	if (strrchr(exe, '/'))
 		*strrchr(exe, '/') = '\0';
-	/* The build tree keeps modules in transports/ next to bench/. */
-	snprintf(dirs, sizeof(dirs), "%s%s%s/../transports:%s", env ? env : "",
+	/* The build tree keeps modules in transports/ beside the binary. */
+	snprintf(dirs, sizeof(dirs), "%s%s%s/transports:%s", env ? env : "",
 	         env ? ":" : "", exe, CB_PLUGIN_DIR);
 	for (char *save, *d = strtok_r(dirs, ":", &save); d;
 	     d = strtok_r(NULL, ":", &save)) {
@@ -67,10 +70,14 @@ static const struct cb_tp_ops *tp_load_module(const char *name, char *why,
 		}
 		return ops; /* stays loaded for the life of the process */
 	}
-	snprintf(why, why_bytes,
-	         "not built: no module libcollbench-%s.so in "
-	         "COLLBENCH_PLUGIN_PATH, the build tree or %.80s",
-	         name, CB_PLUGIN_DIR);
+	if (!strcmp(name, "gpu") && !strncmp(CB_GPU_BUILD, "not built", 9))
+		/* the build knows why: say that, not where it looked */
+		snprintf(why, why_bytes, "%.200s", CB_GPU_BUILD);
+	else
+		snprintf(why, why_bytes,
+		         "not built: no module libcollbench-%s.so in "
+		         "COLLBENCH_PLUGIN_PATH, the build tree or %.80s",
+		         name, CB_PLUGIN_DIR);
 	return NULL;
 }
 
@@ -119,6 +126,20 @@ static cb_status_t host_fail(cb_status_t st, const char *fmt, ...)
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	return cb_fail(st, "%s", line);
+}
+
+/* The communicator whose engine lends dma-bufs (one per process). */
+static struct cb_comm *dmabuf_comm;
+
+static cb_status_t host_gpu_dmabuf(const void *base, size_t bytes, int *fd,
+                                   uint64_t *offset)
+{
+	struct cb_comm *c = dmabuf_comm;
+
+	if (!c || c->engine < 0 || !CB_TP_HAS(c->tp[c->engine].ops, mem_dmabuf))
+		return CB_ERR_UNSUPPORTED;
+	return c->tp[c->engine].ops->mem_dmabuf(c->tp[c->engine].ctx, base,
+	                                        bytes, fd, offset);
 }
 
 /* ---- communicator ---- */
@@ -184,9 +205,9 @@ static int comm_pick(const struct cb_comm *c, int peer)
 {
 	int same = c->host_of_rank[peer] == c->host;
 
-	if (c->ntp == 1)
+	if (c->nwire == 1)
 		return 0;
-	for (int i = 0; i < c->ntp; i++)
+	for (int i = 0; i < c->nwire; i++)
 		if (!!(c->tp[i].ops->caps & CB_TP_CAP_SAME_HOST) == same)
 			return i;
 	return 0;
@@ -332,11 +353,20 @@ cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg, struct cb_comm **out)
 		.fail = host_fail,
 		.now_ns = host_now_ns,
 		.reduce = cfg->reduce,
+		.gpu_dmabuf = host_gpu_dmabuf,
 	};
 
+	/* Device buffers with --mem gpu, and always over the gpu transport;
+	 * then ranks of one host talk over gpu by default. */
+	c->engine = -1;
+	c->mem_kind = (cfg->mem && !strcmp(cfg->mem, "gpu")) ||
+	                              !strcmp(cfg->transport, "gpu")
+	                      ? CB_MEM_GPU
+	                      : CB_MEM_HOST;
 	if (!strcmp(cfg->transport, "auto")) {
 		int shared_host = c->nhosts < c->world;
-		if (shared_host && (st = comm_open_tp(c, "shm", 0)))
+		const char *local = c->mem_kind == CB_MEM_GPU ? "gpu" : "shm";
+		if (shared_host && (st = comm_open_tp(c, local, 0)))
 			goto fail;
 		if ((c->nhosts > 1 || c->world == 1) &&
 		    (st = comm_open_tp(c, "tcp", 0)))
@@ -344,11 +374,27 @@ cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg, struct cb_comm **out)
 	} else if ((st = comm_open_tp(c, cfg->transport, 1))) {
 		goto fail;
 	}
-	for (int i = 0; i < c->ntp; i++)
+	c->nwire = c->ntp;
+	for (int i = 0; i < c->nwire; i++)
 		snprintf(c->transport + strlen(c->transport),
 		         sizeof(c->transport) - strlen(c->transport), "%s%s",
 		         i ? "+" : "", c->tp[i].ops->name);
-	if ((st = comm_publish(c)))
+	if (c->mem_kind == CB_MEM_GPU) {
+		/* The engine that copies and reduces device memory: the gpu
+		 * transport, opened for that alone if it moves no messages. */
+		for (int i = 0; i < c->ntp && c->engine < 0; i++)
+			if ((c->tp[i].ops->caps & CB_TP_CAP_GPU_MEM) &&
+			    CB_TP_HAS(c->tp[i].ops, mem_copy) &&
+			    CB_TP_HAS(c->tp[i].ops, local_test))
+				c->engine = i;
+		if (c->engine < 0) {
+			if ((st = comm_open_tp(c, "gpu", 0)))
+				goto fail;
+			c->engine = c->ntp - 1;
+		}
+		dmabuf_comm = c;
+	}
+	if ((st = comm_publish(c)) || (st = cb_comm_dev_setup(c)))
 		goto fail;
 	*out = c;
 	return CB_OK;
@@ -371,6 +417,9 @@ void cb_comm_destroy(struct cb_comm *c)
 		cb_comm_mem_dereg(c, c->mem[c->nmem - 1]->base);
 	for (int i = 0; i < c->ntp; i++)
 		c->tp[i].ops->close(c->tp[i].ctx);
+	if (dmabuf_comm == c)
+		dmabuf_comm = NULL;
+	free(c->mem_lines);
 	cb_boot_close(c->boot);
 	cb_topo_job_free(c->topo);
 	for (int h = 0; c->hosts && h < c->nhosts; h++)
@@ -392,6 +441,8 @@ cb_status_t cb_comm_progress(struct cb_comm *c)
 		if (st == CB_OK)
 			any = CB_OK;
 	}
+	if (c->nstaged && (st = cb_comm_pump_staged(c)) < 0)
+		return st;
 	/* Another rank's failure reaches us through the store; look every
 	 * few milliseconds (one poll() syscall, nothing allocated).  The clock
 	 * itself is read only every 256th call: it costs as much as a poll of

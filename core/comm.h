@@ -81,6 +81,8 @@ enum {
 	CB_EP_FAILED,
 };
 
+struct cb_req;
+
 struct cb_ep {
 	const struct cb_tp_ops *ops; /* the transport that reaches this peer;
 	                              * NULL for self */
@@ -88,11 +90,33 @@ struct cb_ep {
 	int peer;
 	int tpi;   /* index into cb_comm.tp */
 	int state; /* CB_EP_* */
+	/* Staged sends not yet handed to the transport, in the order they
+	 * were posted (core/comm_dev.c): later sends wait behind them, so the
+	 * peer receives in order. */
+	struct cb_req *stq_head, *stq_tail;
+};
+
+/* What a request is, beyond a transport's own (core/comm_dev.c). */
+enum {
+	CB_REQ_WIRE = 0, /* the transport's request, nothing else */
+	CB_REQ_DONE,     /* a local operation on host memory, done at once */
+	CB_REQ_LOCAL,    /* a copy or reduction on the device engine */
+	CB_REQ_SSEND,    /* a send staged through pinned host memory */
+	CB_REQ_SRECV,    /* a receive staged through pinned host memory */
 };
 
 struct cb_req {
 	struct cb_tp_req tp;
 	const struct cb_ep *ep;
+	/* CB_REQ_*; the rest only for staged and local operations. */
+	uint8_t kind, step;
+	struct cb_req *next; /* on the endpoint's staged-send queue */
+	struct cb_comm *comm;
+	void *host, *dev; /* the message in the pinned twin, on the device */
+	size_t bytes;
+	uint64_t tag;
+	const struct cb_mem *twin; /* the pinned twin's region */
+	struct cb_tp_req loc;      /* the engine's copy */
 };
 
 #define CB_MAX_TP  4
@@ -112,6 +136,10 @@ struct cb_mem {
 	int owner; /* the transport that allocated it, -1: the core,
 	            * -2: the caller (cb_comm_mem_reg) */
 	struct cb_tp_mem tp[CB_MAX_TP];
+	/* Device memory that transport i cannot move itself: staged[i] is
+	 * set, and twin is its pinned host copy (same size, same offsets). */
+	uint8_t staged[CB_MAX_TP];
+	struct cb_mem *twin;
 };
 
 struct cb_comm {
@@ -127,7 +155,16 @@ struct cb_comm {
 		const struct cb_tp_ops *ops;
 		struct cb_tp_ctx *ctx;
 	} tp[CB_MAX_TP];
-	int ntp;
+	int ntp; /* open transports: the nwire that connect peers first,
+	          * then the device memory engine when it connects nobody */
+	int nwire;
+	/* Device memory: the kind of the run's buffers (--mem), and the
+	 * transport whose engine copies and reduces device memory (index
+	 * into tp, -1 when none is open). */
+	enum cb_mem_kind mem_kind;
+	int engine;
+	int nstaged;        /* staged sends waiting on some endpoint's queue */
+	char *mem_lines;    /* rank 0: every rank's engine line, '\n' between */
 	struct cb_ep *eps;  /* [world] */
 	char transport[32]; /* what connects the peers: "shm", "tcp", "shm+tcp"
 	                     */
@@ -151,6 +188,7 @@ struct cb_comm_cfg {
 	int listen_fd;           /* rank 0 of a local fork, else -1 */
 	double timeout_s;
 	const char *transport; /* "auto", "tcp", "shm", ... */
+	const char *mem;       /* the run's buffers: "host" (NULL) or "gpu" */
 	/* The host reduction transports call (coll's kernels, wired in by the
 	 * caller, so the core does not reach up for them). */
 	void (*reduce)(enum cb_dtype dt, enum cb_op op, void *dst,
@@ -204,6 +242,14 @@ cb_status_t cb_comm_not_connected(struct cb_comm *c, int peer);
 
 /* Post on the endpoint of @peer; the request remembers its endpoint.  @m is
  * the registered region @buf lies in (cb_comm_mem_find), or NULL. */
+/* The staged paths of isend and irecv (core/comm_dev.c). */
+cb_status_t cb_comm_isend_staged(struct cb_comm *c, int peer, const void *buf,
+                                 size_t bytes, const struct cb_mem *m,
+                                 uint64_t tag, struct cb_req *req);
+cb_status_t cb_comm_irecv_staged(struct cb_comm *c, int peer, void *buf,
+                                 size_t cap, const struct cb_mem *m,
+                                 uint64_t tag, struct cb_req *req);
+
 static inline cb_status_t cb_comm_isend(struct cb_comm *c, int peer,
                                         const void *buf, size_t bytes,
                                         const struct cb_mem *m, uint64_t tag,
@@ -213,7 +259,10 @@ static inline cb_status_t cb_comm_isend(struct cb_comm *c, int peer,
 
 	if (ep->state != CB_EP_READY)
 		return cb_comm_not_connected(c, peer);
+	if ((m && m->staged[ep->tpi]) || ep->stq_head)
+		return cb_comm_isend_staged(c, peer, buf, bytes, m, tag, req);
 	req->ep = ep;
+	req->kind = CB_REQ_WIRE;
 	return ep->ops->isend(ep->ep, buf, bytes, cb_comm_tp_mem(ep, m), tag,
 	                      &req->tp);
 }
@@ -226,7 +275,10 @@ static inline cb_status_t cb_comm_irecv(struct cb_comm *c, int peer, void *buf,
 
 	if (ep->state != CB_EP_READY)
 		return cb_comm_not_connected(c, peer);
+	if (m && m->staged[ep->tpi])
+		return cb_comm_irecv_staged(c, peer, buf, cap, m, tag, req);
 	req->ep = ep;
+	req->kind = CB_REQ_WIRE;
 	return ep->ops->irecv(ep->ep, buf, cap, cb_comm_tp_mem(ep, m), tag,
 	                      &req->tp);
 }
@@ -245,27 +297,40 @@ static inline cb_status_t cb_comm_irecv_reduce(struct cb_comm *c, int peer,
 
 	if (ep->state != CB_EP_READY)
 		return cb_comm_not_connected(c, peer);
-	if (!CB_TP_HAS(ep->ops, irecv_reduce))
+	if (!CB_TP_HAS(ep->ops, irecv_reduce) || (m && m->staged[ep->tpi]))
 		return CB_ERR_UNSUPPORTED;
 	req->ep = ep;
+	req->kind = CB_REQ_WIRE;
 	return ep->ops->irecv_reduce(ep->ep, dst, src, bytes,
 	                             cb_comm_tp_mem(ep, m), red, tag, &req->tp);
 }
 
+/* Whether the transport to @peer reduces on arrival, for the run's memory:
+ * device buffers only where it moves device memory itself. */
 static inline int cb_comm_can_recv_reduce(const struct cb_comm *c, int peer)
 {
-	return c->eps[peer].ops && CB_TP_HAS(c->eps[peer].ops, irecv_reduce);
+	const struct cb_tp_ops *ops = c->eps[peer].ops;
+
+	return ops && CB_TP_HAS(ops, irecv_reduce) &&
+	       (c->mem_kind == CB_MEM_HOST || (ops->caps & CB_TP_CAP_GPU_MEM));
 }
 
 /*
  * Memory.  cb_comm_mem_alloc: a buffer from a transport that lets local
  * peers read it directly (shm), else page-aligned memory; registered with
- * every open transport.  cb_comm_mem_reg: register memory the caller
- * allocated.  Both outside timed regions; the cache holds CB_MEM_MAX
+ * every open transport.  cb_comm_mem_alloc_kind: the same for @kind
+ * (CB_MEM_GPU: device memory of this rank's GPU, from the engine;
+ * CB_ERR_UNAVAILABLE, recorded, without one).  cb_comm_scratch_alloc:
+ * memory of the run's kind (--mem), for an algorithm's scratch: its
+ * contents are undefined.  cb_comm_mem_reg: register memory the caller
+ * allocated.  All outside timed regions; the cache holds CB_MEM_MAX
  * regions.  cb_comm_mem_find: the region holding [@p, @p + @bytes), or NULL;
  * cheap (no allocation), for the start of a call.
  */
 cb_status_t cb_comm_mem_alloc(struct cb_comm *c, size_t bytes, void **buf);
+cb_status_t cb_comm_mem_alloc_kind(struct cb_comm *c, size_t bytes,
+                                   enum cb_mem_kind kind, void **buf);
+cb_status_t cb_comm_scratch_alloc(struct cb_comm *c, size_t bytes, void **buf);
 void cb_comm_mem_free(struct cb_comm *c, void *buf, size_t bytes);
 cb_status_t cb_comm_mem_reg(struct cb_comm *c, void *buf, size_t bytes,
                             enum cb_mem_kind kind, int device,
@@ -277,10 +342,52 @@ const struct cb_mem *cb_comm_mem_find(const struct cb_comm *c, const void *p,
 /* Sum of every open transport's counters of what it did. */
 void cb_comm_tp_stats(const struct cb_comm *c, struct cb_tp_stats *out);
 
+/*
+ * Local steps on memory of any kind (core/comm_dev.c), for the algorithms
+ * and the driver.  cb_comm_copy: @bytes from @src to @dst (regions @dm,
+ * @sm; NULL: looked up); cb_comm_reduce_local: dst = a OP b for @count
+ * elements in region @m.  On host memory they are done when they return;
+ * on device memory they are queued on the engine.  With @req they complete
+ * through cb_comm_test (CB_AGAIN from the call: no room now, post again);
+ * @req NULL: done on return (waits for the device: outside timed regions).
+ */
+cb_status_t cb_comm_copy(struct cb_comm *c, void *dst, const struct cb_mem *dm,
+                         const void *src, const struct cb_mem *sm, size_t bytes,
+                         struct cb_req *req);
+cb_status_t cb_comm_reduce_local(struct cb_comm *c, void *dst, const void *a,
+                                 const void *b, size_t count,
+                                 const struct cb_tp_reduce *red,
+                                 const struct cb_mem *m, struct cb_req *req);
+/* Whether @m (NULL: unknown, host) is device memory. */
+static inline int cb_mem_is_gpu(const struct cb_mem *m)
+{
+	return m && m->kind == CB_MEM_GPU;
+}
+
+cb_status_t cb_comm_test_dev(struct cb_req *req);
+
 static inline cb_status_t cb_comm_test(struct cb_req *req)
 {
+	if (req->kind != CB_REQ_WIRE)
+		return cb_comm_test_dev(req);
 	return req->ep->ops->test(req->ep->ep, &req->tp);
 }
+
+/* Wait for @req, progressing the transports, until the job's deadline
+ * (CB_ERR_TIMEOUT, recorded). */
+cb_status_t cb_comm_wait(struct cb_comm *c, struct cb_req *req);
+
+/* Rank 0, a run with device memory: what moves it, one line per rank
+ * ("rank 0: GPU 0 NVIDIA H200 (...)") and one per transport ("gpu pairs:
+ * CUDA IPC"; "tcp pairs: staged through pinned host memory"), '\n' between;
+ * NULL otherwise. */
+const char *cb_comm_mem_summary(const struct cb_comm *c);
+
+/* Inside the core: hand queued staged sends to their transports (every
+ * progress call while some wait); gather the engine lines at start-up
+ * (every rank calls it; rank 0 keeps them). */
+cb_status_t cb_comm_pump_staged(struct cb_comm *c);
+cb_status_t cb_comm_dev_setup(struct cb_comm *c);
 
 /* Progress every transport once; CB_OK when something moved, CB_AGAIN when
  * nothing did, an error when a transport failed or another rank aborted the

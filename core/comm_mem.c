@@ -9,6 +9,12 @@
  * a small array: a run has a handful of regions (send and receive buffers,
  * a plan's scratch and staging), so finding one is a short scan done once
  * per call, not per message.
+ *
+ * Device memory is registered with the transports that move it themselves
+ * (CB_TP_CAP_GPU_MEM) and marked staged for the others, which then get a
+ * pinned host twin of the region to send from and receive into
+ * (core/comm_dev.c copies through it).  The twin is a region of its own,
+ * registered like any host memory (the engine pins it).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -24,19 +30,33 @@ const struct cb_tp_mem cb_mem_unknown = {
 	.mr = NULL,
 };
 
+static cb_status_t mem_twin(struct cb_comm *c, struct cb_mem *m);
+static void mem_release(struct cb_comm *c, int idx);
+
 /* Register @m with every open transport; undo what was done on failure. */
 static cb_status_t mem_register(struct cb_comm *c, struct cb_mem *m)
 {
 	for (int i = 0; i < c->ntp; i++) {
 		const struct cb_tp_ops *ops = c->tp[i].ops;
+		int gpu = m->kind == CB_MEM_GPU;
 		m->tp[i] = (struct cb_tp_mem){ .base = m->base,
 			                       .bytes = m->bytes,
 			                       .kind = m->kind,
 			                       .device = m->device };
+		if (gpu && !(ops->caps & CB_TP_CAP_GPU_MEM)) {
+			m->staged[i] = 1;
+			continue;
+		}
 		if (!CB_TP_HAS(ops, mem_reg))
 			continue;
 		cb_status_t st =
 		        ops->mem_reg(c->tp[i].ctx, &m->tp[i], &m->tp[i].mr);
+		if (st == CB_ERR_UNSUPPORTED && gpu) {
+			/* this region, not this transport: stage it */
+			m->tp[i].mr = NULL;
+			m->staged[i] = 1;
+			continue;
+		}
 		if (st) {
 			while (i-- > 0)
 				if (m->tp[i].mr &&
@@ -72,14 +92,53 @@ static cb_status_t mem_add(struct cb_comm *c, void *base, size_t bytes,
 		return st;
 	}
 	c->mem[c->nmem++] = m;
+	if ((st = mem_twin(c, m))) {
+		m->owner = -2; /* the caller frees the memory itself */
+		mem_release(c, c->nmem - 1);
+		return st;
+	}
 	*out = m;
 	return CB_OK;
+}
+
+/* A pinned host twin for device memory some transport cannot move. */
+static cb_status_t mem_twin(struct cb_comm *c, struct cb_mem *m)
+{
+	int need = 0;
+	void *p;
+
+	for (int i = 0; i < c->ntp; i++)
+		need |= m->staged[i];
+	if (!need)
+		return CB_OK;
+	if (posix_memalign(&p, 4096, m->bytes ? m->bytes : 1))
+		return cb_fail(CB_ERR_NOMEM,
+		               "cannot allocate %zu bytes of host memory to "
+		               "stage device memory through",
+		               m->bytes);
+	cb_status_t st = mem_add(c, p, m->bytes, CB_MEM_HOST, -1, -1, &m->twin);
+	if (st)
+		free(p);
+	return st;
 }
 
 static void mem_release(struct cb_comm *c, int idx)
 {
 	struct cb_mem *m = c->mem[idx];
 
+	if (m->twin) {
+		for (int i = 0; i < c->nmem; i++)
+			if (c->mem[i] == m->twin) {
+				mem_release(c, i);
+				break;
+			}
+		/* the array moved: find @m again */
+		for (idx = 0; c->mem[idx] != m; idx++)
+			;
+	}
+	for (int i = 0; i < c->nmem; i++)
+		if (c->mem[i]->twin == m)
+			c->mem[i]->twin = NULL;
 	for (int i = 0; i < c->ntp; i++)
 		if (m->tp[i].mr && CB_TP_HAS(c->tp[i].ops, mem_dereg))
 			c->tp[i].ops->mem_dereg(c->tp[i].ctx, m->tp[i].mr);
@@ -92,7 +151,8 @@ static void mem_release(struct cb_comm *c, int idx)
 	free(m);
 }
 
-cb_status_t cb_comm_mem_alloc(struct cb_comm *c, size_t bytes, void **buf)
+cb_status_t cb_comm_mem_alloc_kind(struct cb_comm *c, size_t bytes,
+                                   enum cb_mem_kind kind, void **buf)
 {
 	struct cb_mem *m;
 	cb_status_t st;
@@ -102,15 +162,21 @@ cb_status_t cb_comm_mem_alloc(struct cb_comm *c, size_t bytes, void **buf)
 	for (int i = 0; i < c->ntp && owner < 0; i++) {
 		if (!CB_TP_HAS(c->tp[i].ops, mem_alloc))
 			continue;
-		if ((st = c->tp[i].ops->mem_alloc(c->tp[i].ctx, bytes,
-		                                  CB_MEM_HOST, -1, &p)))
+		st = c->tp[i].ops->mem_alloc(c->tp[i].ctx, bytes, kind, -1, &p);
+		if (st == CB_ERR_UNSUPPORTED)
+			continue; /* not this kind: the next one */
+		if (st)
 			return st;
 		owner = i;
 	}
+	if (owner < 0 && kind == CB_MEM_GPU)
+		return cb_fail(CB_ERR_UNAVAILABLE,
+		               "no transport of this run allocates device "
+		               "memory (--mem gpu needs the gpu transport)");
 	if (owner < 0 && posix_memalign(&p, 4096, bytes ? bytes : 1))
 		return cb_fail(CB_ERR_NOMEM, "cannot allocate %zu bytes",
 		               bytes);
-	if ((st = mem_add(c, p, bytes, CB_MEM_HOST, -1, owner, &m))) {
+	if ((st = mem_add(c, p, bytes, kind, -1, owner, &m))) {
 		if (owner >= 0)
 			c->tp[owner].ops->mem_free(c->tp[owner].ctx, p, bytes);
 		else
@@ -119,6 +185,16 @@ cb_status_t cb_comm_mem_alloc(struct cb_comm *c, size_t bytes, void **buf)
 	}
 	*buf = p;
 	return CB_OK;
+}
+
+cb_status_t cb_comm_mem_alloc(struct cb_comm *c, size_t bytes, void **buf)
+{
+	return cb_comm_mem_alloc_kind(c, bytes, CB_MEM_HOST, buf);
+}
+
+cb_status_t cb_comm_scratch_alloc(struct cb_comm *c, size_t bytes, void **buf)
+{
+	return cb_comm_mem_alloc_kind(c, bytes, c->mem_kind, buf);
 }
 
 void cb_comm_mem_free(struct cb_comm *c, void *buf, size_t bytes)

@@ -76,7 +76,14 @@ struct cb_run_info {
 	const char *model_source; /* "measured between ranks 0 and 1" */
 	const char *binding;      /* topo: "rank 0 -> core 0 (...)", or NULL */
 	const char *inventory;    /* topo: lines, '\n' between; or NULL */
-	const char *auto_source;  /* what decides --algo auto, or NULL */
+	const char *gpu_paths;    /* topo: per host, the GPUs in use and
+	                           * their paths (NVL, PIX, ...), '\n'
+	                           * between; NULL without GPUs */
+	/* --mem gpu: "gpu", and what drives the device memory (each GPU in
+	 * use and its ranks, how each transport moves it), '\n' between;
+	 * NULL for host buffers */
+	const char *mem_kind, *memory;
+	const char *auto_source; /* what decides --algo auto, or NULL */
 };
 
 /* What the header of one section (a collective on one group) says. */

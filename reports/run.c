@@ -218,12 +218,27 @@ static json_object *topology(const struct cb_results_meta *m)
 	t = json_object_new_object();
 	add(t, "binding", str_or_null(m->ri->binding));
 	add(t, "inventory", split(m->ri->inventory, "\n"));
+	add(t, "gpu_paths",
+	    m->ri->gpu_paths ? split(m->ri->gpu_paths, "\n") : NULL);
 	hosts = json_object_new_array();
 	for (int i = 0; i < n; i++)
 		json_object_array_add(
 		        hosts, inv_host(&inv[i], diff ? &diff[i] : NULL));
 	add(t, "hosts", hosts);
 	return t;
+}
+
+/* null for host buffers; else their kind and what drives them */
+static json_object *memory(const struct cb_results_meta *m)
+{
+	json_object *o;
+
+	if (!m->ri->mem_kind)
+		return NULL;
+	o = json_object_new_object();
+	add(o, "kind", json_object_new_string(m->ri->mem_kind));
+	add(o, "devices", m->reproducible ? NULL : split(m->ri->memory, "\n"));
+	return o;
 }
 
 cb_status_t cb_results_from_meta(const struct cb_results_meta *m,
@@ -282,6 +297,7 @@ cb_status_t cb_results_from_meta(const struct cb_results_meta *m,
 	add(v, "source", str_or_null(ri->model_source));
 	add(o, "model", v);
 	add(o, "topology", m->reproducible ? NULL : topology(m));
+	add(o, "memory", memory(m));
 	add(o, "environment", environment(m->reproducible ? NULL : m->env));
 	add(o, "wrong", json_object_new_int64(0));
 	add(o, "avg_busbw_gbps", dbl(0, "%.6g"));

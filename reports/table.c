@@ -42,6 +42,22 @@ void cb_table_header(FILE *f, const struct cb_run_info *ri)
 		fprintf(f, "# inventory: %.*s\n", n, p);
 		p += n + (p[n] == '\n');
 	}
+	for (const char *p = ri->gpu_paths; p && *p;) {
+		int n = (int)strcspn(p, "\n");
+		fprintf(f, "# gpu paths: %.*s\n", n, p);
+		p += n + (p[n] == '\n');
+	}
+	if (ri->mem_kind)
+		fprintf(f,
+		        "# memory: buffers in %s memory (--mem %s); fill, "
+		        "poison and checks on host shadows, untimed\n",
+		        strcmp(ri->mem_kind, "gpu") ? ri->mem_kind : "device",
+		        ri->mem_kind);
+	for (const char *p = ri->memory; p && *p;) {
+		int n = (int)strcspn(p, "\n");
+		fprintf(f, "# memory: %.*s\n", n, p);
+		p += n + (p[n] == '\n');
+	}
 	fflush(f);
 }
 

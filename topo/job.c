@@ -31,6 +31,7 @@ struct entry {
 	int32_t bound;  /* to a core or a NUMA node */
 	char bind[160]; /* "core 0 (NUMA 0, cpus 0)" */
 	char note[96];  /* "--bind none", "planned on X, not applied" */
+	char gpus[320]; /* a host's first local rank: its GPU paths */
 	struct cb_topo_inv inv;
 };
 
@@ -38,7 +39,7 @@ struct cb_topo_job {
 	char nic[32];
 	int gpu;
 	/* rank 0 */
-	char *binding, *inventory;
+	char *binding, *inventory, *gpu_paths;
 	struct cb_topo_inv *hosts;
 	struct cb_topo_inv_diff *diff;
 	int nhosts, differing;
@@ -165,6 +166,9 @@ static cb_status_t bind_me(struct cb_topo *t, int local_rank, int local_size,
 		return st;
 	}
 	struct cb_topo_slot s = slots[local_rank];
+	if (local_rank == 0)
+		cb_topo_gpu_paths(t, slots, local_size, me->gpus,
+		                  sizeof(me->gpus));
 	free(slots);
 	if (s.nic >= 0)
 		snprintf(j->nic, sizeof(j->nic), "%s",
@@ -331,6 +335,24 @@ static void inventory_lines(struct cb_topo_job *j, size_t cap)
 	}
 }
 
+/* Rank 0: the hosts' GPU lines, from the first local rank of each. */
+static cb_status_t gpu_paths(struct cb_topo_job *j, const struct entry *all,
+                             int world)
+{
+	size_t cap = (size_t)world * (sizeof(all->gpus) + 80), n = 0;
+
+	for (int r = 0; r < world; r++) {
+		if (!all[r].gpus[0])
+			continue;
+		if (!j->gpu_paths && !(j->gpu_paths = malloc(cap)))
+			return cb_fail(CB_ERR_NOMEM, "out of memory");
+		n += (size_t)snprintf(j->gpu_paths + n, cap - n, "%s%s: %s",
+		                      n ? "\n" : "", all[r].inv.host,
+		                      all[r].gpus);
+	}
+	return CB_OK;
+}
+
 cb_status_t cb_topo_job_setup(struct cb_boot *boot, int rank, int world,
                               int local_rank, int local_size,
                               struct cb_topo_job **out)
@@ -392,7 +414,8 @@ cb_status_t cb_topo_job_setup(struct cb_boot *boot, int rank, int world,
 			st = cb_fail(CB_ERR_NOMEM, "out of memory");
 			goto out;
 		}
-		if ((st = inventory(j, all, world)))
+		if ((st = inventory(j, all, world)) ||
+		    (st = gpu_paths(j, all, world)))
 			goto out;
 	}
 out:
@@ -413,6 +436,7 @@ void cb_topo_job_free(struct cb_topo_job *j)
 		return;
 	free(j->binding);
 	free(j->inventory);
+	free(j->gpu_paths);
 	free(j->hosts);
 	free(j->diff);
 	free(j);
@@ -426,6 +450,11 @@ const char *cb_topo_job_binding(const struct cb_topo_job *j)
 const char *cb_topo_job_inventory(const struct cb_topo_job *j)
 {
 	return j ? j->inventory : NULL;
+}
+
+const char *cb_topo_job_gpu_paths(const struct cb_topo_job *j)
+{
+	return j ? j->gpu_paths : NULL;
 }
 
 int cb_topo_job_differing(const struct cb_topo_job *j)

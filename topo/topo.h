@@ -189,6 +189,12 @@ cb_status_t cb_topo_plan(const struct cb_topo *t, enum cb_topo_bind mode,
                          int nranks, const char *nic, int gpu,
                          struct cb_topo_slot *slots, char *note,
                          size_t note_bytes);
+/* The GPUs the @nranks planned ranks use and the paths between them and to
+ * their NICs (topo/gpupath.c): "GPU0 (local ranks 0,2: shared), GPU1
+ * (local rank 1); GPU0-GPU1 NVL; GPU0-NIC mlx5_0 PIX, GPU1-NIC mlx5_1
+ * PIX"; "" when no rank has a GPU. */
+void cb_topo_gpu_paths(const struct cb_topo *t, const struct cb_topo_slot *s,
+                       int nranks, char *buf, size_t bytes);
 /* "core 3 (NUMA 1, cpus 3,15; GPU 1, NIC mlx4_0)", or "unbound". */
 void cb_topo_slot_str(const struct cb_topo *t, const struct cb_topo_slot *s,
                       char *buf, size_t bytes);
@@ -261,6 +267,9 @@ void cb_topo_job_free(struct cb_topo_job *j);
 const char *cb_topo_job_binding(const struct cb_topo_job *j);
 /* Rank 0: one line per finding, '\n' between them. */
 const char *cb_topo_job_inventory(const struct cb_topo_job *j);
+/* Rank 0: each host's GPUs in use and their paths (cb_topo_gpu_paths),
+ * "host: ..." lines, '\n' between; NULL when no rank has a GPU. */
+const char *cb_topo_job_gpu_paths(const struct cb_topo_job *j);
 /* Rank 0: how many hosts differ from the majority. */
 int cb_topo_job_differing(const struct cb_topo_job *j);
 /* This rank's NIC name and GPU index (for transports), or NULL / -1. */

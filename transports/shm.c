@@ -360,8 +360,7 @@ static cb_status_t shm_mem_alloc(struct cb_tp_ctx *ctx, size_t bytes,
 
 	(void)device;
 	if (kind != CB_MEM_HOST)
-		return h->fail(CB_ERR_UNSUPPORTED,
-		               "shm: cannot allocate GPU memory");
+		return CB_ERR_UNSUPPORTED; /* the core asks the engine */
 	if (!(r = calloc(1, sizeof(*r))))
 		return h->fail(CB_ERR_NOMEM, "shm: out of memory");
 	bytes = bytes ? (bytes + 4095) / 4096 * 4096 : 4096;

@@ -74,6 +74,18 @@ enum cb_tp_cap {
 	CB_TP_CAP_EP_BLOB = 1u << 7,    /* ep_create writes per-peer data */
 };
 
+/*
+ * Device memory and transports.  A transport with CB_TP_CAP_GPU_MEM is
+ * handed device buffers (struct cb_tp_mem.kind CB_MEM_GPU) and moves them
+ * itself; its mem_reg may still return CB_ERR_UNSUPPORTED, not recorded,
+ * for one region (verbs where the driver cannot export it as a dma-buf).
+ * For that region, and for every device region with a transport without
+ * the bit (tcp, shm), the core stages: it keeps a pinned host twin of the
+ * region and copies each message through it on the engine of the transport
+ * that owns device memory (the one with mem_copy: gpu), so the wire
+ * transport only ever sees host memory.
+ */
+
 enum cb_mem_kind {
 	CB_MEM_HOST = 0,
 	CB_MEM_GPU = 1,
@@ -127,6 +139,21 @@ struct cb_tp_host {
 	 * kernels, bit-exact with the verification). */
 	void (*reduce)(enum cb_dtype dt, enum cb_op op, void *dst,
 	               const void *a, const void *b, size_t count);
+	/*
+	 * A dma-buf file descriptor for the device memory [@base, @base +
+	 * @bytes), from the transport that owns device memory in this run
+	 * (gpu: cuMemGetHandleForAddressRange), for a NIC to register it
+	 * directly (verbs: ibv_reg_dmabuf_mr(pd, *@offset, @bytes, iova =
+	 * @base, *@fd, access): GPUDirect RDMA).  *@offset: where @base lies
+	 * in the dma-buf (page alignment).  The caller owns *@fd and closes it
+	 * once registered.  CB_ERR_UNSUPPORTED, not recorded, when no device
+	 * memory engine is open or the driver or kernel cannot export it (the
+	 * caller then declines the memory, and the core stages it through
+	 * pinned host memory).  Outside timed regions.  NULL in a core without
+	 * device memory.
+	 */
+	cb_status_t (*gpu_dmabuf)(const void *base, size_t bytes, int *fd,
+	                          uint64_t *offset);
 };
 
 /*
@@ -343,7 +370,10 @@ struct cb_tp_ops {
 	 * reach directly (shm: a memfd mapping they map too; gpu: device
 	 * memory), so receives of data sent from it are plain loads instead of
 	 * a copy through the kernel.  Outside timed regions.  Memory from
-	 * elsewhere still works, just slower.
+	 * elsewhere still works, just slower.  CB_ERR_UNSUPPORTED, not
+	 * recorded, for a kind this transport does not allocate: the core asks
+	 * the next one.  @device -1: the GPU this rank uses (host->gpu, or the
+	 * transport's own choice).
 	 */
 	cb_status_t (*mem_alloc)(struct cb_tp_ctx *ctx, size_t bytes,
 	                         enum cb_mem_kind kind, int device, void **buf);
@@ -381,6 +411,52 @@ struct cb_tp_ops {
 	 */
 	cb_status_t (*counters)(struct cb_tp_ctx *ctx,
 	                        struct cb_tp_counter *out, int max, int *n);
+
+	/*
+	 * The device memory engine (optional; gpu has it, and the core uses
+	 * it for every copy and reduction on device memory: the algorithms'
+	 * local steps, staging for transports that cannot move device memory,
+	 * fill and verification).
+	 *
+	 * mem_copy - copy @bytes from @src to @dst, each device memory of this
+	 * transport's or host memory (registered or not), queued on the
+	 * context's local stream after everything queued there before.  With
+	 * @req: returns at once, CB_OK (queued; completion through
+	 * local_test) or CB_AGAIN (no room now: post again after progress);
+	 * @req NULL: done when it returns (fill and verification, outside
+	 * timed regions: it waits for the device).
+	 *
+	 * mem_reduce - dst[i] = a[i] OP b[i] for @count elements of device
+	 * memory (@dst may be @a), bit-exact with host->reduce; queued and
+	 * completed as mem_copy.
+	 *
+	 * local_test - CB_OK when the local operation @req is done, CB_AGAIN
+	 * while not, an error when it failed.  Never waits.
+	 */
+	cb_status_t (*mem_copy)(struct cb_tp_ctx *ctx, void *dst,
+	                        const void *src, size_t bytes,
+	                        struct cb_tp_req *req);
+	cb_status_t (*mem_reduce)(struct cb_tp_ctx *ctx, void *dst,
+	                          const void *a, const void *b, size_t count,
+	                          const struct cb_tp_reduce *red,
+	                          struct cb_tp_req *req);
+	cb_status_t (*local_test)(struct cb_tp_ctx *ctx, struct cb_tp_req *req);
+
+	/*
+	 * Optional: a dma-buf file descriptor for device memory of this
+	 * context's (see cb_tp_host.gpu_dmabuf, through which the core lends
+	 * it to other transports).  CB_ERR_UNSUPPORTED, not recorded, where
+	 * the driver or the kernel cannot.
+	 */
+	cb_status_t (*mem_dmabuf)(struct cb_tp_ctx *ctx, const void *base,
+	                          size_t bytes, int *fd, uint64_t *offset);
+
+	/*
+	 * Optional: one line on what this context drives, for the run header
+	 * ("GPU 0 NVIDIA H200 (0000:18:00.0), copies on the copy engine").
+	 * Cheap; outside timed regions.
+	 */
+	void (*describe)(struct cb_tp_ctx *ctx, char *buf, size_t bytes);
 };
 
 /* Calls to optional members go through these, never straight through the

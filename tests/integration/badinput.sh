@@ -37,7 +37,13 @@ expect_fail 2 "'maybe'" env COLLBENCH_SHM_MAP=maybe "$CB" -b 8 -e 8 --transport 
 expect_fail 2 "'-5'" env COLLBENCH_SHM_RNDV_BYTES=-5 "$CB" -b 8 -e 8 --transport shm
 # a real transport that this machine cannot run: 77 (meson's skip)
 expect_fail 77 "verbs" "$CB" --transport verbs -b 8 -e 8
-expect_fail 77 "gpu" "$CB" --transport gpu -b 8 -e 8
+# (no driver, whatever this machine has: the gpu tests cover the rest)
+expect_fail 77 "gpu" env COLLBENCH_GPU_LIBCUDA=/nonexistent/libcuda.so.1 \
+	"$CB" --transport gpu -b 8 -e 8
+expect_fail 77 "--mem gpu" env COLLBENCH_GPU_LIBCUDA=/nonexistent/libcuda.so.1 \
+	"$CB" --mem gpu -b 8 -e 8
+expect_fail 2 "--mem" "$CB" --mem hbm
+expect_fail 2 "--mem host does not apply" "$CB" --transport gpu --mem host
 # collectives and algorithms that do not fit the job
 expect_fail 2 "exactly 2 ranks" "$CB" --np 3 --coll pingpong --algo latency
 expect_fail 2 "--root 4" "$CB" --np 3 --coll broadcast -r 4

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 """colls.py COLLBENCH NP TRANSPORT [--slow] [--chunk N] [--ps K] [--colls L]
+          [--mem host|gpu]
 
 Every collective with every algorithm that applies, in one run of
 collbench (--coll all --algo all), checked three ways:
@@ -427,6 +428,8 @@ def main():
     chunk = int(args[args.index("--chunk") + 1]) if "--chunk" in args \
         else 4096
     ps = int(args[args.index("--ps") + 1]) if "--ps" in args else 0
+    mem = ["--mem", args[args.index("--mem") + 1]] if "--mem" in args \
+        else []
     root = min(np_ - 1, 1)
     if slow:
         dtypes, ops, sizes = "all", "all", ["-b", "0", "-e", "1M", "-f", "3"]
@@ -446,7 +449,7 @@ def main():
                "-w", "0", "-n", "1", "-r", str(root), "--chunk-bytes",
                str(chunk), "--ps-servers", str(ps), "--alpha-us", "1",
                "--beta-gbps", "1", "--timeout", "30", "--format", "csv",
-               "--schedule-log", log]
+               "--schedule-log", log, *mem]
         p = subprocess.run(cmd, stdout=open(out, "w"), stderr=subprocess.PIPE,
                            text=True, timeout=900)
         if p.returncode != 0:

@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tests/unit/test_conformance.c - what every transport must do, checked the
- * same way for each: `test_conformance TRANSPORT [NP]` forks NP local ranks
- * (default 2) that talk through the communicator over TRANSPORT.
+ * same way for each: `test_conformance TRANSPORT [NP [MEM]]` forks NP
+ * local ranks (default 2) that talk through the communicator over
+ * TRANSPORT, with their buffers in MEM: host (default) or gpu (device
+ * memory; the test fills and checks it through copies to and from a host
+ * shadow, and the transports that cannot move device memory are staged by
+ * the core).
  *
  * In one job, rank 0 and rank 1 run, in order:
  *   order       200 messages of varied sizes (0 B .. 1 MiB), each with its
@@ -18,10 +22,11 @@
  *               re-registration returns the cached one, a sub-buffer is
  *               found, dereg and reg again cycle 50 times;
  *   reduce      irecv_reduce (where the transport has it) sums exactly;
- *   put         (CB_TP_CAP_PUT) rank 1 exports a buffer, rank 0 imports
- *               it and puts 16 pieces with notifications; rank 1 checks the
- *               notifications' order and the data; a put past the end is
- *               refused; (CB_TP_CAP_MAP) the import maps it;
+ *   put         (CB_TP_CAP_PUT, and the buffer not staged) rank 1 exports
+ *               a buffer, rank 0 imports it and puts 16 pieces with
+ *               notifications; rank 1 checks the notifications' order and
+ *               the data; a put past the end is refused; (CB_TP_CAP_MAP)
+ *               the import maps it;
  *   lazy        with NP > 3: a ring connects 2 peers, not NP - 1.
  * Then, each in a job of its own, what must fail - and how:
  *   tag         a receive whose tag differs fails with CB_ERR_PROTO;
@@ -42,7 +47,52 @@
 #include "core/log.h"
 
 static const char *transport;
+static enum cb_mem_kind mem_kind = CB_MEM_HOST;
 static int failures;
+
+/* Device buffers: the one buffer of a rank (g_dev, g_bytes) has a host
+ * shadow the test writes and reads; up() and down() copy between them. */
+static struct cb_comm *g_c;
+static uint8_t *g_dev, *g_shadow;
+static size_t g_bytes;
+
+static int in_dev(const uint8_t *p)
+{
+	return mem_kind == CB_MEM_GPU && g_dev && p >= g_dev &&
+	       p < g_dev + g_bytes;
+}
+
+/* Where the test reads and writes the bytes at @p. */
+static uint8_t *H(uint8_t *p)
+{
+	return in_dev(p) ? g_shadow + (p - g_dev) : p;
+}
+
+static void up(uint8_t *p, size_t n)
+{
+	if (in_dev(p) && n &&
+	    cb_comm_copy(g_c, p, NULL, H(p), NULL, n, NULL) != CB_OK) {
+		fprintf(stderr, "copy to the device failed: %s\n",
+		        cb_fail_msg());
+		exit(3);
+	}
+}
+
+static void down(uint8_t *p, size_t n)
+{
+	if (in_dev(p) && n &&
+	    cb_comm_copy(g_c, H(p), NULL, p, NULL, n, NULL) != CB_OK) {
+		fprintf(stderr, "copy from the device failed: %s\n",
+		        cb_fail_msg());
+		exit(3);
+	}
+}
+
+static void set(uint8_t *p, int v, size_t n)
+{
+	memset(H(p), v, n);
+	up(p, n);
+}
 static const char *cur_case = "setup";
 
 #define FAIL(...)                                                              \
@@ -82,14 +132,20 @@ static cb_status_t wait_req(struct cb_comm *c, struct cb_req *req, double dl_s)
 
 static void fill(uint8_t *p, size_t n, uint64_t seed)
 {
+	uint8_t *h = H(p);
+
 	for (size_t i = 0; i < n; i++)
-		p[i] = (uint8_t)(seed * 131 + i * 7 + (i >> 12));
+		h[i] = (uint8_t)(seed * 131 + i * 7 + (i >> 12));
+	up(p, n);
 }
 
-static int same(const uint8_t *p, size_t n, uint64_t seed)
+static int same(uint8_t *p, size_t n, uint64_t seed)
 {
+	const uint8_t *h = H(p);
+
+	down(p, n);
 	for (size_t i = 0; i < n; i++)
-		if (p[i] != (uint8_t)(seed * 131 + i * 7 + (i >> 12)))
+		if (h[i] != (uint8_t)(seed * 131 + i * 7 + (i >> 12)))
 			return 0;
 	return 1;
 }
@@ -106,7 +162,7 @@ static int xfer(struct cb_comm *c, int sender, uint8_t *buf, size_t n,
 		fill(buf, n, tag);
 		st = POST(c, cb_comm_isend(c, 1 - c->rank, buf, n, m, tag, &r));
 	} else {
-		memset(buf, 0, n);
+		set(buf, 0, n);
 		st = POST(c, cb_comm_irecv(c, 1 - c->rank, buf, n, m, tag, &r));
 	}
 	if (!st)
@@ -142,7 +198,7 @@ static void case_order(struct cb_comm *c, uint8_t *buf)
 			st = POST(c, cb_comm_isend(c, 1, p, sz[i], m,
 			                           1000 + (uint64_t)i, &r[i]));
 		} else {
-			memset(p, 0xee, sz[i]);
+			set(p, 0xee, sz[i]);
 			st = POST(c, cb_comm_irecv(c, 0, p, sz[i], m,
 			                           1000 + (uint64_t)i, &r[i]));
 		}
@@ -217,7 +273,7 @@ static void case_backpressure(struct cb_comm *c, uint8_t *buf)
 			st = POST(c, cb_comm_isend(c, 1, p, piece, m, 9000 + i,
 			                           &r[i]));
 		} else {
-			memset(p, 0, piece);
+			set(p, 0, piece);
 			st = POST(c, cb_comm_irecv(c, 0, p, piece, m, 9000 + i,
 			                           &r[i]));
 		}
@@ -277,7 +333,8 @@ static void case_reduce(struct cb_comm *c, uint8_t *buf)
 {
 	const struct cb_tp_reduce red = { CB_DT_INT32, CB_OP_SUM, 4 };
 	const size_t n = 1u << 18; /* int32s: past any eager limit */
-	int32_t *a = (int32_t *)buf, *b = a + n, *d = b + n;
+	int32_t *a = (int32_t *)H(buf), *b = a + n, *d = b + n;
+	int32_t *da = (int32_t *)buf, *db = da + n, *dd = db + n;
 	const struct cb_mem *m = cb_comm_mem_find(c, buf, 3 * n * 4);
 	struct cb_req r;
 	cb_status_t st;
@@ -289,10 +346,11 @@ static void case_reduce(struct cb_comm *c, uint8_t *buf)
 		a[i] = (int32_t)(i * 3 + 1);
 		b[i] = (int32_t)(100000 - i);
 	}
+	up(buf, 2 * n * 4);
 	if (c->rank == 0)
-		st = POST(c, cb_comm_isend(c, 1, a, n * 4, m, 31, &r));
+		st = POST(c, cb_comm_isend(c, 1, da, n * 4, m, 31, &r));
 	else
-		st = POST(c, cb_comm_irecv_reduce(c, 0, d, b, n * 4, m, &red,
+		st = POST(c, cb_comm_irecv_reduce(c, 0, dd, db, n * 4, m, &red,
 		                                  31, &r));
 	if (!st)
 		st = wait_req(c, &r, 10);
@@ -300,6 +358,7 @@ static void case_reduce(struct cb_comm *c, uint8_t *buf)
 		FAIL("%s", cb_status_str(st));
 		return;
 	}
+	down((uint8_t *)dd, n * 4);
 	for (size_t i = 0; c->rank == 1 && i < n; i++)
 		if (d[i] != (int32_t)(i * 3 + 1) + (int32_t)(100000 - i)) {
 			FAIL("element %zu is %d", i, d[i]);
@@ -320,17 +379,20 @@ static void case_put(struct cb_comm *c, uint8_t *buf)
 	cb_status_t st;
 
 	cur_case = "put";
-	if (!(ops->caps & CB_TP_CAP_PUT))
+	/* one-sided access to device memory needs a transport that moves it
+	 * (the core stages only messages) */
+	if (!(ops->caps & CB_TP_CAP_PUT) || (m && m->staged[e->tpi]))
 		return;
 	if (c->rank == 1) {
-		memset(buf, 0, 1 << 20);
+		set(buf, 0, 1 << 20);
 		if ((st = ops->mem_export(ctx, tm, blob, &bn))) {
 			FAIL("export: %s", cb_fail_msg());
 			return;
 		}
 		uint64_t n64 = bn;
-		memcpy(buf + (1 << 20) - 256, &n64, 8);
-		memcpy(buf + (1 << 20) - 248, blob, bn);
+		memcpy(H(buf) + (1 << 20) - 256, &n64, 8);
+		memcpy(H(buf) + (1 << 20) - 248, blob, bn);
+		up(buf + (1 << 20) - 256, 256);
 		st = POST(c, cb_comm_isend(c, 0, buf + (1 << 20) - 256, 256, m,
 		                           40, &r));
 		if (!st)
@@ -366,8 +428,9 @@ static void case_put(struct cb_comm *c, uint8_t *buf)
 	struct cb_tp_rmem *rm = NULL;
 	void *local = NULL;
 	uint64_t n64;
-	memcpy(&n64, in, 8);
-	if ((st = ops->mem_import(e->ep, in + 8, n64, &rm, &local))) {
+	down(in, 256);
+	memcpy(&n64, H(in), 8);
+	if ((st = ops->mem_import(e->ep, H(in) + 8, n64, &rm, &local))) {
 		FAIL("import: %s", cb_fail_msg());
 		return;
 	}
@@ -423,6 +486,8 @@ static struct cb_comm *make_comm(int rank, int np, int listen_fd,
 		                   .listen_fd = listen_fd,
 		                   .timeout_s = timeout_s,
 		                   .transport = transport,
+		                   .mem = mem_kind == CB_MEM_GPU ? "gpu"
+		                                                 : "host",
 		                   .reduce = cb_reduce };
 
 	comm_rank = rank;
@@ -451,9 +516,16 @@ static int good_rank(void *arg, int rank, int listen_fd, const char *port)
 	if (rank < 2) {
 		int peer = 1 - rank;
 		if (cb_comm_connect(c, &peer, 1, 10) ||
-		    cb_comm_mem_alloc(c, maxb, (void **)&buf)) {
+		    cb_comm_mem_alloc_kind(c, maxb, mem_kind, (void **)&buf)) {
 			fprintf(stderr, "rank %d: %s\n", rank, cb_fail_msg());
 			cb_comm_destroy(c);
+			return 1;
+		}
+		g_c = c;
+		g_dev = buf;
+		g_bytes = maxb;
+		if (mem_kind == CB_MEM_GPU && !(g_shadow = malloc(maxb))) {
+			fprintf(stderr, "rank %d: out of memory\n", rank);
 			return 1;
 		}
 		case_order(c, buf);
@@ -470,9 +542,11 @@ static int good_rank(void *arg, int rank, int listen_fd, const char *port)
 		case_put(c, buf);
 		struct cb_tp_stats s;
 		cb_comm_tp_stats(c, &s);
-		printf("rank %d over %s: %llu connects, eager %llu B, "
-		       "zero-copy %llu B, bounce %llu B, put %llu B\n",
-		       rank, transport, (unsigned long long)s.connects,
+		printf("rank %d over %s (%s memory): %llu connects, eager %llu "
+		       "B, zero-copy %llu B, bounce %llu B, put %llu B\n",
+		       rank, transport,
+		       mem_kind == CB_MEM_GPU ? "device" : "host",
+		       (unsigned long long)s.connects,
 		       (unsigned long long)s.eager_bytes,
 		       (unsigned long long)s.zcopy_bytes,
 		       (unsigned long long)s.bounce_bytes,
@@ -507,7 +581,7 @@ static int bad_rank(void *arg, int rank, int listen_fd, const char *port)
 	(void)arg;
 	cur_case = bad_names[bad_case];
 	if (!c || cb_comm_connect(c, &peer, 1, 10) ||
-	    cb_comm_mem_alloc(c, 1 << 20, (void **)&buf))
+	    cb_comm_mem_alloc_kind(c, 1 << 20, mem_kind, (void **)&buf))
 		return 3;
 	const struct cb_mem *m = cb_comm_mem_find(c, buf, 1 << 20);
 	if (rank == 1) {
@@ -546,17 +620,28 @@ int main(int argc, char **argv)
 	int np = argc > 2 ? atoi(argv[2]) : 2;
 	int fails = 0;
 
-	if (argc < 2 || np < 2) {
-		fprintf(stderr,
-		        "usage: test_conformance TRANSPORT [NP >= 2]\n");
+	if (argc < 2 || np < 2 ||
+	    (argc > 3 && strcmp(argv[3], "host") && strcmp(argv[3], "gpu"))) {
+		fprintf(stderr, "usage: test_conformance TRANSPORT [NP >= 2 "
+		                "[host|gpu]]\n");
 		return 2;
 	}
 	transport = argv[1];
+	if (argc > 3 && !strcmp(argv[3], "gpu"))
+		mem_kind = CB_MEM_GPU;
 	struct cb_tp_entry e;
 	cb_tp_find(transport, &e);
 	if (!e.ops || !e.available) {
 		printf("%s: %s: skipped\n", transport, e.why);
 		return 77;
+	}
+	if (mem_kind == CB_MEM_GPU) {
+		/* device memory comes from the gpu module's engine */
+		cb_tp_find("gpu", &e);
+		if (!e.ops || !e.available) {
+			printf("device memory: gpu: %s: skipped\n", e.why);
+			return 77;
+		}
 	}
 	cb_log_level = CB_LOG_WARN;
 	if (cb_launch_local(np, 30, good_rank, &np)) {
@@ -573,6 +658,8 @@ int main(int argc, char **argv)
 			fails++;
 		}
 	}
-	printf("conformance %s: %s\n", transport, fails ? "FAILED" : "passed");
+	printf("conformance %s (%s memory): %s\n", transport,
+	       mem_kind == CB_MEM_GPU ? "device" : "host",
+	       fails ? "FAILED" : "passed");
 	return fails ? 1 : 0;
 }

@@ -87,6 +87,21 @@ static void test_24em64t(void)
 	/* Nearest NIC: the verbs one wins the tie with the Ethernet ports. */
 	for (int g = 0; g < 3; g++)
 		CHECK(nic_named(t, cb_topo_nearest_nic(t, g), "mlx4_0"));
+	/* The header's GPU line for 3 ranks, one GPU each, mlx4_0 for all. */
+	struct cb_topo_slot s[3];
+	char note[64], line[512];
+	CHECK(cb_topo_plan(t, CB_TOPO_BIND_AUTO, 3, NULL, -1, s, note,
+	                   sizeof(note)) == CB_OK);
+	cb_topo_gpu_paths(t, s, 3, line, sizeof(line));
+	CHECK(!strcmp(line, "GPU0 (local rank 0), GPU1 (local rank 1), GPU2 "
+	                    "(local rank 2); GPU0-GPU1 SYS, GPU0-GPU2 SYS, "
+	                    "GPU1-GPU2 PHB; GPU0-NIC mlx4_0 PHB, GPU1-NIC "
+	                    "mlx4_0 SYS, GPU2-NIC mlx4_0 SYS"));
+	/* no GPU planned: nothing to say */
+	for (int r = 0; r < 3; r++)
+		s[r].gpu = -1;
+	cb_topo_gpu_paths(t, s, 3, line, sizeof(line));
+	CHECK(line[0] == '\0');
 	/* A recording says nothing about links, and this machine's sysfs is
 	 * not mixed in. */
 	for (int n = 0; n < t->nnics; n++)
@@ -162,6 +177,22 @@ static void test_power8(void)
 	CHECK(cb_topo_path(t, 0, 1) == CB_TOPO_PATH_NVL);
 	CHECK(cb_topo_path(t, 2, 3) == CB_TOPO_PATH_NVL);
 	CHECK(cb_topo_path(t, 0, 2) == CB_TOPO_PATH_SYS);
+	/* The header's GPU line: 8 ranks, two to a GPU, by local rank. */
+	struct cb_topo_slot s[8];
+	char note[64], line[512];
+	CHECK(cb_topo_plan(t, CB_TOPO_BIND_AUTO, 8, NULL, -1, s, note,
+	                   sizeof(note)) == CB_OK);
+	cb_topo_gpu_paths(t, s, 8, line, sizeof(line));
+	CHECK(!strcmp(line, "GPU0 (local ranks 0,4: shared), GPU1 (local "
+	                    "ranks 1,5: shared), GPU2 (local ranks 2,6: "
+	                    "shared), GPU3 (local ranks 3,7: shared); "
+	                    "GPU0-GPU1 NVL, GPU0-GPU2 SYS, GPU0-GPU3 SYS, "
+	                    "GPU1-GPU2 SYS, GPU1-GPU3 SYS, GPU2-GPU3 NVL"));
+	/* --gpu 3 for all: one GPU, no pairs, no NIC on this machine */
+	CHECK(cb_topo_plan(t, CB_TOPO_BIND_AUTO, 2, NULL, 3, s, note,
+	                   sizeof(note)) == CB_OK);
+	cb_topo_gpu_paths(t, s, 2, line, sizeof(line));
+	CHECK(!strcmp(line, "GPU3 (local ranks 0,1: shared)"));
 	cb_topo_free(t);
 }
 

@@ -1,0 +1,390 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * transports/gpu/gpu.h - the gpu transport's internals, shared by its
+ * files: the driver table (gpu_cuda.c), set-up and connections (gpu.c),
+ * memory (gpu_mem.c) and the data path (gpu_data.c).  The design is in
+ * gpu.c's opening comment.
+ */
+#ifndef CB_TRANSPORTS_GPU_H
+#define CB_TRANSPORTS_GPU_H
+
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <cuda.h> /* types and prototypes only: nothing is linked */
+
+#include <collbench/transport.h>
+
+#define GPU_HIDDEN __attribute__((visibility("hidden")))
+
+/* ---- the driver, loaded with dlopen (gpu_cuda.c) ---- */
+
+/*
+ * Every driver entry point the transport calls: X(member, function,
+ * required).  The member's type is the prototype cuda.h declares, and the
+ * symbol looked up is the name cuda.h maps the function to (cuMemAlloc is
+ * cuMemAlloc_v2), so the table cannot disagree with the header.
+ */
+#define GPU_CU_SYMS(X)                                                         \
+	X(Init, cuInit, 1)                                                     \
+	X(DriverGetVersion, cuDriverGetVersion, 1)                             \
+	X(GetErrorString, cuGetErrorString, 1)                                 \
+	X(GetErrorName, cuGetErrorName, 1)                                     \
+	X(DeviceGetCount, cuDeviceGetCount, 1)                                 \
+	X(DeviceGet, cuDeviceGet, 1)                                           \
+	X(DeviceGetName, cuDeviceGetName, 1)                                   \
+	X(DeviceGetAttribute, cuDeviceGetAttribute, 1)                         \
+	X(DeviceGetPCIBusId, cuDeviceGetPCIBusId, 1)                           \
+	X(DeviceTotalMem, cuDeviceTotalMem, 1)                                 \
+	X(DevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, 1)                 \
+	X(DevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease, 1)               \
+	X(CtxSetCurrent, cuCtxSetCurrent, 1)                                   \
+	X(ModuleLoadData, cuModuleLoadData, 1)                                 \
+	X(ModuleUnload, cuModuleUnload, 1)                                     \
+	X(ModuleGetFunction, cuModuleGetFunction, 1)                           \
+	X(LaunchKernel, cuLaunchKernel, 1)                                     \
+	X(StreamCreate, cuStreamCreate, 1)                                     \
+	X(StreamDestroy, cuStreamDestroy, 1)                                   \
+	X(StreamSynchronize, cuStreamSynchronize, 1)                           \
+	X(EventCreate, cuEventCreate, 1)                                       \
+	X(EventDestroy, cuEventDestroy, 1)                                     \
+	X(EventRecord, cuEventRecord, 1)                                       \
+	X(EventQuery, cuEventQuery, 1)                                         \
+	X(MemAlloc, cuMemAlloc, 1)                                             \
+	X(MemFree, cuMemFree, 1)                                               \
+	X(MemGetAddressRange, cuMemGetAddressRange, 1)                         \
+	X(MemcpyAsync, cuMemcpyAsync, 1)                                       \
+	X(MemHostRegister, cuMemHostRegister, 1)                               \
+	X(MemHostUnregister, cuMemHostUnregister, 1)                           \
+	X(PointerGetAttribute, cuPointerGetAttribute, 1)                       \
+	X(IpcGetMemHandle, cuIpcGetMemHandle, 1)                               \
+	X(IpcOpenMemHandle, cuIpcOpenMemHandle, 1)                             \
+	X(IpcCloseMemHandle, cuIpcCloseMemHandle, 1)                           \
+	X(MemGetHandleForAddressRange, cuMemGetHandleForAddressRange, 0)
+
+struct gpu_cu {
+	void *lib;
+#define GPU_CU_MEMBER(m, fn, req) __typeof__(fn) *m;
+	GPU_CU_SYMS(GPU_CU_MEMBER)
+#undef GPU_CU_MEMBER
+};
+
+/* Load the driver: COLLBENCH_GPU_LIBCUDA (option "gpu-libcuda": another
+ * libcuda, or the tests' stand-in), else libcuda.so.1.  CB_OK, or
+ * CB_ERR_UNAVAILABLE with one line in @why naming what is missing. */
+GPU_HIDDEN cb_status_t gpu_cu_load(const char *path, struct gpu_cu *cu,
+                                   char *why, size_t why_bytes);
+GPU_HIDDEN void gpu_cu_unload(struct gpu_cu *cu);
+/* "CUDA_ERROR_NO_DEVICE (no CUDA-capable device is detected)" */
+GPU_HIDDEN void gpu_cu_err(const struct gpu_cu *cu, CUresult r, char *buf,
+                           size_t bytes);
+
+/* The kernels' names, by datatype and op, and the copy kernel's: the
+ * dispatch table (NULL for a pair outside the enums). */
+GPU_HIDDEN const char *gpu_kernel_name(enum cb_dtype dt, enum cb_op op);
+GPU_HIDDEN const char *gpu_copy_kernel_name(void);
+/* The fatbin the build embedded, and its size. */
+GPU_HIDDEN extern const unsigned char gpu_fatbin[];
+GPU_HIDDEN extern const size_t gpu_fatbin_bytes;
+
+/* What the probe (a child process: CUDA must not be initialized in the
+ * parent of the forked ranks) found. */
+#define GPU_PROBE_DEVS 16
+struct gpu_probe {
+	int status; /* CB_OK or CB_ERR_UNAVAILABLE */
+	char why[200];
+	int driver_version;
+	int ndev;
+	struct {
+		char name[64];
+		char pci[16];
+		uint64_t mem_bytes;
+		int sms, cc_major, cc_minor;
+	} dev[GPU_PROBE_DEVS];
+};
+GPU_HIDDEN void gpu_probe(const char *libcuda, struct gpu_probe *p);
+
+/* ---- the control channel between the local ranks (gpu.c) ---- */
+
+#define GPU_MAGIC      0x434247505530303dull /* "CBGPU00=" */
+#define GPU_SLOTS      32u
+#define GPU_SLOT_BYTES 2048u
+#define GPU_HDR_BYTES  40u
+#define GPU_DATA_BYTES (GPU_SLOT_BYTES - GPU_HDR_BYTES)
+#define GPU_NOTIFY_Q   64u
+#define GPU_EP_EVENTS  64u  /* copies, reductions and puts in flight per peer */
+#define GPU_LOC_EVENTS 256u /* local operations in flight */
+#define GPU_IMPORTS    32u  /* peers' regions kept mapped, per peer */
+
+/*
+ * Slot kinds.  EAGER: host memory, copied through the slot in fragments.
+ * RTS: a device buffer the receiver copies (or reduces) from directly;
+ * the slot carries struct gpu_rts.  NOTIFY: a put's notification.
+ */
+enum { GPU_EAGER = 1, GPU_RTS = 2, GPU_NOTIFY = 3 };
+
+struct gpu_slot {
+	_Atomic uint64_t seq;
+	uint64_t tag; /* GPU_NOTIFY: the notification */
+	uint64_t bytes;
+	uint64_t off; /* GPU_EAGER: the fragment's offset */
+	uint32_t kind;
+	uint32_t frag_bytes;
+	uint8_t data[GPU_DATA_BYTES];
+};
+
+/*
+ * A device region as a peer reaches it (an RTS's payload, and mem_export's
+ * blob): the owner's allocation (its IPC handle, base and size) and the
+ * range meant.  The receiver keeps the mapping per (peer, handle).
+ */
+struct gpu_export {
+	uint64_t magic;
+	int32_t pid, rank;
+	uint64_t alloc_base, alloc_bytes; /* the owner's allocation */
+	uint64_t base, bytes;             /* the range */
+	CUipcMemHandle handle;
+};
+
+/* In the receiver's segment; slots written by one sender. */
+struct gpu_chan {
+	alignas(64) _Atomic uint64_t consumed; /* receiver: slots freed */
+	alignas(64) _Atomic uint64_t done;     /* receiver: RTS copies done */
+	alignas(64) _Atomic uint32_t attached; /* sender: mapped us */
+	alignas(64) struct gpu_slot slots[GPU_SLOTS];
+};
+
+struct gpu_seg {
+	uint64_t magic, job_id;
+	int32_t owner, nchan;
+	alignas(64) struct gpu_chan chan[];
+};
+
+/* The context's address: where its segment is, and its GPU. */
+struct gpu_addr {
+	uint64_t magic;
+	int32_t rank, pid;
+	int32_t seg_fd, dev;
+	uint64_t seg_bytes;
+	char pci[16];
+};
+
+/* ---- memory (gpu_mem.c) ---- */
+
+/* A registration: a device allocation of ours (exportable), or pinned host
+ * memory (cuMemHostRegister). */
+struct cb_tp_mr {
+	int kind;               /* CB_MEM_* */
+	int pinned;             /* host: registered with the driver here */
+	CUdeviceptr alloc_base; /* device: the whole allocation */
+	size_t alloc_bytes;
+	CUipcMemHandle handle;
+	int have_handle;
+	void *base;
+	size_t bytes;
+};
+
+/* A peer's allocation mapped here. */
+struct gpu_import {
+	CUdeviceptr base; /* here; 0: a free entry */
+	CUipcMemHandle handle;
+	uint64_t rbase, bytes; /* at the owner */
+	uint64_t last_use;
+	int refs; /* mem_import handles on it */
+};
+
+/* An imported range (struct cb_tp_rmem). */
+struct cb_tp_rmem {
+	struct gpu_import *imp;
+	CUdeviceptr local;
+	uint64_t bytes;
+};
+
+/* ---- contexts, endpoints, requests ---- */
+
+struct cb_tp_ep {
+	struct cb_tp_ctx *ctx;
+	int peer, connected;
+	pid_t pid;
+	char pci[16]; /* the peer's GPU */
+	struct gpu_seg *peer_seg;
+	size_t peer_seg_bytes;
+	struct gpu_chan *tx; /* in the peer's segment */
+	struct gpu_chan *rx; /* in ours */
+	uint64_t tx_seq, tx_consumed, tx_rts;
+	uint64_t rx_seq;
+	CUstream stream;
+	CUevent ev[GPU_EP_EVENTS];
+	uint16_t ev_free[GPU_EP_EVENTS];
+	int nev_free;
+	struct cb_tp_req *sq_head, *sq_tail; /* sends and puts not finished
+	                                      * on our side */
+	struct cb_tp_req *rq_head, *rq_tail; /* receives not matched */
+	struct cb_tp_req *fq_head, *fq_tail; /* receives copying */
+	struct gpu_import imp[GPU_IMPORTS];
+	uint64_t use_clock;
+	uint32_t notify[GPU_NOTIFY_Q];
+	uint32_t nq_head, nq_tail;
+	cb_status_t err;
+};
+
+/* How a device message is moved: the copy engine (cuMemcpyAsync) or SMs
+ * (the copy kernel's loads and stores). */
+enum { GPU_COPY_CE = 0, GPU_COPY_KERNEL = 1 };
+
+struct cb_tp_ctx {
+	const struct cb_tp_host *host;
+	struct gpu_cu cu;
+	CUdevice dev;
+	int dev_index; /* the driver's ordinal */
+	int pci_index; /* its place by PCI bus id (nvidia-smi's number) */
+	char dev_name[64], pci[16];
+	int sms;
+	CUcontext cuctx;
+	CUmodule mod;
+	CUfunction red[CB_DT_COUNT][CB_OP_COUNT], copy;
+	int copy_mode;
+	CUstream lstream; /* local copies and reductions */
+	CUevent lev[GPU_LOC_EVENTS];
+	uint16_t lev_free[GPU_LOC_EVENTS];
+	int nlev_free;
+	int lev_seq_busy; /* debugging aid: local events in flight */
+	struct gpu_seg *seg;
+	size_t seg_bytes;
+	int seg_fd;
+	struct gpu_addr addr;
+	int *local_index; /* [world]: index among this host's ranks, or -1 */
+	int nlocal;
+	struct cb_tp_ep **eps;
+	int *active;
+	int nactive;
+	struct cb_tp_stats stats;
+	char bounce[GPU_DATA_BYTES]; /* an eager fragment on its way to the
+	                              * device */
+};
+
+/*
+ * Request private state (struct cb_tp_req.priv.u64[]).  Sends: R_BUF the
+ * buffer, R_MR its registration, R_OFF eager bytes sent, R_KIND, R_SEQ the
+ * RTS's number (done when the peer's done counter reaches it), R_EV the
+ * put's event.  Receives: R_BUF, R_CAP, R_OFF bytes in, R_STARTED, R_RED
+ * the reduction (NULL: a plain receive), R_SRC its other operand, R_EV the
+ * copy's event, R_DEV the destination is device memory.
+ */
+enum {
+	R_DONE,
+	R_BUF,
+	R_CAP,
+	R_OFF,
+	R_KIND,
+	R_SEQ,
+	R_EV,
+	R_RED,
+};
+#define R_MR      R_CAP /* sends have no capacity */
+#define R_SRC     R_SEQ /* receives have no RTS number */
+#define R_STARTED R_KIND
+enum { SEND_EAGER = 0, SEND_RTS = 1, SEND_PUT = 2 };
+#define R_NOEV UINT64_MAX
+
+/*
+ * Events come from fixed pools (made at open and ep_create, outside timed
+ * regions): an index is taken when an operation is queued and given back
+ * when its completion has been seen.  -1: none free (the caller says
+ * CB_AGAIN and progress frees some).
+ */
+static inline int gpu_ev_take(uint16_t *free_list, int *nfree)
+{
+	return *nfree ? free_list[--*nfree] : -1;
+}
+
+static inline void gpu_ev_give(uint16_t *free_list, int *nfree, int i)
+{
+	free_list[(*nfree)++] = (uint16_t)i;
+}
+
+/* gpu_cuda.c: which driver ordinal to use.  @pci: the driver's devices'
+ * PCI bus ids, by ordinal; @hint: the rank's GPU as the topology numbers
+ * them (by PCI bus id, as nvidia-smi does), or -1: local rank @local,
+ * round-robin.  Returns the ordinal, or -1 with a line in @why. */
+GPU_HIDDEN int gpu_pick_device(const char (*pci)[16], int n, int hint,
+                               int local, char *why, size_t why_bytes);
+
+/* gpu.c */
+GPU_HIDDEN cb_status_t gpu_cu_fail(struct cb_tp_ctx *ctx, CUresult r,
+                                   const char *what);
+
+/* gpu_mem.c */
+GPU_HIDDEN cb_status_t gpu_mem_alloc(struct cb_tp_ctx *ctx, size_t bytes,
+                                     enum cb_mem_kind kind, int device,
+                                     void **buf);
+GPU_HIDDEN void gpu_mem_free(struct cb_tp_ctx *ctx, void *buf, size_t bytes);
+GPU_HIDDEN cb_status_t gpu_mem_reg(struct cb_tp_ctx *ctx,
+                                   const struct cb_tp_mem *mem,
+                                   struct cb_tp_mr **mr);
+GPU_HIDDEN void gpu_mem_dereg(struct cb_tp_ctx *ctx, struct cb_tp_mr *mr);
+GPU_HIDDEN cb_status_t gpu_mem_export(struct cb_tp_ctx *ctx,
+                                      const struct cb_tp_mem *mem, void *blob,
+                                      size_t *bytes);
+GPU_HIDDEN cb_status_t gpu_mem_import(struct cb_tp_ep *ep, const void *blob,
+                                      size_t bytes, struct cb_tp_rmem **rmem,
+                                      void **local);
+GPU_HIDDEN void gpu_mem_unimport(struct cb_tp_ep *ep, struct cb_tp_rmem *rmem);
+GPU_HIDDEN cb_status_t gpu_mem_dmabuf(struct cb_tp_ctx *ctx, const void *base,
+                                      size_t bytes, int *fd, uint64_t *offset);
+GPU_HIDDEN cb_status_t gpu_mem_copy(struct cb_tp_ctx *ctx, void *dst,
+                                    const void *src, size_t bytes,
+                                    struct cb_tp_req *req);
+GPU_HIDDEN cb_status_t gpu_mem_reduce(struct cb_tp_ctx *ctx, void *dst,
+                                      const void *a, const void *b,
+                                      size_t count,
+                                      const struct cb_tp_reduce *red,
+                                      struct cb_tp_req *req);
+GPU_HIDDEN cb_status_t gpu_local_test(struct cb_tp_ctx *ctx,
+                                      struct cb_tp_req *req);
+/* The export of the region @mr, range [@base, @base + @bytes). */
+GPU_HIDDEN void gpu_export_of(struct cb_tp_ctx *ctx, const struct cb_tp_mr *mr,
+                              uint64_t base, uint64_t bytes,
+                              struct gpu_export *x);
+/* A peer's allocation mapped here (mapping it the first time, evicting
+ * the least recently used unreferenced one when the cache is full). */
+GPU_HIDDEN cb_status_t gpu_import_get(struct cb_tp_ep *ep,
+                                      const struct gpu_export *x,
+                                      struct gpu_import **out);
+GPU_HIDDEN void gpu_imports_drop(struct cb_tp_ep *ep);
+/* Whether @x describes a range of one of the peer's allocations. */
+GPU_HIDDEN int gpu_export_ok(const struct cb_tp_ep *ep,
+                             const struct gpu_export *x);
+/* Queue a copy (the copy engine, or the copy kernel) or a reduction on
+ * @stream. */
+GPU_HIDDEN cb_status_t gpu_launch_copy(struct cb_tp_ctx *ctx, CUstream stream,
+                                       int mode, CUdeviceptr dst,
+                                       CUdeviceptr src, size_t bytes);
+GPU_HIDDEN cb_status_t gpu_launch_reduce(struct cb_tp_ctx *ctx, CUstream stream,
+                                         const struct cb_tp_reduce *red,
+                                         CUdeviceptr dst, CUdeviceptr a,
+                                         CUdeviceptr b, size_t count);
+
+/* gpu_data.c */
+GPU_HIDDEN cb_status_t gpu_isend(struct cb_tp_ep *ep, const void *buf,
+                                 size_t bytes, const struct cb_tp_mem *mem,
+                                 uint64_t tag, struct cb_tp_req *req);
+GPU_HIDDEN cb_status_t gpu_irecv(struct cb_tp_ep *ep, void *buf, size_t cap,
+                                 const struct cb_tp_mem *mem, uint64_t tag,
+                                 struct cb_tp_req *req);
+GPU_HIDDEN cb_status_t gpu_irecv_reduce(struct cb_tp_ep *ep, void *dst,
+                                        const void *src, size_t bytes,
+                                        const struct cb_tp_mem *mem,
+                                        const struct cb_tp_reduce *red,
+                                        uint64_t tag, struct cb_tp_req *req);
+GPU_HIDDEN cb_status_t gpu_put(struct cb_tp_ep *ep, const void *buf,
+                               size_t bytes, const struct cb_tp_mem *mem,
+                               struct cb_tp_rmem *rmem, uint64_t roff,
+                               uint32_t notify, struct cb_tp_req *req);
+GPU_HIDDEN cb_status_t gpu_notify_poll(struct cb_tp_ep *ep, uint32_t *notify);
+GPU_HIDDEN cb_status_t gpu_test(struct cb_tp_ep *ep, struct cb_tp_req *req);
+GPU_HIDDEN cb_status_t gpu_progress(struct cb_tp_ctx *ctx);
+
+#endif
