@@ -100,7 +100,7 @@ cb_status_t cb_acc_pair_measure(struct cb_acc_ctx *x, int peer,
  * the same list), in order; then every rank's entries go to rank 0, which
  * waits at most @wait_s for late ranks and fills @out[i] for pair i.
  * @run: 0 connectivity, 1 measure.  @alone: one pair at a time, nothing
- * else running (the suspects measured again). */
+ * else running (the suspects measured again; 2: with more repetitions). */
 cb_status_t cb_acc_stage_pairs(struct cb_acc_ctx *x, int (*pairs)[2], int n,
                                int run, int alone, double wait_s,
                                struct cb_acc_pair *out);

@@ -188,17 +188,41 @@ static void take(struct cb_acc *a, const struct cb_acc_pair *m, int n,
 	}
 }
 
-/* The suspects of @sus still outside tolerance, but by less than half,
- * measured alone a second time; each keeps the better of its two alone
- * measurements. */
+/* The controls' best figures measured alone so far (rank 0). */
+struct controls {
+	int n;
+	double bw[2], bibw[2], lat[2];
+};
+
+static void alone_refs(struct cb_acc *a, const struct controls *k)
+{
+	double bw[2], bibw[2], lat[2];
+
+	if (!k->n)
+		return;
+	memcpy(bw, k->bw, sizeof(bw));
+	memcpy(bibw, k->bibw, sizeof(bibw));
+	memcpy(lat, k->lat, sizeof(lat));
+	a->alone_bw_gbps = median_of(bw, k->n);
+	a->alone_bibw_gbps = median_of(bibw, k->n);
+	a->alone_lat_us = median_of(lat, k->n);
+}
+
+/*
+ * The suspects of @sus still outside tolerance, but by less than half,
+ * measured alone a second time with more repetitions, and the controls with
+ * them (a busy spell of the machine slows both alike); each keeps the
+ * better of its two measurements.
+ */
 static cb_status_t confirm(struct cb_acc_ctx *x, int (*again)[2],
                            const struct plan *sus, int rounds,
-                           struct cb_acc_pair *got)
+                           struct cb_acc_pair *got, struct controls *k)
 {
 	struct cb_acc *a = x->a;
 	int ns = sus->n - sus->controls;
-	struct plan *still = calloc(1, sizeof(*still) + ((size_t)ns + 1) * 4);
-	int(*pairs)[2] = malloc(((size_t)ns + 1) * sizeof(*pairs));
+	struct plan *still =
+	        calloc(1, sizeof(*still) + ((size_t)sus->n + 1) * 4);
+	int(*pairs)[2] = malloc(((size_t)sus->n + 1) * sizeof(*pairs));
 	cb_status_t st;
 	char why[160];
 
@@ -219,19 +243,34 @@ static cb_status_t confirm(struct cb_acc_ctx *x, int (*again)[2],
 			continue;
 		still->idx[still->n++] = i;
 	}
-	if ((st = tell(x, still, ns, wait_for(x->o, rounds))) || !still->n)
+	for (int i = ns; x->c->rank == 0 && still->n && i < sus->n; i++) {
+		still->idx[still->n++] = i;
+		still->controls++;
+	}
+	if ((st = tell(x, still, sus->n, wait_for(x->o, rounds))) || !still->n)
 		goto out;
 	for (int i = 0; i < still->n; i++) {
 		pairs[i][0] = again[still->idx[i]][0];
 		pairs[i][1] = again[still->idx[i]][1];
 	}
-	st = cb_acc_stage_pairs(x, pairs, still->n, 1, 1,
+	st = cb_acc_stage_pairs(x, pairs, still->n, 1, 2,
 	                        wait_for(x->o, still->n), got);
 	for (int i = 0; !st && x->c->rank == 0 && i < still->n; i++) {
+		int c = still->idx[i] - ns; /* a control: its index */
+		if (!got[i].ok)
+			continue;
+		if (c >= 0 && c < k->n) {
+			if (cb_acc_pair_bw(&got[i]) > k->bw[c])
+				k->bw[c] = cb_acc_pair_bw(&got[i]);
+			if (got[i].bibw_gbps > k->bibw[c])
+				k->bibw[c] = got[i].bibw_gbps;
+			if (got[i].lat_p50_us < k->lat[c])
+				k->lat[c] = got[i].lat_p50_us;
+			continue;
+		}
 		struct cb_acc_pair *p =
 		        cb_acc_pair_of(a, pairs[i][0], pairs[i][1]);
-		if (!p || !got[i].ok ||
-		    cb_acc_pair_bw(&got[i]) <= cb_acc_pair_bw(p))
+		if (!p || cb_acc_pair_bw(&got[i]) <= cb_acc_pair_bw(p))
 			continue;
 		double fbw = p->first_bw_gbps, flat = p->first_lat_us;
 		int round = p->round;
@@ -241,6 +280,8 @@ static cb_status_t confirm(struct cb_acc_ctx *x, int (*again)[2],
 		p->first_bw_gbps = fbw;
 		p->first_lat_us = flat;
 	}
+	if (!st && x->c->rank == 0)
+		alone_refs(a, k);
 out:
 	free(still);
 	free(pairs);
@@ -259,6 +300,7 @@ static cb_status_t pairwise(struct cb_acc_ctx *x, int (*all)[2], int nall,
 	int n = keep->n, (*pairs)[2] = malloc(((size_t)n + 1) * sizeof(*pairs));
 	struct cb_acc_pair *got = calloc((size_t)n + 1, sizeof(*got));
 	struct plan *sus = calloc(1, sizeof(*sus) + ((size_t)n + 1) * 4);
+	struct controls ctl = { 0 };
 	cb_status_t st;
 
 	(void)nall;
@@ -328,25 +370,19 @@ static cb_status_t pairwise(struct cb_acc_ctx *x, int (*all)[2], int nall,
 	                        got);
 	if (!st && x->c->rank == 0) {
 		int ns = sus->n - sus->controls;
-		double bw[2], bibw[2], lat[2];
-		int k = 0;
 		for (int i = ns; i < sus->n; i++)
 			if (got[i].ok) {
-				bw[k] = cb_acc_pair_bw(&got[i]);
-				bibw[k] = got[i].bibw_gbps;
-				lat[k++] = got[i].lat_p50_us;
+				ctl.bw[ctl.n] = cb_acc_pair_bw(&got[i]);
+				ctl.bibw[ctl.n] = got[i].bibw_gbps;
+				ctl.lat[ctl.n++] = got[i].lat_p50_us;
 			}
-		if (k) {
-			a->alone_bw_gbps = median_of(bw, k);
-			a->alone_bibw_gbps = median_of(bibw, k);
-			a->alone_lat_us = median_of(lat, k);
-		}
+		alone_refs(a, &ctl);
 		take(a, got, ns, 1, stage);
 		*suspects += ns;
 	}
 	/* Still outside alone: once more, alone, later - a fault is slow
 	 * every time, a busy moment of a shared machine is not. */
-	if (!st && (st = confirm(x, again, sus, rounds, got)))
+	if (!st && (st = confirm(x, again, sus, rounds, got, &ctl)))
 		goto done;
 	if (x->c->rank == 0) {
 		char why[160];

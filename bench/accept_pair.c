@@ -21,9 +21,10 @@
  * machine only ever adds time): once with one window, then with as many
  * as take about 50 ms, fewer times once 0.4 s went by (a slow link is
  * slow; repeating it only costs time); a suspect measured again alone, up
- * to 4 times of about 80 ms, or 0.8 s.  The first message of
- * each direction is checked word by word against the pattern its sender
- * wrote, outside the timed region, so a link that corrupts data fails.
+ * to 4 times of about 80 ms, or 0.8 s (8 times, 1.6 s, the second time).  The
+ * first message of each direction is checked word by word against the pattern
+ * its sender wrote, outside the timed region, so a link that corrupts data
+ * fails.
  *
  * Every wait has the pair's deadline (--pair-timeout, counted from the last
  * progress); a pair that fails is recorded with its one line, and the peer
@@ -214,7 +215,8 @@ static cb_status_t window(struct pair *p, int recvs, int sends,
 	cb_status_t st;
 
 	for (int i = 0; recvs && i < WINDOW; i++)
-		if ((st = post_recv(p, p->recv + i * b, b, 0xacc2, &p->req[k++])))
+		if ((st = post_recv(p, p->recv + i * b, b, 0xacc2,
+		                    &p->req[k++])))
 			return st;
 	for (int i = 0; sends && i < WINDOW; i++)
 		if ((st = post_send(p, p->send, b, 0xacc2, &p->req[k++])))
@@ -234,8 +236,7 @@ static cb_status_t pattern_lower(struct pair *p, int cmd, int w, uint64_t *ns)
 	const char *what = cmd == CMD_BI ? "measuring bandwidth both ways with"
 	                                 : "measuring bandwidth with";
 
-	if (cmd == CMD_AB &&
-	    (st = post_recv(p, p->small + 16, 1, 0xacc3, ack)))
+	if (cmd == CMD_AB && (st = post_recv(p, p->small + 16, 1, 0xacc3, ack)))
 		return st;
 	uint64_t t0 = cb_now_ns();
 	if ((st = command(p, (uint32_t)cmd, (uint32_t)w, cr)))
@@ -299,9 +300,12 @@ static cb_status_t drive(struct pair *p, struct cb_acc_meas *m)
 		 * so a fast link is timed over enough bytes and a slow one is
 		 * not waited for needlessly. */
 		double best = 0, target = x->alone ? 0.08 : 0.05;
-		int reps = x->alone ? 4 : 3, w = 1;
-		uint64_t spent = 0, budget = x->alone ? 800000000ull
-		                                      : 400000000ull, ns;
+		int reps = x->alone == 2 ? 8 : x->alone ? 4 : 3, w = 1;
+		uint64_t spent = 0,
+		         budget = x->alone == 2 ? 1600000000ull
+		                  : x->alone    ? 800000000ull
+		                                : 400000000ull,
+		         ns;
 		for (int rep = 0; rep < reps && spent < budget; rep++) {
 			if ((st = pattern_lower(p, cmd, w, &ns)))
 				return st;
@@ -349,7 +353,8 @@ static cb_status_t serve(struct pair *p)
 		case CMD_BA:
 		case CMD_BI:
 			st = pattern_upper(p, (int)m[0],
-			                   m[1] >= 1 && m[1] <= 64 ? (int)m[1] : 1);
+			                   m[1] >= 1 && m[1] <= 64 ? (int)m[1]
+			                                           : 1);
 			if (!st && m[0] == CMD_AB && first_ab) {
 				first_ab = 0;
 				st = check_data(p, p->peer);
