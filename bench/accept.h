@@ -96,11 +96,21 @@ cb_status_t cb_acc_pair_connect(struct cb_acc_ctx *x, int peer,
 cb_status_t cb_acc_pair_measure(struct cb_acc_ctx *x, int peer,
                                 struct cb_acc_meas *m);
 
+/* How pairs run (cb_acc_stage_pairs' @alone). */
+enum {
+	CB_ACC_CONCURRENT,    /* a round's pairs at once */
+	CB_ACC_ALONE_SUSPECT, /* one at a time, nothing else running, more
+	                       * repetitions: the suspects and controls */
+	CB_ACC_ALONE_CONFIRM, /* the same, more repetitions yet */
+	CB_ACC_ALONE_SERIAL,  /* one at a time, the rounds' repetitions: where
+	                       * ranks share cores, concurrent pairs would
+	                       * measure the CPUs */
+};
+
 /* Every node runs its pairs of @pairs (node pairs; every rank calls with
  * the same list), in order; then every rank's entries go to rank 0, which
  * waits at most @wait_s for late ranks and fills @out[i] for pair i.
- * @run: 0 connectivity, 1 measure.  @alone: one pair at a time, nothing
- * else running (the suspects measured again; 2: with more repetitions). */
+ * @run: 0 connectivity, 1 measure.  @alone: CB_ACC_*. */
 cb_status_t cb_acc_stage_pairs(struct cb_acc_ctx *x, int (*pairs)[2], int n,
                                int run, int alone, double wait_s,
                                struct cb_acc_pair *out);

@@ -50,6 +50,7 @@ struct plan {
 	int32_t go;       /* burn: another pass; else unused */
 	int32_t colls;    /* run the collectives */
 	int32_t controls; /* suspects: the last this many are controls */
+	int32_t serial;   /* ranks share cores: one pair at a time */
 	int32_t n;        /* entries in idx */
 	int32_t idx[];    /* pair indices */
 };
@@ -253,7 +254,7 @@ static cb_status_t confirm(struct cb_acc_ctx *x, int (*again)[2],
 		pairs[i][0] = again[still->idx[i]][0];
 		pairs[i][1] = again[still->idx[i]][1];
 	}
-	st = cb_acc_stage_pairs(x, pairs, still->n, 1, 2,
+	st = cb_acc_stage_pairs(x, pairs, still->n, 1, CB_ACC_ALONE_CONFIRM,
 	                        wait_for(x->o, still->n), got);
 	for (int i = 0; !st && x->c->rank == 0 && i < still->n; i++) {
 		int c = still->idx[i] - ns; /* a control: its index */
@@ -312,8 +313,10 @@ static cb_status_t pairwise(struct cb_acc_ctx *x, int (*all)[2], int nall,
 		pairs[i][0] = all[keep->idx[i]][0];
 		pairs[i][1] = all[keep->idx[i]][1];
 	}
-	if ((st = cb_acc_stage_pairs(x, pairs, n, 1, 0, wait_for(x->o, rounds),
-	                             got)))
+	if ((st = cb_acc_stage_pairs(
+	             x, pairs, n, 1,
+	             keep->serial ? CB_ACC_ALONE_SERIAL : CB_ACC_CONCURRENT,
+	             wait_for(x->o, keep->serial ? n : rounds), got)))
 		goto out;
 	if (x->c->rank == 0) {
 		take(a, got, n, 0, stage);
@@ -366,8 +369,8 @@ static cb_status_t pairwise(struct cb_acc_ctx *x, int (*all)[2], int nall,
 		again[i][1] = pairs[sus->idx[i]][1];
 	}
 	/* One at a time: nothing else runs. */
-	st = cb_acc_stage_pairs(x, again, sus->n, 1, 1, wait_for(x->o, sus->n),
-	                        got);
+	st = cb_acc_stage_pairs(x, again, sus->n, 1, CB_ACC_ALONE_SUSPECT,
+	                        wait_for(x->o, sus->n), got);
 	if (!st && x->c->rank == 0) {
 		int ns = sus->n - sus->controls;
 		for (int i = ns; i < sus->n; i++)
@@ -466,6 +469,9 @@ static cb_status_t stage_connect(struct run *R)
 		         R->nall, R->rounds, bad, ms ? median_of(ms, k) : 0);
 		free(ms);
 		R->keep->colls = bad == 0;
+		/* Ranks that share cores: pairs one at a time (a round's
+		 * concurrent pairs would measure who gets a core). */
+		R->keep->serial = a->shared_cores[0] != 0;
 		stage_done(a, CB_ACC_CONNECTIVITY, t0);
 	}
 	return tell(x, R->keep, R->nall, wait_for(x->o, R->rounds));

@@ -299,12 +299,15 @@ static cb_status_t drive(struct pair *p, struct cb_acc_meas *m)
 		 * as fill about 50 ms (80 ms for a suspect measured alone),
 		 * so a fast link is timed over enough bytes and a slow one is
 		 * not waited for needlessly. */
-		double best = 0, target = x->alone ? 0.08 : 0.05;
-		int reps = x->alone == 2 ? 8 : x->alone ? 4 : 3, w = 1;
+		int effort = x->alone == CB_ACC_ALONE_SUSPECT   ? 1
+		             : x->alone == CB_ACC_ALONE_CONFIRM ? 2
+		                                                : 0;
+		double best = 0, target = effort ? 0.08 : 0.05;
+		int reps = effort == 2 ? 8 : effort ? 4 : 3, w = 1;
 		uint64_t spent = 0,
-		         budget = x->alone == 2 ? 1600000000ull
-		                  : x->alone    ? 800000000ull
-		                                : 400000000ull,
+		         budget = effort == 2 ? 1600000000ull
+		                  : effort    ? 800000000ull
+		                              : 400000000ull,
 		         ns;
 		for (int rep = 0; rep < reps && spent < budget; rep++) {
 			if ((st = pattern_lower(p, cmd, w, &ns)))

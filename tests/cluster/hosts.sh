@@ -60,13 +60,28 @@ cluster_up() {
 # Host I's cable at RATE: its own egress, and (unless "out") the switch
 # port's egress towards it, so both directions.  A cluster whose every host
 # sends at one rate (shape_all) has link-bound pairs, as real ones do.
+# The bucket holds what the rate sends in 4 ms (one tick at HZ=250): a
+# smaller one makes TCP's bursts wait for a timer that fires too late, and
+# the rate a pair gets jumps by tens of percent from one measurement to
+# the next.
+tbf_burst() {
+	local r=$1 mbit
+	case $r in
+	*gbit) mbit=$(( ${r%gbit} * 1000 )) ;;
+	*mbit) mbit=${r%mbit} ;;
+	*) mbit=1000 ;;
+	esac
+	echo "$(( mbit / 2 > 64 ? mbit / 2 : 64 ))kb"
+}
+
 shape_host() {
-	local i=$1 rate=$2 how=${3:-both}
+	local i=$1 rate=$2 how=${3:-both} b
+	b=$(tbf_burst "$rate")
 	ip netns exec "${HOST[$i]}" tc qdisc del dev eth0 root 2>/dev/null
-	ip netns exec "${HOST[$i]}" tc qdisc add dev eth0 root tbf rate "$rate" burst 64kb latency 100ms || return 1
+	ip netns exec "${HOST[$i]}" tc qdisc add dev eth0 root tbf rate "$rate" burst "$b" latency 50ms || return 1
 	[ "$how" = out ] && return 0
 	ip netns exec "$CL_SW" tc qdisc del dev "p$i" root 2>/dev/null
-	ip netns exec "$CL_SW" tc qdisc add dev "p$i" root tbf rate "$rate" burst 64kb latency 100ms
+	ip netns exec "$CL_SW" tc qdisc add dev "p$i" root tbf rate "$rate" burst "$b" latency 50ms
 }
 
 shape_all() {
