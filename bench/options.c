@@ -232,7 +232,7 @@ void cb_opts_usage(void)
 	       "      --np N            fork N local ranks (default 2); "
 	       "must match a launcher's world size\n"
 	       "      --transport T     auto (shm on a host, tcp between), "
-	       "tcp, shm, gpu\n"
+	       "tcp, shm, verbs, gpu\n"
 	       "      --mem M           host (default) or gpu: buffers on each "
 	       "rank's GPU (gpu\n"
 	       "                        between local ranks, tcp staged "
@@ -242,12 +242,21 @@ void cb_opts_usage(void)
 	       "                        MASTER_ADDR/MASTER_PORT)\n"
 	       "      --tcp-if NAME     tcp interface (COLLBENCH_TCP_IF)\n"
 	       "      --tcp-streams N   tcp streams per peer, 1-8 (default 2)\n"
+	       "      --gid-index N     verbs, RoCE: the GID (default: RoCE v2 "
+	       "on the route)\n"
+	       "      --ib-sl N         verbs, InfiniBand: service level 0-15\n"
+	       "      --verbs-cm M      verbs: connect oob (default) or "
+	       "rdma_cm (iWARP: always)\n"
+	       "      --verbs-eager-bytes N  verbs: largest message sent "
+	       "eagerly\n"
 	       "      --timeout S       give up after S seconds without "
 	       "progress (default 30)\n"
 	       "Topology:\n"
 	       "      --bind MODE       none, core, numa or auto (default: own "
 	       "core, spread over NUMA)\n"
-	       "      --nic NAME        every local rank uses this NIC\n"
+	       "      --nic NAME[,NAME] every local rank uses this NIC (verbs: "
+	       "DEV[:PORT], several\n"
+	       "                        to stripe large messages over)\n"
 	       "      --gpu INDEX       every local rank uses this GPU\n"
 	       "      --topo-xml FILE   plan on a recorded hwloc XML topology "
 	       "(binds nothing)\n"
@@ -273,6 +282,10 @@ enum {
 	OPT_RENDEZVOUS,
 	OPT_TCP_IF,
 	OPT_TCP_STREAMS,
+	OPT_GID_INDEX,
+	OPT_IB_SL,
+	OPT_VERBS_CM,
+	OPT_VERBS_EAGER,
 	OPT_TIMEOUT,
 	OPT_FORMAT,
 	OPT_CHUNK,
@@ -312,6 +325,10 @@ static const struct option longopts[] = {
 	{ "rendezvous", required_argument, NULL, OPT_RENDEZVOUS },
 	{ "tcp-if", required_argument, NULL, OPT_TCP_IF },
 	{ "tcp-streams", required_argument, NULL, OPT_TCP_STREAMS },
+	{ "gid-index", required_argument, NULL, OPT_GID_INDEX },
+	{ "ib-sl", required_argument, NULL, OPT_IB_SL },
+	{ "verbs-cm", required_argument, NULL, OPT_VERBS_CM },
+	{ "verbs-eager-bytes", required_argument, NULL, OPT_VERBS_EAGER },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "chunk-bytes", required_argument, NULL, OPT_CHUNK },
@@ -745,6 +762,33 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 			int v;
 			st = parse_int(optarg, "--tcp-streams", 1, 8, &v);
 			cb_opt_set("tcp-streams", optarg);
+			break;
+		}
+		case OPT_GID_INDEX: {
+			int v;
+			st = parse_int(optarg, "--gid-index", 0, 255, &v);
+			cb_opt_set("gid-index", optarg);
+			break;
+		}
+		case OPT_IB_SL: {
+			int v;
+			st = parse_int(optarg, "--ib-sl", 0, 15, &v);
+			cb_opt_set("ib-sl", optarg);
+			break;
+		}
+		case OPT_VERBS_CM:
+			if (strcmp(optarg, "oob") && strcmp(optarg, "rdma_cm"))
+				st = cb_fail(CB_ERR_USAGE,
+				             "--verbs-cm '%s' is not oob or "
+				             "rdma_cm",
+				             optarg);
+			cb_opt_set("verbs-cm", optarg);
+			break;
+		case OPT_VERBS_EAGER: {
+			int v;
+			st = parse_int(optarg, "--verbs-eager-bytes", 0, 8192,
+			               &v);
+			cb_opt_set("verbs-eager-bytes", optarg);
 			break;
 		}
 		case OPT_TIMEOUT:

@@ -52,6 +52,7 @@ cb_status_t cb_output_open(struct cb_outputs *w, const struct cb_opts *o,
 		return cb_fail(CB_ERR_NOMEM, "out of memory");
 	w->scale_cap = MAX_SCALE;
 	settings_of(o, &w->settings);
+	cb_comm_describe(c, w->transport_detail, sizeof(w->transport_detail));
 	for (int h = 0; h < c->nhosts; h++)
 		snprintf(hosts + strlen(hosts), sizeof(hosts) - strlen(hosts),
 		         "%s%s", h ? ", " : "", c->hosts[h]);
@@ -73,6 +74,8 @@ cb_status_t cb_output_open(struct cb_outputs *w, const struct cb_opts *o,
 		.gamma_gbps = m->gamma_gbps,
 		.model_source = m->source,
 		.binding = cb_topo_job_binding(c->topo),
+		.transport_detail =
+		        w->transport_detail[0] ? w->transport_detail : NULL,
 		.inventory = cb_topo_job_inventory(c->topo),
 		.gpu_paths = cb_topo_job_gpu_paths(c->topo),
 		.mem_kind = c->mem_kind == CB_MEM_GPU ? "gpu" : NULL,
@@ -193,6 +196,19 @@ void cb_output_point(struct cb_outputs *w, const struct cb_sect *g,
 	if (w->schedlog)
 		schedule_log(w, g, all, algo, a, bytes);
 	scale_point(w, g, algo, a, bytes, busbw0);
+}
+
+void cb_output_counters(struct cb_outputs *w, const struct cb_port_delta *d,
+                        int n)
+{
+	const struct cb_opts *o = w->o;
+
+	if (!o)
+		return;
+	for (int i = 0; i < o->noutputs; i++)
+		cb_report_counters(w->out[i], o->outputs[i].format, d, n);
+	if (w->res)
+		cb_results_set_counters(w->res, d, n);
 }
 
 cb_status_t cb_output_close(struct cb_outputs *w, cb_status_t st)

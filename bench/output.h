@@ -30,7 +30,13 @@ struct cb_outputs {
 	uint64_t wrong;
 	struct cb_scale_pt *scale;
 	int nscale, scale_cap;
+	char transport_detail[1024];
 };
+
+/* The run's port counter changes, after the table and in the JSON. */
+struct cb_port_delta;
+void cb_output_counters(struct cb_outputs *w, const struct cb_port_delta *d,
+                        int n);
 
 /* Open every output and write the headers (rank 0). */
 cb_status_t cb_output_open(struct cb_outputs *w, const struct cb_opts *o,

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "bench/calibrate.h"
+#include "bench/counters.h"
 #include "bench/measure.h"
 #include "bench/output.h"
 #include "bench/select.h"
@@ -44,6 +45,7 @@ struct sweep {
 	struct cb_meter meter;
 	struct cb_model m;
 	struct cb_outputs w; /* rank 0 */
+	struct cb_counters counters;
 	struct cb_sect g;    /* the section running now */
 	int sections;        /* (collective, group) pairs with work */
 	char skipped[256];   /* why the last one skipped did not run */
@@ -510,7 +512,8 @@ cb_status_t cb_sweep(struct cb_comm *c, const struct cb_opts *o,
 		             o->straggler, c->world, c->world == 1 ? "" : "s");
 	if (st)
 		goto out;
-	if ((st = cb_calibrate(c, o, &sw.m)) || (st = load_tuning(&sw)))
+	if ((st = cb_counters_begin(c, &sw.counters)) ||
+	    (st = cb_calibrate(c, o, &sw.m)) || (st = load_tuning(&sw)))
 		goto out;
 	if (o->cmd == CB_CMD_TUNE) {
 		if (c->rank == 0 && (st = cb_tuner_new(&sw.tuner)))
@@ -531,6 +534,8 @@ cb_status_t cb_sweep(struct cb_comm *c, const struct cb_opts *o,
 				           o->nodes != NULL);
 				st = section(&sw);
 			}
+	if (!st)
+		st = cb_counters_end(c, &sw.counters, &sw.w);
 	*wrong = sw.w.wrong;
 	if (!st && sw.tuner)
 		st = cb_tuner_finish(sw.tuner, sw.tab, sw.tab_path, stdout);

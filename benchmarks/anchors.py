@@ -29,7 +29,10 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-ANCHORS = os.path.join(ROOT, "..", "shared", "anchors")
+# ../shared/anchors beside the repository; COLLBENCH_ANCHORS elsewhere (a
+# worktree)
+ANCHORS = os.environ.get("COLLBENCH_ANCHORS",
+                         os.path.join(ROOT, "..", "shared", "anchors"))
 
 
 def parse_size(s):

@@ -271,7 +271,8 @@ static cb_status_t comm_publish(struct cb_comm *c)
 }
 
 /* Tell topo which device names the transports of this run know, so --nic may
- * name one hwloc does not (an emulated RDMA device, an interface). */
+ * name one hwloc does not (an emulated RDMA device, an interface):
+ * "verbs:cbemu0,cbemu1;tcp:lo,eth0". */
 static void comm_known_nics(const char *transport)
 {
 	const char *auto_tps[] = { "shm", "tcp", NULL };
@@ -287,10 +288,12 @@ static void comm_known_nics(const char *transport)
 		if (!e.ops || !CB_TP_HAS(e.ops, devices) ||
 		    e.ops->devices(devs, 32, &n) != CB_OK)
 			continue;
+		snprintf(list + strlen(list), sizeof(list) - strlen(list),
+		         "%s%s:", list[0] ? ";" : "", names[i]);
 		for (int d = 0; d < n && d < 32; d++)
 			snprintf(list + strlen(list),
 			         sizeof(list) - strlen(list), "%s%.63s",
-			         list[0] ? "," : "", devs[d].name);
+			         d ? "," : "", devs[d].name);
 	}
 	cb_opt_set("nic-known", list);
 }

@@ -339,6 +339,19 @@ void cb_comm_mem_dereg(struct cb_comm *c, void *buf);
 const struct cb_mem *cb_comm_mem_find(const struct cb_comm *c, const void *p,
                                       size_t bytes);
 
+/* The device counters of every open transport (verbs port counters), up
+ * to @max into @out, their number in *@n.  Reads sysfs: outside timed
+ * regions. */
+cb_status_t cb_comm_counters(const struct cb_comm *c, struct cb_tp_counter *out,
+                             int max, int *n);
+/* 1 when some open transport has device counters (the same on every rank:
+ * they open the same transports). */
+int cb_comm_has_counters(const struct cb_comm *c);
+
+/* Each open transport's line for the run header, '\n' between them, into
+ * @buf ("" when none has one). */
+void cb_comm_describe(const struct cb_comm *c, char *buf, size_t bytes);
+
 /* Sum of every open transport's counters of what it did. */
 void cb_comm_tp_stats(const struct cb_comm *c, struct cb_tp_stats *out);
 

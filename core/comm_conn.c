@@ -12,7 +12,10 @@
  *      here waits, so no order of calls among ranks can deadlock;
  *   2. for each: fetch the peer's address and its blob for us (these wait,
  *      in the store, until the peer reaches its step 1), ep_connect();
- *   3. poll every pending ep_test() and every transport's progress (a
+ *   3. for a transport with ep_ready (verbs): say "connected" through the
+ *      store for each peer, wait for each peer's, then ep_ready() - the
+ *      out-of-band barrier RDMA needs before the first message;
+ *   4. poll every pending ep_test() and every transport's progress (a
  *      listener accepts there) until all are connected, a handshake fails,
  *      the deadline passes, or another rank aborts the job.
  *
@@ -108,6 +111,30 @@ static cb_status_t conn_start(struct cb_comm *c, int p)
 	return st;
 }
 
+/* Step 3 for one peer: @phase 0 publishes, 1 waits and calls ep_ready. */
+static cb_status_t conn_ready(struct cb_comm *c, int p, int phase)
+{
+	struct cb_ep *e = &c->eps[p];
+	uint8_t v[CB_TP_ADDR_MAX];
+	char key[64];
+	size_t n;
+	cb_status_t st;
+
+	if (e->state != CB_EP_CONNECTING || !CB_TP_HAS(e->ops, ep_ready))
+		return CB_OK;
+	if (phase == 0) {
+		snprintf(key, sizeof(key), "tp/%s/%d/%d/up", e->ops->name,
+		         c->rank, p);
+		return cb_boot_set(c->boot, key, "1", 1);
+	}
+	snprintf(key, sizeof(key), "tp/%s/%d/%d/up", e->ops->name, p, c->rank);
+	if ((st = conn_fetch(c, key, p, v, &n)))
+		return st;
+	if ((st = e->ops->ep_ready(e->ep)))
+		e->state = CB_EP_FAILED;
+	return st;
+}
+
 static cb_status_t conn_wait(struct cb_comm *c, const int *todo, int k,
                              double timeout_s)
 {
@@ -195,6 +222,9 @@ cb_status_t cb_comm_connect(struct cb_comm *c, const int *peers, int n,
 		st = conn_create(c, todo[i]);
 	for (int i = 0; i < k && !st; i++)
 		st = conn_start(c, todo[i]);
+	for (int phase = 0; phase < 2; phase++)
+		for (int i = 0; i < k && !st; i++)
+			st = conn_ready(c, todo[i], phase);
 	if (!st)
 		st = conn_wait(c, todo, k, timeout_s);
 	free(todo);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * core/comm_mem.c - the communicator's memory: allocation from the transport
- * that makes memory shareable with local peers, and the registration cache.
+ * that makes memory shareable with local peers, and the registration cache;
+ * and what the transports count (their own work, their devices').
  *
  * Every region is registered with every open transport once, outside timed
  * regions; an operation then names its region (struct cb_mem) and each
@@ -16,6 +17,7 @@
  * (core/comm_dev.c copies through it).  The twin is a region of its own,
  * registered like any host memory (the engine pins it).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -263,5 +265,46 @@ void cb_comm_tp_stats(const struct cb_comm *c, struct cb_tp_stats *out)
 		out->put_bytes += s.put_bytes;
 		out->connects += s.connects;
 		out->registrations += s.registrations;
+	}
+}
+
+cb_status_t cb_comm_counters(const struct cb_comm *c, struct cb_tp_counter *out,
+                             int max, int *n)
+{
+	*n = 0;
+	for (int i = 0; i < c->ntp; i++) {
+		int k = 0;
+		cb_status_t st;
+		if (!CB_TP_HAS(c->tp[i].ops, counters))
+			continue;
+		st = c->tp[i].ops->counters(c->tp[i].ctx, out + *n,
+		                            max - *n > 0 ? max - *n : 0, &k);
+		if (st)
+			return st;
+		*n += k < max - *n ? k : max - *n;
+	}
+	return CB_OK;
+}
+
+int cb_comm_has_counters(const struct cb_comm *c)
+{
+	for (int i = 0; i < c->ntp; i++)
+		if (CB_TP_HAS(c->tp[i].ops, counters))
+			return 1;
+	return 0;
+}
+
+void cb_comm_describe(const struct cb_comm *c, char *buf, size_t bytes)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < c->ntp && n + 1 < bytes; i++) {
+		char line[512];
+		if (!CB_TP_HAS(c->tp[i].ops, describe))
+			continue;
+		c->tp[i].ops->describe(c->tp[i].ctx, line, sizeof(line));
+		n += (size_t)snprintf(buf + n, bytes - n, "%s%s: %s",
+		                      n ? "\n" : "", c->tp[i].ops->name, line);
 	}
 }

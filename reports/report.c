@@ -49,3 +49,34 @@ void cb_report_footer(FILE *f, enum cb_format fmt, uint64_t wrong,
 	if (fmt == CB_FMT_TABLE)
 		cb_table_footer(f, wrong, avg_busbw_gbps);
 }
+
+void cb_report_counters(FILE *f, enum cb_format fmt,
+                        const struct cb_port_delta *d, int n)
+{
+	int errors = 0;
+
+	if (fmt != CB_FMT_TABLE || n == 0)
+		return;
+	fprintf(f, "# port counters, change over the run (per host and "
+	           "port; data in 4-byte words as IB counts):\n");
+	for (int i = 0; i < n; i++) {
+		if (!d[i].delta && !d[i].is_error)
+			continue;
+		if (d[i].is_error && d[i].delta) {
+			errors++;
+			continue;
+		}
+		if (!d[i].is_error)
+			fprintf(f, "#   %s %s %s %+lld\n", d[i].host, d[i].dev,
+			        d[i].name, (long long)d[i].delta);
+	}
+	for (int i = 0; i < n; i++)
+		if (d[i].is_error && d[i].delta)
+			fprintf(f,
+			        "# ERROR counter moved: %s %s %s %+lld (check "
+			        "the cable, port and switch)\n",
+			        d[i].host, d[i].dev, d[i].name,
+			        (long long)d[i].delta);
+	if (!errors)
+		fprintf(f, "#   error counters: none moved\n");
+}

@@ -76,6 +76,8 @@ struct cb_run_info {
 	const char *model_source; /* "measured between ranks 0 and 1" */
 	const char *binding;      /* topo: "rank 0 -> core 0 (...)", or NULL */
 	const char *inventory;    /* topo: lines, '\n' between; or NULL */
+	const char *transport_detail; /* rank 0's devices, per transport,
+	                               * '\n' between; or NULL */
 	const char *gpu_paths;    /* topo: per host, the GPUs in use and
 	                           * their paths (NVL, PIX, ...), '\n'
 	                           * between; NULL without GPUs */
@@ -107,6 +109,16 @@ struct cb_scale_pt {
 	size_t bytes;
 };
 
+/* How much a device counter moved over a run, on one host (verbs port
+ * counters: port_xmit_data, symbol_error, ...). */
+struct cb_port_delta {
+	char host[64];
+	char dev[48];  /* "mlx5_0:1" */
+	char name[40]; /* "port_xmit_data" */
+	int64_t delta;
+	int is_error; /* a counter of trouble: non-zero is flagged */
+};
+
 /* Busbw from algbw as nccl-tests defines it. */
 double cb_busbw(double algbw_gbps, double factor);
 /* GB/s (1e9 B/s) for @bytes in @time_us; 0 when time is 0. */
@@ -121,6 +133,10 @@ void cb_report_section(FILE *f, enum cb_format fmt,
  * in-place one. */
 void cb_report_point(FILE *f, enum cb_format fmt, const struct cb_row *rows,
                      int n);
+/* The port counters' changes (table: comment lines; errors flagged, as
+ * perftest's -W). */
+void cb_report_counters(FILE *f, enum cb_format fmt,
+                        const struct cb_port_delta *d, int n);
 void cb_report_footer(FILE *f, enum cb_format fmt, uint64_t wrong,
                       double avg_busbw_gbps);
 /* The table's scaling summary after a --ranks/--nodes sweep: @pts sorted

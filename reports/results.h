@@ -98,6 +98,10 @@ void cb_results_add_rows(struct cb_results *r, const struct cb_row *rows,
 /* Record the run's outcome: "status" complete or failed with @error, the
  * total of wrong values and the mean busbw of the rows. */
 void cb_results_end(struct cb_results *r, int failed, const char *error);
+/* The run's port counter changes ("port_counters"). */
+struct cb_port_delta;
+void cb_results_set_counters(struct cb_results *r,
+                             const struct cb_port_delta *d, int n);
 /* The end of a run: cb_results_end from @st (and the recorded line),
  * write the document to @f[i] for each of @outs whose format is JSON, and
  * draw @plot (NULL: none) when the run succeeded.  Returns the first

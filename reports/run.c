@@ -10,6 +10,7 @@
  * its end leaves an empty file, never a stale or half-written one.
  */
 #include "reports/results.h"
+#include "reports/report.h"
 
 #include <json-c/json.h>
 #include <math.h>
@@ -286,6 +287,8 @@ cb_status_t cb_results_from_meta(const struct cb_results_meta *m,
 	}
 	add(o, "hosts", v);
 	add(o, "transport", json_object_new_string(ri->transport));
+	if (ri->transport_detail && !m->reproducible)
+		add(o, "transport_detail", split(ri->transport_detail, "\n"));
 	add(o, "collectives", split(ri->colls, ", "));
 	add(o, "algo", json_object_new_string(ri->algo));
 	add(o, "auto", m->reproducible ? NULL : str_or_null(ri->auto_source));
@@ -366,6 +369,23 @@ void cb_results_add_rows(struct cb_results *r, const struct cb_row *rows, int n)
 		/* Out of memory loses a row of the record, not the run. */
 		if (cb_results_add(r, &rows[i]))
 			cb_fail_clear();
+}
+
+void cb_results_set_counters(struct cb_results *r,
+                             const struct cb_port_delta *d, int n)
+{
+	struct json_object *a = json_object_new_array();
+
+	for (int i = 0; i < n; i++) {
+		struct json_object *o = json_object_new_object();
+		add(o, "host", json_object_new_string(d[i].host));
+		add(o, "port", json_object_new_string(d[i].dev));
+		add(o, "counter", json_object_new_string(d[i].name));
+		add(o, "delta", json_object_new_int64(d[i].delta));
+		add(o, "error", json_object_new_boolean(d[i].is_error));
+		json_object_array_add(a, o);
+	}
+	add(r->run, "port_counters", a);
 }
 
 void cb_results_end(struct cb_results *r, int failed, const char *error)

@@ -35,6 +35,11 @@ void cb_table_header(FILE *f, const struct cb_run_info *ri)
 	        ri->alpha_us, ri->beta_gbps, ri->gamma_gbps, ri->model_source);
 	if (ri->auto_source)
 		fprintf(f, "# auto: %s\n", ri->auto_source);
+	for (const char *p = ri->transport_detail; p && *p;) {
+		int n = (int)strcspn(p, "\n");
+		fprintf(f, "# transport %.*s\n", n, p);
+		p += n + (p[n] == '\n');
+	}
 	if (ri->binding)
 		fprintf(f, "# binding: %s\n", ri->binding);
 	for (const char *p = ri->inventory; p && *p;) {

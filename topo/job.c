@@ -107,22 +107,39 @@ static cb_status_t read_options(enum cb_topo_bind *mode, const char **nic,
 /*
  * --nic takes a list ("mlx5_0,mlx5_1": a transport stripes over them); the
  * binding follows the first one the topology knows.  A name it does not
- * know is fine when the transport lists it among its devices (the core puts
- * those in "nic-known": an emulated RDMA device has no PCI address); any
- * other is a usage error, in cb_topo_plan's words.
+ * know is fine when a transport of the run lists it among its devices (the
+ * core puts those in "nic-known" as "verbs:cbemu0,cbemu1;tcp:lo": an
+ * emulated RDMA device has no PCI address); any other is a usage error
+ * naming what there is.
  */
+static int known_by_transport(const char *known, const char *name)
+{
+	char kb[1024];
+
+	snprintf(kb, sizeof(kb), "%s", known ? known : "");
+	for (char *s1, *grp = strtok_r(kb, ";", &s1); grp;
+	     grp = strtok_r(NULL, ";", &s1)) {
+		char *names = strchr(grp, ':');
+		for (char *s2,
+		     *k = names ? strtok_r(names + 1, ",", &s2) : NULL;
+		     k; k = strtok_r(NULL, ",", &s2))
+			if (!strcmp(k, name))
+				return 1;
+	}
+	return 0;
+}
+
 static cb_status_t nic_for_binding(const struct cb_topo *t, const char *list,
                                    const char **out)
 {
 	static char first[64];
 	const char *known = cb_opt_get("nic-known");
-	char buf[256], kb[1024];
+	char buf[256];
 
 	*out = NULL;
 	snprintf(buf, sizeof(buf), "%s", list);
 	for (char *save, *n = strtok_r(buf, ",", &save); n;
 	     n = strtok_r(NULL, ",", &save)) {
-		int ok = 0;
 		if (cb_topo_nic_find(t, n) >= 0) {
 			if (!*out) {
 				snprintf(first, sizeof(first), "%s", n);
@@ -130,15 +147,31 @@ static cb_status_t nic_for_binding(const struct cb_topo *t, const char *list,
 			}
 			continue;
 		}
-		snprintf(kb, sizeof(kb), "%s", known ? known : "");
-		for (char *s2, *k = strtok_r(kb, ",", &s2); k && !ok;
-		     k = strtok_r(NULL, ",", &s2))
-			ok = !strcmp(k, n);
-		if (!ok) {
-			snprintf(first, sizeof(first), "%s", n);
-			*out = first; /* cb_topo_plan says what is wrong */
-			return CB_OK;
+		if (known_by_transport(known, n))
+			continue;
+		char topo[256] = "", tps[512] = "";
+		for (int i = 0; i < t->nnics; i++)
+			snprintf(topo + strlen(topo),
+			         sizeof(topo) - strlen(topo), "%s%s",
+			         i ? ", " : "", cb_topo_nic(t, i)->name);
+		/* "verbs:a,b;tcp:lo" -> "verbs: a, b; tcp: lo" */
+		for (const char *p = known ? known : ""; *p; p++) {
+			size_t l = strlen(tps);
+			if (l + 3 >= sizeof(tps))
+				break;
+			if (*p == ':')
+				snprintf(tps + l, sizeof(tps) - l, ": ");
+			else if (*p == ',')
+				snprintf(tps + l, sizeof(tps) - l, ", ");
+			else if (*p == ';')
+				snprintf(tps + l, sizeof(tps) - l, "; ");
+			else
+				snprintf(tps + l, sizeof(tps) - l, "%c", *p);
 		}
+		return cb_fail(CB_ERR_USAGE,
+		               "--nic %s: no such NIC here (topology: %s%s%s)",
+		               n, t->nnics ? topo : "none", tps[0] ? "; " : "",
+		               tps);
 	}
 	return CB_OK;
 }

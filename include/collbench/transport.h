@@ -23,6 +23,7 @@
  *   ep_create(ctx, peer) -> ep, blob blob: what this rank tells that peer
  *                                    (verbs: the QP number made for it)
  *   ep_connect(ep, addr, blob)       the peer's address and its blob for us
+ *   ep_ready(ep)                     optional: the peer has connected too
  *   ep_test(ep) until CB_OK          non-blocking; the core owns the deadline
  *   isend/irecv(ep, ..., req)        then test(req) / progress(ctx)
  *   mem_export/mem_import, put       optional one-sided and mapped access
@@ -286,6 +287,15 @@ struct cb_tp_ops {
 	cb_status_t (*ep_connect)(struct cb_tp_ep *ep, const void *addr,
 	                          size_t addr_bytes, const void *blob,
 	                          size_t blob_bytes);
+
+	/*
+	 * ep_ready - optional: the peer's ep_connect() has returned too (the
+	 * core learns it through the bootstrap before calling this).  For a
+	 * transport whose first message must not reach a peer that cannot
+	 * receive yet (verbs: a queue pair not yet in RTR drops it).  Never
+	 * blocks.
+	 */
+	cb_status_t (*ep_ready)(struct cb_tp_ep *ep);
 
 	/* ep_test - CB_OK once connected, CB_AGAIN while not, an error when
 	 * the connection failed.  Makes progress on the handshake. */

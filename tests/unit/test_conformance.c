@@ -457,6 +457,52 @@ static void case_put(struct cb_comm *c, uint8_t *buf)
 	ops->mem_unimport(e->ep, rm);
 }
 
+/*
+ * A transport that needs registration (verbs) moves large messages between
+ * registered buffers without copying them: every case above used registered
+ * memory, so nothing went through bounce buffers (@s, before this case).
+ * Then a large message from and to unregistered memory must: the counter
+ * can tell the two apart.
+ */
+static void case_zcopy(struct cb_comm *c, const struct cb_tp_stats *s)
+{
+	const struct cb_tp_ops *ops = c->eps[1 - c->rank].ops;
+	struct cb_tp_stats after;
+	const size_t n = 100000;
+	uint8_t *own = malloc(n);
+	struct cb_req r;
+	cb_status_t st;
+
+	cur_case = "zcopy";
+	if (!(ops->caps & CB_TP_CAP_NEEDS_REG)) {
+		free(own);
+		return;
+	}
+	if (s->bounce_bytes != 0 || s->zcopy_bytes == 0)
+		FAIL("registered buffers: %llu bytes through bounce buffers, "
+		     "%llu zero-copy",
+		     (unsigned long long)s->bounce_bytes,
+		     (unsigned long long)s->zcopy_bytes);
+	fill(own, n, 99);
+	if (c->rank == 0)
+		st = POST(c, cb_comm_isend(c, 1, own, n, NULL, 77, &r));
+	else
+		st = POST(c, cb_comm_irecv(c, 0, own, n, NULL, 77, &r));
+	if (!st)
+		st = wait_req(c, &r, 10);
+	cb_comm_tp_stats(c, &after);
+	if (st)
+		FAIL("unregistered: %s", cb_status_str(st));
+	else if (after.bounce_bytes - s->bounce_bytes != n)
+		FAIL("a %zu-byte message from unregistered memory: %llu bytes "
+		     "counted through bounce buffers",
+		     n, (unsigned long long)(after.bounce_bytes -
+		                             s->bounce_bytes));
+	else if (c->rank == 1 && !same(own, n, 99))
+		FAIL("unregistered: wrong contents");
+	free(own);
+}
+
 static void case_lazy(struct cb_comm *c)
 {
 	int ring[2] = { (c->rank + 1) % c->world,
@@ -542,6 +588,7 @@ static int good_rank(void *arg, int rank, int listen_fd, const char *port)
 		case_put(c, buf);
 		struct cb_tp_stats s;
 		cb_comm_tp_stats(c, &s);
+		case_zcopy(c, &s);
 		printf("rank %d over %s (%s memory): %llu connects, eager %llu "
 		       "B, zero-copy %llu B, bounce %llu B, put %llu B\n",
 		       rank, transport,
@@ -580,8 +627,11 @@ static int bad_rank(void *arg, int rank, int listen_fd, const char *port)
 
 	(void)arg;
 	cur_case = bad_names[bad_case];
+	/* both connected before anyone misbehaves: a rank that dies while
+	 * the other still connects fails the connection, not the case */
 	if (!c || cb_comm_connect(c, &peer, 1, 10) ||
-	    cb_comm_mem_alloc_kind(c, 1 << 20, mem_kind, (void **)&buf))
+	    cb_comm_mem_alloc_kind(c, 1 << 20, mem_kind, (void **)&buf) ||
+	    cb_boot_barrier(c->boot))
 		return 3;
 	const struct cb_mem *m = cb_comm_mem_find(c, buf, 1 << 20);
 	if (rank == 1) {

@@ -151,7 +151,7 @@ static void fill_device_attr(struct emu_dev *d, struct ibv_device_attr *a)
 	a->max_mr_size = ~0ull;
 	a->page_size_cap = 0xfffff000;
 	a->vendor_id = EMU_VENDOR_ID;
-	a->vendor_part_id = 0;
+	a->vendor_part_id = emu_host.part_id;
 	a->hw_ver = 0;
 	a->max_qp = EMU_MAX_QP - 1;
 	a->max_qp_wr = EMU_MAX_QP_WR;

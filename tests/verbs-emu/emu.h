@@ -40,8 +40,12 @@
 #define EMU_QP_IDX_BITS       12 /* QPN = slot << 12 | index */
 #define EMU_MAX_QP            (1 << EMU_QP_IDX_BITS)
 #define EMU_PORT_BASE_DEFAULT 46000
-#define EMU_VENDOR_ID         0 /* no vendor: perftest treats it as unknown */
-#define EMU_FW_VER            "cbemu 1.0"
+#define EMU_VENDOR_ID         0 /* no vendor */
+/* ConnectX-5's part id: perftest switches on the part id alone, and takes
+ * its default path (the ibv_wr_* API) only for parts it knows;
+ * COLLBENCH_EMU_PART_ID=0 makes it fall back to ibv_post_send. */
+#define EMU_PART_ID_DEFAULT 4119
+#define EMU_FW_VER          "cbemu 1.0"
 
 enum emu_link { EMU_LINK_IB, EMU_LINK_ROCE, EMU_LINK_IWARP };
 
@@ -121,6 +125,7 @@ struct emu_host {
 	struct ibv_device *list[EMU_MAX_DEV + 1];
 	struct emu_shared *sh;
 	uint16_t port_base;
+	uint32_t part_id;
 	int64_t retry_floor_ns, retry_cap_ns;
 };
 extern struct emu_host emu_host;
@@ -202,7 +207,8 @@ struct wire_hdr {
 	uint32_t imm; /* network order, as the WR gave it */
 	uint8_t rnr_retry;
 	uint8_t opcode; /* the WR opcode, for the receiver's completion */
-	uint8_t pad[2];
+	uint8_t epoch;  /* the requester's go-back-N round (NAKs echo it) */
+	uint8_t pad;
 	uint64_t seq;
 	uint64_t raddr;
 };
@@ -295,7 +301,10 @@ struct emu_qp {
 	int64_t rnr_since_ns;
 	/* requester path */
 	struct emu_conn *conn;
-	bool path_dead, rnr_wait;
+	bool path_dead;   /* nothing answers: fail at the deadline */
+	bool rnr_wait;    /* the responder parked our message (RNR) */
+	uint8_t tx_epoch; /* go-back-N round: NAKs of older rounds are stale */
+	int64_t retx_at;  /* when to send again from the oldest unacked */
 	int64_t last_progress_ns;
 	/* ibv_wr_* batch */
 	bool wr_open;

@@ -483,6 +483,10 @@ static void build_sysfs(struct emu_dev *d)
 	struct emu_port *p = &d->port;
 	mkdirs(d->ibdev.ibdev_path);
 	mkdirs(d->ibdev.dev_path);
+	/* the interface the port is bound to, where sysfs says it */
+	snprintf(sub, sizeof(sub), "%s/device/net/%s", d->ibdev.ibdev_path,
+	         p->netdev);
+	mkdirs(sub);
 	put_file(d->ibdev.dev_path, "ibdev", d->ibdev.name);
 	put_file(d->ibdev.ibdev_path, "node_type",
 	         emu_iwarp() ? "4: RNIC\n" : "1: CA\n");
@@ -660,6 +664,8 @@ static int host_init_locked(void)
 		mkdirs(admin);
 	}
 	ndev = (int)env_long("COLLBENCH_EMU_DEVICES", 1, 0, EMU_MAX_DEV);
+	emu_host.part_id = (uint32_t)env_long("COLLBENCH_EMU_PART_ID",
+	                                      EMU_PART_ID_DEFAULT, 0, 65535);
 	emu_host.port_base = (uint16_t)env_long("COLLBENCH_EMU_PORT_BASE",
 	                                        EMU_PORT_BASE_DEFAULT, 1024,
 	                                        65535 - EMU_MAX_QP);

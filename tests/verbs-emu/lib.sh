@@ -27,10 +27,13 @@ emu() {
 }
 
 # pair NAME 'ENV...' 'SERVER ARGS' 'CLIENT ARGS' [NS_SERVER NS_CLIENT ADDR]:
-# a server and a client of one program, the client retrying until the
-# server listens; sets rc_srv/rc_cli, output in $TMP/NAME.{srv,cli}.
+# a server and a client of one program (both take -p PORT), the client
+# started when the server listens; sets rc_srv/rc_cli, output in
+# $TMP/NAME.{srv,cli}.
 pair() {
 	local name=$1 envs=$2 sargs=$3 cargs=$4 nss=${5:-} nsc=${6:-}
+	local port=${sargs##*-p }
+	port=${port%% *}
 	local addr=${7:-127.0.0.1} spid i
 	local sx=() cx=()
 	[ -n "$nss" ] && sx=(ip netns exec "$nss")
@@ -38,15 +41,28 @@ pair() {
 	# shellcheck disable=SC2086
 	"${sx[@]}" env $envs timeout 60 "$EMU" $sargs >"$TMP/$name.srv" 2>&1 &
 	spid=$!
-	for i in $(seq 1 50); do
-		sleep 0.2
+	# The client starts once the server listens: perftest's rdma_cm
+	# client, refused, retries on ids it has destroyed (its bug).
+	for i in $(seq 1 100); do
+		"${sx[@]}" ss -Hltn "sport = :$port" 2>/dev/null | grep -q . && break
+		kill -0 "$spid" 2>/dev/null || break
+		sleep 0.1
+	done
+	for i in $(seq 1 25); do
 		# shellcheck disable=SC2086
 		"${cx[@]}" env $envs timeout 60 "$EMU" $cargs $addr \
 			>"$TMP/$name.cli" 2>&1
 		rc_cli=$?
-		grep -q "Couldn't connect to\|Unable to open file descriptor\|Couldn't connect" \
-			"$TMP/$name.cli" || break
+		# the server was not listening yet: try again
+		[ $rc_cli -ne 0 ] && kill -0 "$spid" 2>/dev/null &&
+			grep -qiE "couldn't connect|unable to init the socket|failed to connect rdma cm" \
+				"$TMP/$name.cli" || break
 	done
 	wait "$spid"
 	rc_srv=$?
+}
+
+# bw_of FILE: the average bandwidth (MB/s) of perftest's result line
+bw_of() {
+	awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+/ { print $4; exit }' "$1"
 }

@@ -92,7 +92,8 @@ int emu_qp_transmit(struct emu_qp *qp)
 	bool sent = false;
 	if (qp->qpx.qp_base.state != IBV_QPS_RTS || qp->sq_tx == qp->sq_head)
 		return 0;
-	if (!qp->conn || !atomic_load_explicit(&d->up, memory_order_relaxed))
+	if (!qp->conn || !atomic_load_explicit(&d->up, memory_order_relaxed) ||
+	    qp->retx_at)
 		return 0; /* the retry timer decides */
 	pthread_rwlock_rdlock(&emu_eng.keys);
 	while (qp->sq_tx != qp->sq_head) {
@@ -102,7 +103,7 @@ int emu_qp_transmit(struct emu_qp *qp)
 		uint32_t payload;
 		int n;
 		w->hdr.rkey = w->rkey;
-		if (emu_fault_on_message(qp, w) &&
+		if (w->state == W_POSTED && emu_fault_on_message(qp, w) &&
 		    (qp->qpx.qp_base.state != IBV_QPS_RTS ||
 		     !atomic_load(&d->up)))
 			break; /* the fault killed the QP or the port */
@@ -116,7 +117,8 @@ int emu_qp_transmit(struct emu_qp *qp)
 			emu_qp_to_error(qp, st);
 			return -1;
 		}
-		w->seq = qp->next_seq++;
+		if (w->state == W_POSTED) /* a retransmission keeps its seq */
+			w->seq = qp->next_seq++;
 		w->hdr.type = wire_type(w->opcode);
 		w->hdr.flags =
 		        (uint8_t)((w->opcode == IBV_WR_SEND_WITH_IMM ||
@@ -148,7 +150,10 @@ int emu_qp_transmit(struct emu_qp *qp)
 		w->tx.done = 0;
 		w->tx.qp = qp;
 		w->tx.owned = NULL;
-		w->tx_ns = emu_now_ns();
+		w->hdr.epoch = qp->tx_epoch;
+		if (w->state ==
+		    W_POSTED) /* the retry deadline runs from here */
+			w->tx_ns = emu_now_ns();
 		w->state = W_SENT;
 		emu_counter_add(d->index, EMU_C_XMIT_DATA,
 		                emu_wire_words(payload, qp->path_mtu));

@@ -339,6 +339,7 @@ static void qp_reset(struct emu_qp *qp)
 	qp->next_seq = 1;
 	qp->rx_seq = 0;
 	qp->path_dead = qp->rnr_wait = false;
+	qp->retx_at = 0;
 	qp->conn = NULL;
 }
 

@@ -39,18 +39,7 @@
 #include <string.h>
 #include <unistd.h>
 
-enum verdict { V_OK, V_DROP, V_NAK, V_RNR };
-
-struct plan {
-	enum verdict v;
-	uint8_t nak;
-	struct iovec iov[EMU_MAX_SGE];
-	int niov;
-	struct emu_mr *mr[EMU_MAX_SGE];
-	int nmr;
-};
-
-static struct emu_qp *qp_lookup(uint32_t qpn)
+struct emu_qp *emu_qp_lookup(uint32_t qpn)
 {
 	struct emu_qp *qp;
 	if ((qpn >> EMU_QP_IDX_BITS) != emu_eng.slot)
@@ -59,21 +48,8 @@ static struct emu_qp *qp_lookup(uint32_t qpn)
 	return qp && !qp->dead && qp->qpx.qp_base.qp_num == qpn ? qp : NULL;
 }
 
-static uint32_t payload_of(const struct wire_hdr *h)
-{
-	return h->type == WT_SEND || h->type == WT_WRITE ||
-	                       h->type == WT_READ_RESP
-	               ? h->len
-	               : 0;
-}
-
-static bool has_imm(const struct wire_hdr *h)
-{
-	return h->flags & WF_IMM;
-}
-
 void emu_rx_ack(struct emu_conn *c, uint8_t type, uint8_t nak, uint32_t qpn,
-                uint32_t src, uint64_t seq)
+                uint32_t src, uint64_t seq, uint8_t epoch)
 {
 	struct ack_rec *a;
 	if (c->dead)
@@ -94,7 +70,12 @@ void emu_rx_ack(struct emu_conn *c, uint8_t type, uint8_t nak, uint32_t qpn,
 		c->acks_cap = cap;
 	}
 	c->acks[c->nacks++] = (struct ack_rec){
-		.qpn = qpn, .src = src, .seq = seq, .type = type, .nak = nak
+		.qpn = qpn,
+		.src = src,
+		.seq = seq,
+		.type = type,
+		.nak = nak,
+		.epoch = epoch,
 	};
 }
 
@@ -116,6 +97,7 @@ void emu_rx_send_acks(struct emu_conn *c)
 		h[i].dst_qpn = c->acks[i].qpn;
 		h[i].src_qpn = c->acks[i].src;
 		h[i].seq = c->acks[i].seq;
+		h[i].epoch = c->acks[i].epoch;
 	}
 	if (!c->nacks)
 		h[0].type = WT_PROGRESS;
@@ -157,8 +139,8 @@ static bool mr_covers(struct emu_mr *mr, struct emu_qp *qp, uint64_t raddr,
 	return off <= mr->mr.length && len <= mr->mr.length - off;
 }
 
-static void plan_request(struct emu_qp *qp, const struct wire_hdr *h,
-                         struct plan *p, bool parked)
+void emu_rx_plan(struct emu_qp *qp, const struct wire_hdr *h, struct plan *p,
+                 bool parked)
 {
 	struct emu_dev *d = qp->ctx->dev;
 	enum ibv_qp_state s = qp->qpx.qp_base.state;
@@ -177,6 +159,11 @@ static void plan_request(struct emu_qp *qp, const struct wire_hdr *h,
 		return;
 	}
 	if (h->psn != qp->rx_psn) {
+		uint32_t behind = (qp->rx_psn - h->psn) & 0xffffff;
+		if (behind && behind < (1u << 23)) {
+			p->v = V_DUP; /* a retransmission of something done */
+			return;
+		}
 		emu_counter_add(d->index, EMU_C_OUT_OF_SEQUENCE, 1);
 		p->v = V_DROP;
 		return;
@@ -209,7 +196,7 @@ static void plan_request(struct emu_qp *qp, const struct wire_hdr *h,
 			responder_error(qp, IBV_WC_SUCCESS, true);
 			return;
 		}
-		if (has_imm(h) && qp->rq_next == qp->rq_head) {
+		if (emu_has_imm(h) && qp->rq_next == qp->rq_head) {
 			p->v = V_RNR;
 			return;
 		}
@@ -292,8 +279,8 @@ static void plan_request(struct emu_qp *qp, const struct wire_hdr *h,
 
 /* The message is all in place (qp->lock held): complete the receive,
  * answer a READ, acknowledge. */
-static void request_done(struct emu_conn *c, struct emu_qp *qp,
-                         const struct wire_hdr *h, struct plan *p)
+void emu_rx_done(struct emu_conn *c, struct emu_qp *qp,
+                 const struct wire_hdr *h, struct plan *p)
 {
 	struct emu_dev *d = qp->ctx->dev;
 	uint32_t pkts = emu_npkts(h->len, h->mtu);
@@ -301,7 +288,7 @@ static void request_done(struct emu_conn *c, struct emu_qp *qp,
 	qp->rx_seq = h->seq;
 	emu_counter_add(d->index, EMU_C_RCV_PKTS, pkts);
 	emu_counter_add(d->index, EMU_C_RCV_DATA,
-	                emu_wire_words(payload_of(h), h->mtu));
+	                emu_wire_words(emu_payload_of(h), h->mtu));
 	if (h->type == WT_READ_REQ) {
 		struct wire_hdr *r = malloc(sizeof(*r) + h->len);
 		if (!r)
@@ -321,7 +308,7 @@ static void request_done(struct emu_conn *c, struct emu_qp *qp,
 			free(r);
 		return;
 	}
-	if (h->type == WT_SEND || has_imm(h)) {
+	if (h->type == WT_SEND || emu_has_imm(h)) {
 		struct emu_rwqe *rw = emu_rwqe_at(qp, qp->rq_next);
 		struct emu_cqe e = { .qp = qp };
 		e.wc.wr_id = rw->wr_id;
@@ -331,7 +318,7 @@ static void request_done(struct emu_conn *c, struct emu_qp *qp,
 		e.wc.byte_len = h->len;
 		e.wc.qp_num = qp->qpx.qp_base.qp_num;
 		e.wc.src_qp = h->src_qpn;
-		if (has_imm(h)) {
+		if (emu_has_imm(h)) {
 			e.wc.imm_data = h->imm;
 			e.wc.wc_flags = IBV_WC_WITH_IMM;
 		}
@@ -341,10 +328,10 @@ static void request_done(struct emu_conn *c, struct emu_qp *qp,
 		qp->rq_next++;
 		emu_cq_push((struct emu_cq *)qp->qpx.qp_base.recv_cq, &e);
 	}
-	emu_rx_ack(c, WT_ACK, 0, h->src_qpn, h->dst_qpn, h->seq);
+	emu_rx_ack(c, WT_ACK, 0, h->src_qpn, h->dst_qpn, h->seq, 0);
 }
 
-static void sink_reset(struct emu_conn *c)
+void emu_rx_sink_reset(struct emu_conn *c)
 {
 	if (c->sqp)
 		emu_qp_put(c->sqp);
@@ -361,12 +348,12 @@ static void sink_reset(struct emu_conn *c)
 
 void emu_rx_cancel(struct emu_conn *c)
 {
-	sink_reset(c);
+	emu_rx_sink_reset(c);
 	c->in_payload = false;
 	c->rr = c->rw = 0;
 }
 
-static void set_sink(struct emu_conn *c, struct emu_qp *qp, struct plan *p)
+void emu_rx_set_sink(struct emu_conn *c, struct emu_qp *qp, struct plan *p)
 {
 	c->sink = SINK_DIRECT;
 	memcpy(c->siov, p->iov, sizeof(p->iov[0]) * (size_t)p->niov);
@@ -377,22 +364,28 @@ static void set_sink(struct emu_conn *c, struct emu_qp *qp, struct plan *p)
 	atomic_fetch_add(&qp->refs, 1);
 }
 
-static void on_request(struct emu_conn *c, const struct wire_hdr *h)
+void emu_rx_request(struct emu_conn *c, const struct wire_hdr *h)
 {
-	struct emu_qp *qp = qp_lookup(h->dst_qpn);
+	struct emu_qp *qp = emu_qp_lookup(h->dst_qpn);
 	struct plan p;
 	if (!qp) {
-		emu_rx_ack(c, WT_NAK, NAK_DROP, h->src_qpn, h->dst_qpn, h->seq);
+		emu_rx_ack(c, WT_NAK, NAK_DROP, h->src_qpn, h->dst_qpn, h->seq,
+		           h->epoch);
 		return;
 	}
 	pthread_mutex_lock(&qp->lock);
-	plan_request(qp, h, &p, false);
+	emu_rx_plan(qp, h, &p, false);
 	switch (p.v) {
 	case V_DROP:
-		emu_rx_ack(c, WT_NAK, NAK_DROP, h->src_qpn, h->dst_qpn, h->seq);
+		emu_rx_ack(c, WT_NAK, NAK_DROP, h->src_qpn, h->dst_qpn, h->seq,
+		           h->epoch);
+		break;
+	case V_DUP: /* seen already: acknowledge again what is done */
+		emu_rx_ack(c, WT_ACK, 0, h->src_qpn, h->dst_qpn, qp->rx_seq, 0);
 		break;
 	case V_NAK:
-		emu_rx_ack(c, WT_NAK, p.nak, h->src_qpn, h->dst_qpn, h->seq);
+		emu_rx_ack(c, WT_NAK, p.nak, h->src_qpn, h->dst_qpn, h->seq,
+		           h->epoch);
 		break;
 	case V_RNR:
 		c->hold = calloc(1, sizeof(*c->hold));
@@ -407,8 +400,8 @@ static void on_request(struct emu_conn *c, const struct wire_hdr *h)
 			}
 			c->sink = SINK_HOLD;
 			c->siov[0].iov_base = c->hold->data;
-			c->siov[0].iov_len = payload_of(h);
-			c->nsiov = payload_of(h) ? 1 : 0;
+			c->siov[0].iov_len = emu_payload_of(h);
+			c->nsiov = emu_payload_of(h) ? 1 : 0;
 			c->sqp = qp;
 			atomic_fetch_add(&qp->refs, 1);
 		}
@@ -416,13 +409,13 @@ static void on_request(struct emu_conn *c, const struct wire_hdr *h)
 			emu_counter_add(qp->ctx->dev->index,
 			                EMU_C_OUT_OF_BUFFER, 1);
 		emu_rx_ack(c, WT_NAK, NAK_RNR_WAIT, h->src_qpn, h->dst_qpn,
-		           h->seq);
+		           h->seq, h->epoch);
 		break;
 	case V_OK:
-		if (h->type == WT_READ_REQ || payload_of(h) == 0)
-			request_done(c, qp, h, &p);
+		if (h->type == WT_READ_REQ || emu_payload_of(h) == 0)
+			emu_rx_done(c, qp, h, &p);
 		else
-			set_sink(c, qp, &p);
+			emu_rx_set_sink(c, qp, &p);
 		break;
 	}
 	pthread_mutex_unlock(&qp->lock);
@@ -443,7 +436,7 @@ static void complete_upto(struct emu_qp *qp, uint64_t seq)
 
 static struct emu_qp *requester(const struct wire_hdr *h)
 {
-	struct emu_qp *qp = qp_lookup(h->dst_qpn);
+	struct emu_qp *qp = emu_qp_lookup(h->dst_qpn);
 	if (!qp)
 		return NULL;
 	pthread_mutex_lock(&qp->lock);
@@ -456,18 +449,22 @@ static struct emu_qp *requester(const struct wire_hdr *h)
 	return qp;
 }
 
-static void on_ack(const struct wire_hdr *h)
+void emu_rx_on_ack(const struct wire_hdr *h)
 {
 	struct emu_qp *qp = requester(h);
+	uint32_t was;
 	if (!qp)
 		return;
+	was = qp->sq_acked;
 	complete_upto(qp, h->seq);
+	if (qp->sq_acked != was)
+		qp->path_dead = false; /* the path works (again) */
 	qp->last_progress_ns = emu_now_ns();
 	qp->rnr_wait = false;
 	pthread_mutex_unlock(&qp->lock);
 }
 
-static void on_nak(const struct wire_hdr *h)
+void emu_rx_on_nak(const struct wire_hdr *h)
 {
 	struct emu_qp *qp = requester(h);
 	struct emu_swqe *w;
@@ -483,10 +480,26 @@ static void on_nak(const struct wire_hdr *h)
 		pthread_mutex_unlock(&qp->lock);
 		return;
 	}
-	complete_upto(qp, h->seq - 1);
+	/* An error NAK means everything before it was done; a drop says
+	 * nothing about the messages before it (dropped too, maybe). */
+	if (h->nak != NAK_DROP)
+		complete_upto(qp, h->seq - 1);
 	w = qp->sq_acked != qp->sq_tx ? emu_swqe_at(qp, qp->sq_acked) : NULL;
 	if (h->nak == NAK_DROP) {
-		qp->path_dead = true;
+		/* Nothing took it (QP not ready yet, gone, PSN): send again
+		 * from it after a retry timeout, as a requester retries,
+		 * until the deadline.  NAKs of earlier rounds are stale. */
+		if (h->epoch == qp->tx_epoch && w && w->seq == h->seq &&
+		    !qp->retx_at) {
+			int64_t t = (int64_t)4096 << qp->timeout;
+			if (qp->timeout == 0 || t > 100000000)
+				t = 100000000;
+			if (t < 2000000)
+				t = 2000000;
+			qp->path_dead = true;
+			qp->tx_epoch++;
+			qp->retx_at = emu_now_ns() + t;
+		}
 	} else if (!w || w->seq != h->seq) {
 		/* stale: about a message already settled */
 	} else {
@@ -505,7 +518,7 @@ static void on_nak(const struct wire_hdr *h)
 	pthread_mutex_unlock(&qp->lock);
 }
 
-static void on_read_resp(struct emu_conn *c, const struct wire_hdr *h)
+void emu_rx_on_read_resp(struct emu_conn *c, const struct wire_hdr *h)
 {
 	struct emu_qp *qp = requester(h);
 	struct emu_swqe *w;
@@ -520,12 +533,12 @@ static void on_read_resp(struct emu_conn *c, const struct wire_hdr *h)
 		        (struct iovec *)(emu_swqe_sge(w) + qp->max_send_sge);
 		memcpy(p.iov, iov + 1, sizeof(*iov) * (size_t)w->niov);
 		p.niov = w->niov;
-		set_sink(c, qp, &p);
+		emu_rx_set_sink(c, qp, &p);
 	}
 	pthread_mutex_unlock(&qp->lock);
 }
 
-static void read_done(struct emu_qp *qp, const struct wire_hdr *h)
+void emu_rx_read_done(struct emu_qp *qp, const struct wire_hdr *h)
 {
 	struct emu_swqe *w;
 	if (qp->sq_acked == qp->sq_tx)
@@ -539,423 +552,4 @@ static void read_done(struct emu_qp *qp, const struct wire_hdr *h)
 		emu_send_complete(qp, w, IBV_WC_SUCCESS);
 		qp->last_progress_ns = emu_now_ns();
 	}
-}
-
-/* ---- the byte stream ---- */
-
-static void message_done(struct emu_conn *c);
-static void deliver_held(struct emu_qp *qp, int64_t now);
-
-static void on_header(struct emu_conn *c, const struct wire_hdr *h)
-{
-	c->cur = *h;
-	emu_dbg("pid %d fd %d rx type %u nak %u %06x->%06x seq %llu len %u",
-	        (int)getpid(), c->fd, h->type, h->nak, h->src_qpn, h->dst_qpn,
-	        (unsigned long long)h->seq, h->len);
-	switch (h->type) {
-	case WT_HELLO: {
-		struct sockaddr_in sa;
-		socklen_t l = sizeof(sa);
-		if (h->seq != emu_host.fabric_id) {
-			emu_log("a process of another fabric (state directory) "
-			        "connected; ignored");
-			emu_conn_kill(c, "fabric");
-			return;
-		}
-		if (getpeername(c->fd, (struct sockaddr *)&sa, &l) == 0) {
-			c->ip = sa.sin_addr;
-			c->port = (uint16_t)h->dst_qpn;
-			c->keyed = true;
-		}
-		break;
-	}
-	case WT_ACK:
-		on_ack(h);
-		break;
-	case WT_NAK:
-		on_nak(h);
-		break;
-	case WT_SEND:
-	case WT_WRITE:
-	case WT_READ_REQ:
-		on_request(c, h);
-		break;
-	case WT_READ_RESP:
-		on_read_resp(c, h);
-		break;
-	case WT_PROGRESS:
-		break;
-	default:
-		emu_log("garbage on the wire (type %u); connection dropped",
-		        h->type);
-		emu_conn_kill(c, "garbage");
-		return;
-	}
-	if (payload_of(h)) {
-		c->in_payload = true;
-		c->remaining = payload_of(h);
-		if (c->sink == SINK_NONE)
-			c->sink = SINK_DISCARD;
-	} else if (c->sink != SINK_NONE) {
-		message_done(c); /* zero bytes: parked or placed already */
-	}
-}
-
-/* The sink may be written (sqp->lock taken) or has gone (discard). */
-static bool sink_enter(struct emu_conn *c)
-{
-	enum ibv_qp_state s;
-	if (c->sink == SINK_DISCARD || !c->sqp)
-		return c->sink != SINK_DISCARD;
-	pthread_mutex_lock(&c->sqp->lock);
-	s = c->sqp->qpx.qp_base.state;
-	if (c->sink == SINK_DIRECT &&
-	    (c->sqp->dead || s == IBV_QPS_ERR || s == IBV_QPS_RESET)) {
-		pthread_mutex_unlock(&c->sqp->lock);
-		c->sink = SINK_DISCARD;
-		return false;
-	}
-	return true;
-}
-
-static void sink_leave(struct emu_conn *c)
-{
-	if (c->sqp && c->sink != SINK_DISCARD)
-		pthread_mutex_unlock(&c->sqp->lock);
-}
-
-static void sink_advance(struct emu_conn *c, size_t n)
-{
-	while (n && c->siov_i < c->nsiov) {
-		size_t room = c->siov[c->siov_i].iov_len - c->siov_off;
-		size_t k = n < room ? n : room;
-		c->siov_off += k;
-		n -= k;
-		if (c->siov_off == c->siov[c->siov_i].iov_len) {
-			c->siov_i++;
-			c->siov_off = 0;
-		}
-	}
-}
-
-static void sink_copy(struct emu_conn *c, const uint8_t *src, size_t n)
-{
-	if (!sink_enter(c))
-		return;
-	while (n && c->siov_i < c->nsiov) {
-		size_t room = c->siov[c->siov_i].iov_len - c->siov_off;
-		size_t k = n < room ? n : room;
-		memcpy((char *)c->siov[c->siov_i].iov_base + c->siov_off, src,
-		       k);
-		src += k;
-		n -= k;
-		sink_advance(c, k);
-	}
-	sink_leave(c);
-}
-
-static void message_done(struct emu_conn *c)
-{
-	struct emu_qp *qp = c->sqp;
-	struct wire_hdr *h = &c->cur;
-	c->in_payload = false;
-	if (c->sink == SINK_HOLD && qp) {
-		pthread_mutex_lock(&qp->lock);
-		if (!qp->dead && qp->qpx.qp_base.state != IBV_QPS_ERR &&
-		    qp->qpx.qp_base.state != IBV_QPS_RESET) {
-			if (!qp->held)
-				qp->rnr_since_ns = emu_now_ns();
-			*qp->held_tail = c->hold;
-			qp->held_tail = &c->hold->next;
-			c->hold = NULL;
-			deliver_held(qp, emu_now_ns());
-		}
-		pthread_mutex_unlock(&qp->lock);
-	} else if (c->sink == SINK_DIRECT && qp) {
-		pthread_mutex_lock(&qp->lock);
-		if (!qp->dead && qp->qpx.qp_base.state != IBV_QPS_ERR &&
-		    qp->qpx.qp_base.state != IBV_QPS_RESET) {
-			if (h->type == WT_READ_RESP)
-				read_done(qp, h);
-			else
-				request_done(c, qp, h, NULL);
-		}
-		pthread_mutex_unlock(&qp->lock);
-	}
-	sink_reset(c);
-}
-
-static void process(struct emu_conn *c)
-{
-	while (!c->dead) {
-		size_t avail = c->rw - c->rr;
-		if (c->in_payload) {
-			size_t k = avail < c->remaining ? avail
-			                                : (size_t)c->remaining;
-			if (k == 0 && c->remaining)
-				return;
-			sink_copy(c, c->rbuf + c->rr, k);
-			c->rr += k;
-			c->remaining -= k;
-			if (c->remaining == 0)
-				message_done(c);
-			continue;
-		}
-		if (avail < sizeof(struct wire_hdr))
-			return;
-		{
-			struct wire_hdr h;
-			memcpy(&h, c->rbuf + c->rr, sizeof(h));
-			c->rr += sizeof(h);
-			on_header(c, &h);
-		}
-	}
-}
-
-/* Large payloads go from the socket straight into place.  1: progress,
- * 0: nothing more to read now, -1: the sink went away (read normally). */
-static int read_direct(struct emu_conn *c)
-{
-	struct iovec iov[EMU_MAX_SGE];
-	size_t want = 0;
-	int n = 0;
-	ssize_t r;
-	if (!sink_enter(c))
-		return -1;
-	for (int i = c->siov_i; i < c->nsiov && want < c->remaining; i++) {
-		size_t off = i == c->siov_i ? c->siov_off : 0;
-		iov[n].iov_base = (char *)c->siov[i].iov_base + off;
-		iov[n].iov_len = c->siov[i].iov_len - off;
-		if (want + iov[n].iov_len > c->remaining)
-			iov[n].iov_len = c->remaining - want;
-		want += iov[n].iov_len;
-		n++;
-	}
-	r = n ? readv(c->fd, iov, n) : 0;
-	sink_leave(c);
-	if (r <= 0) {
-		if (r == 0 || (errno != EAGAIN && errno != EINTR))
-			emu_conn_kill(c, "eof");
-		return 0;
-	}
-	c->last_rx_ns = emu_now_ns();
-	c->got_payload = true;
-	sink_advance(c, (size_t)r);
-	c->remaining -= (size_t)r;
-	if (c->remaining == 0)
-		message_done(c);
-	return 1;
-}
-
-void emu_rx_readable(struct emu_conn *c)
-{
-	for (int round = 0; round < 64 && !c->dead; round++) {
-		ssize_t r;
-		if (c->in_payload && c->rr == c->rw && c->remaining >= 16384 &&
-		    c->sink != SINK_DISCARD) {
-			int k = read_direct(c);
-			if (k == 0)
-				return;
-			if (k > 0)
-				continue;
-		}
-		if (c->rr == c->rw) {
-			c->rr = c->rw = 0;
-		} else if (c->rcap - c->rw < sizeof(struct wire_hdr)) {
-			memmove(c->rbuf, c->rbuf + c->rr, c->rw - c->rr);
-			c->rw -= c->rr;
-			c->rr = 0;
-		}
-		r = read(c->fd, c->rbuf + c->rw, c->rcap - c->rw);
-		if (r <= 0) {
-			if (r == 0 || (errno != EAGAIN && errno != EINTR))
-				emu_conn_kill(c, "eof");
-			return;
-		}
-		c->rw += (size_t)r;
-		c->last_rx_ns = emu_now_ns();
-		if (c->in_payload)
-			c->got_payload = true;
-		process(c);
-	}
-}
-
-/* ---- parked messages, timers ---- */
-
-static int64_t rnr_timer_ns(uint8_t t)
-{
-	static const uint32_t us[32] = {
-		655360, 10,    20,    30,     40,     60,     80,     120,
-		160,    240,   320,   480,    640,    960,    1280,   1920,
-		2560,   3840,  5120,  7680,   10240,  15360,  20480,  30720,
-		40960,  61440, 81920, 122880, 163840, 245760, 327680, 491520
-	};
-	return (int64_t)us[t & 31] * 1000;
-}
-
-void emu_rx_drop_held(struct emu_qp *qp)
-{
-	while (qp->held) {
-		struct emu_held *h = qp->held;
-		qp->held = h->next;
-		free(h->data);
-		free(h);
-	}
-	qp->held_tail = &qp->held;
-}
-
-static void deliver_held(struct emu_qp *qp, int64_t now)
-{
-	while (qp->held) {
-		struct emu_held *m = qp->held;
-		struct plan p;
-		plan_request(qp, &m->hdr, &p, true);
-		if (p.v == V_RNR) {
-			int64_t lim = rnr_timer_ns(qp->min_rnr_timer) *
-			              (m->hdr.rnr_retry + 1);
-			if (lim < emu_host.retry_floor_ns)
-				lim = emu_host.retry_floor_ns;
-			if (lim > emu_host.retry_cap_ns)
-				lim = emu_host.retry_cap_ns;
-			if (m->hdr.rnr_retry < 7 &&
-			    now - qp->rnr_since_ns > lim) {
-				emu_rx_ack(m->conn, WT_NAK, NAK_RNR_EXC,
-				           m->hdr.src_qpn, m->hdr.dst_qpn,
-				           m->hdr.seq);
-				emu_rx_drop_held(qp);
-			}
-			return;
-		}
-		qp->held = m->next;
-		if (!qp->held)
-			qp->held_tail = &qp->held;
-		if (p.v == V_OK) {
-			size_t off = 0;
-			for (int i = 0;
-			     i < p.niov && m->hdr.type != WT_READ_REQ; i++) {
-				memcpy(p.iov[i].iov_base, m->data + off,
-				       p.iov[i].iov_len);
-				off += p.iov[i].iov_len;
-			}
-			request_done(m->conn, qp, &m->hdr, &p);
-			qp->rnr_since_ns = now;
-		} else {
-			emu_rx_ack(m->conn, WT_NAK,
-			           p.v == V_DROP ? NAK_DROP : p.nak,
-			           m->hdr.src_qpn, m->hdr.dst_qpn, m->hdr.seq);
-			if (p.v == V_NAK)
-				emu_rx_drop_held(qp);
-		}
-		free(m->data);
-		free(m);
-	}
-}
-
-static void check_retry(struct emu_qp *qp, int64_t now)
-{
-	struct emu_swqe *w;
-	struct emu_conn *c = qp->conn;
-	int64_t start, ref;
-	bool dead;
-	if (qp->sq_acked == qp->sq_head || qp->rnr_wait)
-		return;
-	if (qp->sq_tx != qp->sq_head)
-		emu_qp_transmit(qp);
-	if (qp->qpx.qp_base.state != IBV_QPS_RTS &&
-	    qp->qpx.qp_base.state != IBV_QPS_SQD)
-		return;
-	w = emu_swqe_at(qp, qp->sq_acked);
-	start = w->state == W_SENT ? w->tx_ns : w->post_ns;
-	dead = qp->path_dead || !c || c->dead ||
-	       !atomic_load(&qp->ctx->dev->up);
-	ref = start;
-	if (!dead) {
-		if (c->last_rx_ns > ref)
-			ref = c->last_rx_ns;
-		if (qp->last_progress_ns > ref)
-			ref = qp->last_progress_ns;
-	}
-	if (now - ref > emu_qp_deadline_ns(qp)) {
-		emu_counter_add(qp->ctx->dev->index, EMU_C_LOCAL_ACK_TIMEOUT,
-		                1);
-		emu_qp_to_error(qp, IBV_WC_RETRY_EXC_ERR);
-	}
-}
-
-static void poll_ports(int64_t now)
-{
-	if (now - emu_eng.last_port_poll_ns < 50000000 &&
-	    !atomic_exchange(&emu_eng.need_port_poll, false))
-		return;
-	emu_eng.last_port_poll_ns = now;
-	for (int i = 0; i < emu_host.ndev; i++) {
-		struct emu_dev *d = &emu_host.dev[i];
-		bool up = emu_port_up(d);
-		uint32_t was = up ? 0 : 1;
-		atomic_store(&d->up, up);
-		if (up == (bool)d->reported)
-			continue;
-		d->reported = up;
-		/* one process of the host counts the transition */
-		if (!up && atomic_compare_exchange_strong(
-		                   &emu_host.sh->port[i].seen_up, &was, 0))
-			emu_counter_add(i, EMU_C_LINK_DOWNED, 1);
-		if (up)
-			atomic_store(&emu_host.sh->port[i].seen_up, 1);
-		emu_port_event_all(d, up);
-		emu_counters_flush(true);
-	}
-}
-
-void emu_timers(int64_t now)
-{
-	emu_faults_tick(now);
-	poll_ports(now);
-	if (atomic_exchange(&emu_eng.need_scan, false) ||
-	    now - emu_eng.last_scan_ns >= 2000000) {
-		emu_eng.last_scan_ns = now;
-		for (uint32_t i = 1; i <= emu_eng.qp_hi; i++) {
-			struct emu_qp *qp = emu_eng.qp[i];
-			if (!qp)
-				continue;
-			pthread_mutex_lock(&qp->lock);
-			if (qp->held)
-				deliver_held(qp, now);
-			check_retry(qp, now);
-			pthread_mutex_unlock(&qp->lock);
-		}
-	}
-	if (now - emu_eng.last_flush_ns >= 20000000) {
-		emu_eng.last_flush_ns = now;
-		emu_counters_flush(false);
-	}
-}
-
-/* ---- objects going away (eng.lock held) ---- */
-
-void emu_engine_forget_qp(struct emu_qp *qp)
-{
-	/* qp->lock is held too: sinks are switched without taking it */
-	for (struct emu_conn *c = emu_eng.conns; c; c = c->next)
-		if (c->sqp == qp && c->sink != SINK_NONE) {
-			if (c->hold) {
-				free(c->hold->data);
-				free(c->hold);
-				c->hold = NULL;
-			}
-			c->sink = SINK_DISCARD;
-			c->nsiov = 0;
-			/* the reference is dropped by sink_reset later */
-		}
-	emu_rx_drop_held(qp);
-}
-
-void emu_engine_forget_mr(struct emu_mr *mr)
-{
-	for (struct emu_conn *c = emu_eng.conns; c; c = c->next)
-		for (int i = 0; i < c->nsmr; i++)
-			if (c->smr[i] == mr && c->sink == SINK_DIRECT) {
-				c->sink = SINK_DISCARD;
-				c->nsiov = 0;
-			}
 }

@@ -7,9 +7,13 @@
 #   pingpong  two-process ibv_rc_pingpong exchanging and checking data (-c):
 #             IB, completion events (-e), the ibv_wr_* API (-N), RoCE with a
 #             GID index (-g 3, its RoCE v2 IPv4 GID); RoCE without -g and
-#             iWARP (no rdma_cm) refused at RTR as real devices refuse them.
+#             iWARP (no rdma_cm) refused at RTR as real devices refuse them;
+#   perftest  ib_write_bw and ib_send_bw (Debian perftest) with and without
+#             rdma_cm (-R), IB, RoCE and iWARP;
+#   faults    COLLBENCH_EMU_FAULTS in an unchanged ib_write_bw: a slow
+#             link, a corrupted rkey, a port going down.
 . "$(dirname "$0")/lib.sh"
-what=${1:?usage: stock.sh collbench libdir devinfo|pingpong}
+what=${1:?usage: stock.sh collbench libdir devinfo|pingpong|perftest|faults}
 
 devinfo_mode() { # LINK WANT_LINK_LAYER WANT_TRANSPORT
 	local out
@@ -123,6 +127,85 @@ pingpong)
 		pass "iWARP without rdma_cm: RTR refused"
 	else
 		fail "iWARP pingpong: $rc_srv/$rc_cli: $(cat "$TMP/iw.srv" "$TMP/iw.cli")"
+	fi
+	;;
+perftest)
+	# perftest run unchanged: ib_write_bw and ib_send_bw, with and
+	# without rdma_cm (-R), in each link mode.  perftest takes its
+	# default ibv_wr_* path for the part id the emulation reports, its
+	# ibv_post_send path with COLLBENCH_EMU_PART_ID=0.
+	check_pt() { # NAME WANT_LINK WANT_WR WANT_CM
+		local c=$TMP/$1.cli s=$TMP/$1.srv bw
+		bw=$(bw_of "$c")
+		if [ $rc_srv -ne 0 ] || [ $rc_cli -ne 0 ]; then
+			fail "$1: exit $rc_srv/$rc_cli: $(tail -5 "$s" "$c")"
+		elif ! grep -q "Device         : cbemu0" "$c" ||
+			! grep -q "Link type       : $2" "$c" ||
+			! grep -q "ibv_wr\* API     : $3" "$c" ||
+			! grep -q "rdma_cm QPs	 : $4" "$c"; then
+			fail "$1: not cbemu0/$2/wr $3/cm $4: $(head -20 "$c")"
+		elif [ -z "$bw" ] || ! awk -v b="$bw" 'BEGIN { exit !(b > 0) }'; then
+			fail "$1: no bandwidth: $(tail -4 "$c")"
+		else
+			pass "$1: $bw MB/s average (emulated; not a performance figure)"
+		fi
+	}
+	run_pt() { # NAME ENVS TOOL ARGS...
+		local name=$1 envs=$2 tool=$3 p
+		shift 3
+		p=$(free_port)
+		pair "$name" "$envs" "$tool -d cbemu0 -p $p $*" "$tool -d cbemu0 -p $p $*"
+	}
+	run_pt write-ib "COLLBENCH_EMU_LINK=ib" ib_write_bw -s 65536 -n 400
+	check_pt write-ib IB ON OFF
+	run_pt send-ib "COLLBENCH_EMU_LINK=ib" ib_send_bw -s 65536 -n 400
+	check_pt send-ib IB ON OFF
+	run_pt write-ib-R "COLLBENCH_EMU_LINK=ib" ib_write_bw -R -s 65536 -n 400
+	check_pt write-ib-R IB ON ON
+	run_pt send-ib-R "COLLBENCH_EMU_LINK=ib" ib_send_bw -R -s 65536 -n 400
+	check_pt send-ib-R IB ON ON
+	run_pt write-roce "COLLBENCH_EMU_LINK=roce" ib_write_bw -s 65536 -n 400
+	check_pt write-roce Ethernet ON OFF
+	if grep -q "GID index       : 3" "$TMP/write-roce.cli"; then
+		pass "perftest on RoCE picked the RoCE v2 IPv4 GID (index 3) itself"
+	else
+		fail "perftest RoCE GID: $(grep GID "$TMP/write-roce.cli")"
+	fi
+	run_pt send-roce-R "COLLBENCH_EMU_LINK=roce" ib_send_bw -R -s 65536 -n 400
+	check_pt send-roce-R Ethernet ON ON
+	run_pt write-iwarp-R "COLLBENCH_EMU_LINK=iwarp" ib_write_bw -R -s 65536 -n 400
+	check_pt write-iwarp-R Ethernet ON ON
+	run_pt send-old "COLLBENCH_EMU_LINK=ib COLLBENCH_EMU_PART_ID=0" ib_send_bw -s 4096 -n 400
+	check_pt send-old IB OFF OFF
+	;;
+faults)
+	# COLLBENCH_EMU_FAULTS in the writer of an unchanged ib_write_bw.
+	p=$(free_port)
+	pair slow "COLLBENCH_EMU_LINK=ib" "ib_write_bw -d cbemu0 -p $p -s 65536 -n 80" \
+		"env COLLBENCH_EMU_FAULTS=slow:mbps=40 ib_write_bw -d cbemu0 -p $p -s 65536 -n 80"
+	bw=$(bw_of "$TMP/slow.cli")
+	if [ $rc_cli -eq 0 ] && [ -n "$bw" ] &&
+		awk -v b="$bw" 'BEGIN { exit !(b > 0.5 && b < 6.5) }'; then
+		pass "slow:mbps=40: ib_write_bw $bw MB/s (40 Mbit/s is 5 MB/s)"
+	else
+		fail "slow:mbps=40: rc $rc_cli, '$bw' MB/s: $(tail -3 "$TMP/slow.cli")"
+	fi
+	p=$(free_port)
+	pair rkey "COLLBENCH_EMU_LINK=ib" "ib_write_bw -d cbemu0 -p $p -s 4096 -n 400" \
+		"env COLLBENCH_EMU_FAULTS=rkey:at_msg=100 ib_write_bw -d cbemu0 -p $p -s 4096 -n 400"
+	if [ $rc_cli -ne 0 ] && grep -q "Failed status 10:" "$TMP/rkey.cli"; then
+		pass "rkey:at_msg=100: the writer ended with status 10 (remote access error)"
+	else
+		fail "rkey fault: rc $rc_cli: $(tail -4 "$TMP/rkey.cli")"
+	fi
+	p=$(free_port)
+	pair down "COLLBENCH_EMU_LINK=roce COLLBENCH_EMU_RETRY_CAP_MS=2000" \
+		"ib_write_bw -d cbemu0 -p $p -D 20" \
+		"env COLLBENCH_EMU_FAULTS=port_down:dev=cbemu0,at_ms=1500 ib_write_bw -d cbemu0 -p $p -D 20"
+	if [ $rc_cli -ne 0 ] && grep -q "Failed status 12:" "$TMP/down.cli"; then
+		pass "port_down:at_ms=1500: the writer ended with status 12 (retry exceeded)"
+	else
+		fail "port_down fault: rc $rc_cli: $(tail -4 "$TMP/down.cli")"
 	fi
 	;;
 *)

@@ -27,7 +27,7 @@ struct emu_held {
 struct ack_rec {
 	uint32_t qpn, src;
 	uint64_t seq;
-	uint8_t type, nak;
+	uint8_t type, nak, epoch;
 };
 
 struct emu_conn {
@@ -65,12 +65,51 @@ struct emu_conn {
 	int nacks, acks_cap;
 };
 
+/* what a responder does with a request (rx.c) */
+enum verdict { V_OK, V_DROP, V_DUP, V_NAK, V_RNR };
+
+struct plan {
+	enum verdict v;
+	uint8_t nak;
+	struct iovec iov[EMU_MAX_SGE];
+	int niov;
+	struct emu_mr *mr[EMU_MAX_SGE];
+	int nmr;
+};
+
+static inline uint32_t emu_payload_of(const struct wire_hdr *h)
+{
+	return h->type == WT_SEND || h->type == WT_WRITE ||
+	                       h->type == WT_READ_RESP
+	               ? h->len
+	               : 0;
+}
+
+static inline bool emu_has_imm(const struct wire_hdr *h)
+{
+	return h->flags & WF_IMM;
+}
+
 /* rx.c */
+struct emu_qp *emu_qp_lookup(uint32_t qpn);
+void emu_rx_plan(struct emu_qp *qp, const struct wire_hdr *h, struct plan *p,
+                 bool parked);
+void emu_rx_done(struct emu_conn *c, struct emu_qp *qp,
+                 const struct wire_hdr *h, struct plan *p);
+void emu_rx_request(struct emu_conn *c, const struct wire_hdr *h);
+void emu_rx_on_ack(const struct wire_hdr *h);
+void emu_rx_on_nak(const struct wire_hdr *h);
+void emu_rx_on_read_resp(struct emu_conn *c, const struct wire_hdr *h);
+void emu_rx_read_done(struct emu_qp *qp, const struct wire_hdr *h);
+void emu_rx_set_sink(struct emu_conn *c, struct emu_qp *qp, struct plan *p);
+void emu_rx_sink_reset(struct emu_conn *c);
+/* timers.c */
+void emu_rx_deliver_held(struct emu_qp *qp, int64_t now);
 void emu_rx_readable(struct emu_conn *c);
 void emu_rx_cancel(struct emu_conn *c);
 void emu_rx_send_acks(struct emu_conn *c);
 void emu_rx_ack(struct emu_conn *c, uint8_t type, uint8_t nak, uint32_t qpn,
-                uint32_t src, uint64_t seq);
+                uint32_t src, uint64_t seq, uint8_t epoch);
 void emu_timers(int64_t now);
 
 /* wire.c */

@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * transports/verbs/verbs.h - the verbs transport's internals, shared by its
+ * files: verbs.c (context, memory, the ops table), verbs_dev.c (devices,
+ * ports, GIDs, counters), verbs_conn.c (queue pairs and their connection,
+ * out of band or through rdma_cm) and verbs_data.c (the data path).
+ * Nothing here is seen outside transports/verbs/.
+ */
+#ifndef CB_TRANSPORTS_VERBS_H
+#define CB_TRANSPORTS_VERBS_H
+
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include <collbench/transport.h>
+
+#define VB_HIDDEN __attribute__((visibility("hidden")))
+
+#define VB_MAGIC          0x43425642u /* "CBVB" */
+#define VB_MAX_RAILS      4     /* NICs (device:port) one rank stripes over */
+#define VB_SLOT_BYTES     8192u /* one eager buffer: header + payload */
+#define VB_RECV_SLOTS     64    /* receives posted per queue pair */
+#define VB_SEND_SLOTS     128   /* send buffers (and SQ depth) per QP */
+#define VB_CREDIT_RESERVE 2     /* kept for credit returns alone */
+#define VB_SIGNAL_EVERY   16    /* an unsignalled send every ... gets one */
+#define VB_STRIPE_MIN     (256u << 10) /* smallest message striped over rails */
+#define VB_RNDV_Q         512          /* rendezvous in flight per endpoint */
+#define VB_NOTIFY_Q       64
+
+/* imm_data of a write-with-immediate: rendezvous done, or a put's notify. */
+#define VB_IMM_RNDV   0x80000000u
+#define VB_IMM_NOTIFY 0x00000000u
+
+enum vb_link { VB_LINK_IB, VB_LINK_ROCE, VB_LINK_IWARP };
+
+/* What travels in a SEND: a header, then (EAGER, FRAG) payload. */
+enum vb_type {
+	VB_EAGER = 1, /* a whole message */
+	VB_RTS,       /* a large message is ready: {seq, tag, bytes} */
+	VB_RTR,       /* its receive is posted: {seq, addr, rkeys} or no rkey:
+	               * send it in FRAGs */
+	VB_FRAG,      /* a piece of a large message, through slots */
+	VB_FIN,       /* iWARP: the writes of rendezvous seq are done */
+	VB_NOTIFY,    /* iWARP: a put's notification */
+	VB_CREDIT,    /* credits only */
+	VB_HELLO,     /* first message: the pair is connected both ways */
+};
+
+struct vb_hdr {
+	uint8_t type;
+	uint8_t pad;
+	uint16_t credits; /* receive slots re-posted since the last report */
+	uint32_t seq;     /* RTS/RTR/FRAG/FIN: the message's sequence number */
+	uint64_t tag;     /* EAGER/RTS: the message's; NOTIFY: the value */
+	uint64_t bytes;   /* EAGER/RTS: message bytes; FRAG: piece bytes */
+	uint64_t addr;    /* RTR: receive buffer; FRAG: offset */
+	uint32_t rkey[VB_MAX_RAILS]; /* RTR: per rail, 0: no zero copy */
+};
+
+#define VB_EAGER_MAX (VB_SLOT_BYTES - sizeof(struct vb_hdr))
+
+/* One rail: a device, one of its ports, its protection domain and CQ. */
+struct vb_rail {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	char name[64]; /* device name */
+	int port;
+	enum vb_link link;
+	uint16_t lid;
+	int gid_index; /* -1: none (IB without GRH) */
+	union ibv_gid gid;
+	enum ibv_mtu mtu;
+	uint32_t max_inline;
+	uint64_t max_msg;
+	uint32_t ipv4; /* network order, for rdma_cm; 0 unknown */
+	char netdev[32];
+	/* rdma_cm (iWARP, --verbs-cm rdma_cm): this rail's listener */
+	struct rdma_cm_id *listen_id;
+	uint16_t cm_port;
+};
+
+/* A registration: one MR per rail. */
+struct cb_tp_mr {
+	struct ibv_mr *mr[VB_MAX_RAILS];
+	void *base;
+	size_t bytes;
+};
+
+/* A peer's memory, imported. */
+struct cb_tp_rmem {
+	uint64_t addr, bytes;
+	uint32_t rkey[VB_MAX_RAILS];
+};
+
+/* The exported form (mem_export's blob). */
+struct vb_export {
+	uint32_t magic, nrails;
+	uint64_t addr, bytes;
+	uint32_t rkey[VB_MAX_RAILS];
+};
+
+/* What ep_create publishes for one peer: a QP per rail. */
+struct vb_ep_blob {
+	uint32_t magic;
+	int32_t rank;
+	uint32_t nrails, pad;
+	struct {
+		uint32_t qpn, psn;
+		uint16_t lid;
+		uint8_t port, mtu, link, pad[3];
+		uint8_t gid[16];
+		char dev[16]; /* for messages */
+	} rail[VB_MAX_RAILS];
+};
+
+/* The context's address: how to reach its rails with rdma_cm. */
+struct vb_addr {
+	uint32_t magic;
+	int32_t rank;
+	uint32_t nrails, cm;
+	struct {
+		uint32_t ipv4;
+		uint16_t cm_port;
+		uint16_t pad;
+	} rail[VB_MAX_RAILS];
+};
+
+/* One queue pair of an endpoint, on one rail. */
+struct vb_qp {
+	struct ibv_qp *qp;
+	struct rdma_cm_id *cm_id; /* rdma_cm mode */
+	int state;                /* QP_* below */
+	uint32_t psn;
+	uint8_t *slots; /* send slots, then receive slots */
+	struct ibv_mr *slots_mr;
+	struct cb_tp_req *owner[VB_SEND_SLOTS]; /* request a signalled WR
+	                                         * completes, by wr seq */
+	uint64_t sq_posted; /* work requests posted (their wr_id) */
+	uint64_t sq_done;   /* completed, through a signalled one */
+	uint64_t sq_last_signal;
+	int credits;    /* receives the peer has posted for us */
+	int unreported; /* receives we re-posted, not yet told */
+	int hello_in, hello_out;
+};
+
+enum { QP_NONE, QP_CREATED, QP_RTS, QP_CM_WAIT, QP_ERR };
+
+/* A message that arrived and waits for its receive (in order). */
+struct vb_arrival {
+	uint8_t type;  /* VB_EAGER or VB_RTS */
+	uint8_t zcopy; /* RTS: the sender can write from registered memory */
+	uint16_t slot; /* the receive slot holding it (EAGER) */
+	uint32_t seq;
+	uint64_t tag, bytes;
+};
+
+#define VB_ARRIVALS (VB_RNDV_Q + VB_RECV_SLOTS)
+
+struct cb_tp_ep {
+	struct cb_tp_ctx *ctx;
+	int peer;
+	int connected, started;
+	int closed;       /* ep_close: QPs gone, completions ignored */
+	int nrails; /* used with this peer: min of both ends' */
+	int dialer; /* rdma_cm: this rank connects, the peer listens */
+	cb_status_t err;
+	struct vb_ep_blob mine;
+	char peer_dev[VB_MAX_RAILS][16]; /* the peer's device per rail, and */
+	int peer_port[VB_MAX_RAILS];     /* port: for messages */
+	struct vb_qp q[VB_MAX_RAILS];
+	uint32_t send_seq; /* next message's sequence number */
+	uint32_t recv_seq; /* next receive's */
+	/* sends not finished posting, in order */
+	struct cb_tp_req *sq_head, *sq_tail;
+	/* posted receives, in order; the head is matched next */
+	struct cb_tp_req *rq_head, *rq_tail;
+	/* messages arrived before their receive */
+	struct vb_arrival arr[VB_ARRIVALS];
+	uint32_t arr_head, arr_tail;
+	/* rendezvous by sequence number: the request on each side */
+	struct cb_tp_req *rndv_send[VB_RNDV_Q];
+	struct cb_tp_req *rndv_recv[VB_RNDV_Q];
+	/* large sends whose RTS went out, oldest first, and what each RTR
+	 * said (by seq) */
+	uint32_t rfifo[VB_RNDV_Q];
+	uint32_t rf_head, rf_tail;
+	struct {
+		int got;
+		uint64_t addr;
+		uint32_t rkey[VB_MAX_RAILS];
+	} rtr[VB_RNDV_Q];
+	/* every posted receive, by seq, so they complete in order */
+	struct cb_tp_req *rseq[VB_RNDV_Q];
+	uint32_t recv_upto; /* receives [.., recv_upto) are complete */
+	uint32_t notify[VB_NOTIFY_Q];
+	uint32_t nq_head, nq_tail;
+};
+
+struct cb_tp_ctx {
+	const struct cb_tp_host *host;
+	struct vb_rail rail[VB_MAX_RAILS];
+	int nrails;
+	int use_cm; /* connect with rdma_cm */
+	int sl;     /* --ib-sl */
+	struct rdma_event_channel *cm_ch;
+	struct ibv_context **cm_devs; /* rdma_get_devices(), in cm mode */
+	struct cb_tp_ep **eps;        /* [world] */
+	int *active;
+	int nactive;
+	size_t eager_max; /* --verbs-eager-bytes */
+	struct cb_tp_stats stats;
+	uint64_t next_async_ns;
+	/* A flushed work request is the echo of an error elsewhere (the
+	 * peer's, or the device's event): kept, and reported only if nothing
+	 * better comes within a second. */
+	struct ibv_wc flush_wc;
+	int flush_rail;
+	uint64_t flush_deadline_ns; /* 0: none pending */
+	int async_fl;               /* the async fds are non-blocking */
+	int gpudirect;              /* device memory registered (dma-buf) */
+};
+
+/* Request private state (priv.u64 / priv.ptr indices). */
+enum {
+	R_DONE, /* 1 when complete */
+	R_BUF,  /* user buffer */
+	R_CAP,  /* receive capacity */
+	R_KIND, /* K_* below */
+	R_MR,   /* struct cb_tp_mr *, or NULL */
+	R_SEQ,  /* message sequence number */
+	R_WAIT, /* send: the sq_posted value whose completion frees it;
+	         * receive: write-with-imm still due (rails) */
+	R_OFF,  /* progress in bytes */
+};
+enum { K_SEND, K_RECV, K_PUT, K_MASK = 0xff, K_GPU = 0x100 };
+
+/* verbs_dev.c */
+VB_HIDDEN cb_status_t vb_devices(struct cb_tp_dev *devs, int max, int *n);
+VB_HIDDEN cb_status_t vb_open_rails(struct cb_tp_ctx *ctx);
+VB_HIDDEN void vb_close_rails(struct cb_tp_ctx *ctx);
+VB_HIDDEN cb_status_t vb_counters(struct cb_tp_ctx *ctx,
+                                  struct cb_tp_counter *out, int max, int *n);
+VB_HIDDEN const char *vb_link_name(enum vb_link l);
+VB_HIDDEN const char *vb_host(const struct cb_tp_ctx *ctx, int rank);
+
+/* verbs_conn.c */
+VB_HIDDEN cb_status_t vb_ep_create(struct cb_tp_ctx *ctx, int peer,
+                                   struct cb_tp_ep **ep, void *blob,
+                                   size_t *bytes);
+VB_HIDDEN cb_status_t vb_ep_connect(struct cb_tp_ep *ep, const void *addr,
+                                    size_t addr_bytes, const void *blob,
+                                    size_t blob_bytes);
+VB_HIDDEN cb_status_t vb_ep_ready(struct cb_tp_ep *ep);
+VB_HIDDEN cb_status_t vb_ep_test(struct cb_tp_ep *ep);
+VB_HIDDEN void vb_ep_free(struct cb_tp_ep *ep);
+VB_HIDDEN void vb_ep_drop_qps(struct cb_tp_ep *ep);
+VB_HIDDEN cb_status_t vb_cm_listen(struct cb_tp_ctx *ctx);
+VB_HIDDEN cb_status_t vb_cm_progress(struct cb_tp_ctx *ctx);
+
+/* verbs_data.c */
+VB_HIDDEN cb_status_t vb_isend(struct cb_tp_ep *ep, const void *buf,
+                               size_t bytes, const struct cb_tp_mem *mem,
+                               uint64_t tag, struct cb_tp_req *req);
+VB_HIDDEN cb_status_t vb_irecv(struct cb_tp_ep *ep, void *buf, size_t cap,
+                               const struct cb_tp_mem *mem, uint64_t tag,
+                               struct cb_tp_req *req);
+VB_HIDDEN cb_status_t vb_test(struct cb_tp_ep *ep, struct cb_tp_req *req);
+VB_HIDDEN cb_status_t vb_progress(struct cb_tp_ctx *ctx);
+VB_HIDDEN cb_status_t vb_put(struct cb_tp_ep *ep, const void *buf, size_t bytes,
+                             const struct cb_tp_mem *mem,
+                             struct cb_tp_rmem *rmem, uint64_t roff,
+                             uint32_t notify, struct cb_tp_req *req);
+VB_HIDDEN cb_status_t vb_notify_poll(struct cb_tp_ep *ep, uint32_t *notify);
+/* Post the receive slots of @q (all, at connect). */
+VB_HIDDEN cb_status_t vb_post_recv_slots(struct cb_tp_ep *ep, int rail);
+/* Send a header-only message on @rail (HELLO, CREDIT). */
+VB_HIDDEN cb_status_t vb_send_ctrl(struct cb_tp_ep *ep, int rail, uint8_t type,
+                                   uint32_t seq, uint64_t tag);
+/* A work completion's failure, in one line naming the peer. */
+VB_HIDDEN cb_status_t vb_wc_fail(struct cb_tp_ctx *ctx, int rail,
+                                 const struct ibv_wc *wc);
+
+#endif
