@@ -42,9 +42,12 @@ static const char *sysroot(struct cb_comm *c)
 	const char *v;
 
 	/* A test gives one rank a made-up sysfs tree, as it gives one a
-	 * recorded topology (COLLBENCH_TOPO_XML_<rank>). */
+	 * recorded topology (COLLBENCH_TOPO_XML_<rank>); the verbs emulation
+	 * gives every process of a host its own (COLLBENCH_SYSFS_ROOT). */
 	snprintf(env, sizeof(env), "COLLBENCH_SYSFS_%d", c->rank);
 	v = getenv(env);
+	if (!v || !*v)
+		v = getenv("COLLBENCH_SYSFS_ROOT"); /* the verbs emulation's */
 	return v && *v ? v : "/sys";
 }
 
@@ -72,6 +75,14 @@ static void read_mine(struct cb_acc_ctx *x, struct inv_entry *e)
 		snprintf(e->nic, sizeof(e->nic), "%.31s", x->c->nic);
 	else
 		cb_nic_of_addr(x->c->local_ip, e->nic, sizeof(e->nic));
+	/* verbs: the RDMA device bound to that interface, as its reader
+	 * names its ports */
+	char dev[32];
+	if (rd == &cb_nic_infiniband && e->nic[0]) {
+		cb_nic_rdma_of_netdev(sysroot(x->c), e->nic, dev, sizeof(dev));
+		if (dev[0])
+			snprintf(e->nic, sizeof(e->nic), "%s", dev);
+	}
 }
 
 /* Every rank's NICs to rank 0; at the end of a run, a rank that is cut off

@@ -512,3 +512,26 @@ int cb_nic_compare(const struct cb_nic_info *const *nics, const int *counts,
 		differ += why[h][0] != '\0';
 	return differ;
 }
+
+void cb_nic_rdma_of_netdev(const char *sysroot, const char *netdev, char *dev,
+                           size_t bytes)
+{
+	char dir[512], path[1024];
+	DIR *d;
+	struct dirent *e;
+
+	dev[0] = '\0';
+	snprintf(dir, sizeof(dir), "%s/class/infiniband", sysroot);
+	if (!netdev[0] || !(d = opendir(dir)))
+		return;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.') {
+			snprintf(path, sizeof(path), "%s/%s/device/net/%s", dir,
+			         e->d_name, netdev);
+			if (exists(path)) {
+				snprintf(dev, bytes, "%s", e->d_name);
+				break;
+			}
+		}
+	closedir(d);
+}

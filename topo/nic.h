@@ -58,6 +58,11 @@ extern const struct cb_nic_reader cb_nic_infiniband;
  * infiniband; NULL for one that uses none (shm). */
 const struct cb_nic_reader *cb_nic_reader_for(const char *transport);
 
+/* The RDMA device under @sysroot whose port is bound to netdev @netdev
+ * (device/net/NETDEV), "" when none. */
+void cb_nic_rdma_of_netdev(const char *sysroot, const char *netdev, char *dev,
+                           size_t bytes);
+
 /* The netdev that holds IPv4 address @ip ("" when none does). */
 void cb_nic_of_addr(const char *ip, char *name, size_t bytes);
 

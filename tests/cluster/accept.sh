@@ -12,7 +12,9 @@
 #    pair deadline (rank 0 finishes in a minute at most; then the other
 #    ranks are ended, as a launcher does when rank 0 has ended);
 #  - host 3's MTU left at 1400: the inventory names it;
-#  - the outputs: JSON read back by `collbench report`, CSV of pairs, JUnit.
+#  - the outputs: JSON read back by `collbench report`, CSV of pairs, JUnit;
+#  - over verbs on the verbs emulation (where it is built), host 2 sending
+#    at a quarter of the rate: FAIL naming node2 (cbemu0).
 # Traffic stays inside the namespaces this test makes (and removes).
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/hosts.sh"
@@ -32,7 +34,7 @@ fails() { grep '^FAIL ' "$TMP/$1.0.out"; }
 date +%s >"$TMP/t0"
 # seconds since the last call (a file: $(took) runs in a subshell)
 took() { local now=$(date +%s); echo "$(( now - $(cat "$TMP/t0") )) s"; echo "$now" >"$TMP/t0"; }
-quick=(--bw-bytes 1M --coll-bytes 1M --pair-timeout 3 --timeout 15)
+quick=(--bw-bytes 256K --coll-bytes 1M --lat-iters 50 --pair-timeout 3 --timeout 15)
 
 fresh
 run_hosts healthy 4 "${quick[@]}" -O "$TMP/h.json" -O "$TMP/h.csv" -O "$TMP/h.xml"
@@ -113,5 +115,24 @@ if [ "${RC[0]}" -ne 1 ] ||
 	fail "MTU: statuses ${RC[*]}: $(fails mtu)"
 else
 	pass "host 3's MTU ($(took)): $(fails mtu)"
+fi
+
+emu=$(cd "$(dirname "$0")/../.." && pwd)/tools/emulated-rdma.sh
+export COLLBENCH_PLUGIN_PATH=${COLLBENCH_PLUGIN_PATH:-$(dirname "$CB")/transports}
+if ! "$emu" "$CB" info 2>/dev/null | grep -q '^  verbs  *available'; then
+	echo "SKIP (verbs part): no verbs module or emulation in this build"
+else
+	took >/dev/null
+	fresh
+	export COLLBENCH_EMU_STATE=$TMP/fabric
+	export COLLBENCH_EMU_PORT_BASE=$((10000 + RANDOM % 9000))
+	WRAP=$emu RANK_ENV_2="COLLBENCH_EMU_FAULTS=slow:mbps=250" \
+		run_hosts verbs 4 "${quick[@]}" --transport verbs --stages pairwise
+	if [ "${RC[0]}" -ne 1 ] || [ "$(fails verbs | wc -l)" -ne 1 ] ||
+		! fails verbs | grep -q '^FAIL pairwise: host node2 (cbemu0): bandwidth'; then
+		fail "verbs, slow host: statuses ${RC[*]}: $(fails verbs) $(cat "$TMP"/verbs.*.err | grep -v '^collbench acceptance' | head -3)"
+	else
+		pass "verbs (emulated), host 2 sending at a quarter ($(took)): $(fails verbs)"
+	fi
 fi
 finish

@@ -13,7 +13,9 @@
 #                       job token), rank 0's host serving the rendezvous;
 #                       sets RC[], T_RANK0 (when rank 0 ended), outputs
 #                       in $TMP/NAME.R.{out,err}; KILL_AFTER=S: the other
-#                       ranks get S seconds after rank 0 ends
+#                       ranks get S seconds after rank 0 ends; WRAP: a
+#                       command each rank runs under; RANK_ENV_R="V=X ...":
+#                       variables for rank R alone
 # Needs root and iproute2; callers skip (77) without them.
 
 CL_ID=$(( $$ % 200 + 20 ))
@@ -116,9 +118,11 @@ run_hosts() {
 	local name=$1 n=$2 port=$(( 20000 + RANDOM % 10000 )) pids=() r k
 	shift 2
 	for ((r = 0; r < n; r++)); do
+		local extra=RANK_ENV_$r
 		ip netns exec "${HOST[$r]}" env COLLBENCH_RANK=$r COLLBENCH_WORLD=$n \
 			COLLBENCH_HOSTNAME=node$r COLLBENCH_JOB_TOKEN=cluster-test-$$ \
-			timeout 300 "$CB" acceptance --rendezvous "${ADDR[0]}:$port" "$@" \
+			${!extra:-} timeout 300 ${WRAP:-} "$CB" acceptance \
+			--rendezvous "${ADDR[0]}:$port" "$@" \
 			>"$TMP/$name.$r.out" 2>"$TMP/$name.$r.err" &
 		pids+=($!)
 	done
