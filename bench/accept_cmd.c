@@ -643,6 +643,16 @@ static int acc_rank(void *arg, const struct cb_cli_rank *r)
 	settings_for(c, o, &a, tr, sizeof(tr));
 	if ((st = setup_nodes(c, o, &a)))
 		goto fail;
+	if (a.nnodes < 2) {
+		st = cb_fail(
+		        CB_ERR_USAGE,
+		        "acceptance needs two nodes at least (hosts, or ranks "
+		        "on one host); %d rank%s on %d host%s: nothing to "
+		        "measure",
+		        c->world, c->world == 1 ? "" : "s", c->nhosts,
+		        c->nhosts == 1 ? "" : "s");
+		goto fail;
+	}
 	for (int i = 0; i < a.nnodes; i++)
 		if (a.nodes[i].rank == c->rank)
 			R.x.me = i;
@@ -717,7 +727,8 @@ fail:
 	 * names it when it does not report; stopping the job would lose the
 	 * verdict. */
 	if (c->rank == 0 ? cb_comm_fail(c, st)
-	                 : st != CB_ERR_ABORTED && !cb_fail_quiet())
+	                 : st != CB_ERR_ABORTED && st != CB_ERR_USAGE &&
+	                           !cb_fail_quiet())
 		cb_log(CB_LOG_ERROR, "%s",
 		       cb_fail_msg() ? cb_fail_msg() : cb_status_str(st));
 	rc = cb_cli_exit(st);

@@ -90,6 +90,7 @@ expect_fail 2 "unknown key 'bw'" "$CB" acceptance --expect "$TMP/badexpect"
 expect_fail 2 "unknown option '--frobnicate'" "$CB" acceptance --frobnicate
 expect_fail 2 "--bw-bytes" "$CB" acceptance --bw-bytes 1G
 expect_fail 2 "--transport 'carrier-pigeon'" "$CB" acceptance --transport carrier-pigeon
+expect_fail 2 "acceptance needs two nodes at least" "$CB" acceptance --np 1
 expect_fail 77 "transport verbs is not available" "$CB" acceptance --transport verbs
 "$CB" acceptance --help | grep -q -- '--pair-timeout' && pass "acceptance --help" ||
 	fail "acceptance --help lacks --pair-timeout"
