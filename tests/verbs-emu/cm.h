@@ -87,6 +87,9 @@ struct cm_id {
 	uint8_t rbuf[sizeof(struct cm_msg)];
 	size_t rlen;
 	struct rdma_conn_param conn;
+	/* conn.private_data points here: librdmacm copies the caller's
+	 * bytes at the call, which may be on its stack */
+	uint8_t conn_priv[CM_PRIV_MAX];
 	uint8_t resp_res, init_depth;
 	struct ibv_pd *own_pd;
 	struct ibv_cq *own_scq, *own_rcq;
