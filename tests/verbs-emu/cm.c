@@ -348,6 +348,12 @@ static int take_param(struct cm_id *c, struct rdma_conn_param *p, uint8_t type)
 		if (p->private_data_len > cm_priv_max(c, type))
 			return cm_err(EINVAL);
 		c->conn = *p;
+		/* the caller's buffer may be gone when the message leaves
+		 * (the TCP connection completes later) */
+		if (p->private_data_len && p->private_data)
+			memcpy(c->conn_priv, p->private_data,
+			       p->private_data_len);
+		c->conn.private_data = c->conn_priv;
 	}
 	c->psn = (uint32_t)random() & 0xffffff;
 	c->resp_res = p ? p->responder_resources : 0;

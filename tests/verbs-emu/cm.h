@@ -44,8 +44,10 @@ struct cm_msg {
 	uint16_t priv_len;
 	uint32_t qpn, psn;
 	uint16_t lid;
-	uint8_t pad[2];
-	uint32_t ip; /* sender's address, network order */
+	uint8_t nobody; /* REJ: nobody listens (for this fabric) */
+	uint8_t pad;
+	uint32_t ip;     /* sender's address, network order */
+	uint32_t fabric; /* hash of the fabric's state directory */
 	uint8_t priv[CM_PRIV_MAX];
 };
 #define CM_MAGIC 0xcbe0c0de
@@ -87,6 +89,8 @@ struct cm_id {
 	uint8_t rbuf[sizeof(struct cm_msg)];
 	size_t rlen;
 	struct rdma_conn_param conn;
+	uint8_t conn_priv[CM_PRIV_MAX]; /* conn.private_data: copied at the
+	                                   call, as the kernel takes it */
 	uint8_t resp_res, init_depth;
 	struct ibv_pd *own_pd;
 	struct ibv_cq *own_scq, *own_rcq;

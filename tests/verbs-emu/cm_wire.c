@@ -234,10 +234,33 @@ void cm_event(struct cm_id *c, enum rdma_cm_event_type type, int status,
 	}
 }
 
+/* The fabric is the state directory, hashed as the verbs stand-in does
+ * (host.c): a request from another fabric, landing on a port this one
+ * reuses, finds nobody, as it would on separate hardware. */
+static uint32_t fabric_id(void)
+{
+	static uint32_t id;
+	if (!id) {
+		const char *s = getenv("COLLBENCH_EMU_STATE");
+		char def[64];
+		uint32_t h = 2166136261u;
+		if (!s || !*s) {
+			snprintf(def, sizeof(def), "/tmp/collbench-emu-%u",
+			         (unsigned)getuid());
+			s = def;
+		}
+		while (*s)
+			h = (h ^ (uint8_t)*s++) * 16777619u;
+		id = h;
+	}
+	return id;
+}
+
 void cm_fill_msg(struct cm_id *c, struct cm_msg *m, uint8_t type)
 {
 	memset(m, 0, sizeof(*m));
 	m->magic = CM_MAGIC;
+	m->fabric = fabric_id();
 	m->type = type;
 	m->qpn = c->id.qp ? c->id.qp->qp_num : c->conn.qp_num;
 	m->psn = c->psn;
@@ -408,11 +431,26 @@ static void on_msg(struct cm_id *c, struct cm_msg *m)
 				c->id.route.addr.src_sin.sin_addr.s_addr =
 				        cm_dev_ip(c->dev);
 		}
-		if (!c->dev) { /* no device behind that address: nobody */
+		if (!c->dev || m->fabric != fabric_id()) {
+			/* no device behind that address, or another fabric's
+			 * process: nobody listens here */
 			cm_fill_msg(c, &r, CMM_REJ);
+			r.nobody = 1;
 			cm_send(c, &r);
 			lost(c, 0);
 			break;
+		}
+		if (getenv("COLLBENCH_EMU_DEBUG")) {
+			char hex[100] = "";
+			for (int i = 0; i < m->priv_len && i < 24; i++)
+				sprintf(hex + 3 * i, "%02x ", m->priv[i]);
+			fprintf(stderr,
+			        "verbs emulation: pid %d REQ on port %u from "
+			        "port %u qpn %06x priv %u: %s\n",
+			        (int)getpid(),
+			        ntohs(c->id.route.addr.src_sin.sin_port),
+			        ntohs(c->id.route.addr.dst_sin.sin_port),
+			        m->qpn, m->priv_len, hex);
 		}
 		c->id.verbs = c->dev->verbs;
 		c->peer = *m;
@@ -459,7 +497,10 @@ static void on_msg(struct cm_id *c, struct cm_msg *m)
 		cm_qp_error(c);
 		c->state = CM_DISCONNECTED;
 		cm_event(c, RDMA_CM_EVENT_REJECTED,
-		         c->dev && c->dev->iwarp ? -ECONNREFUSED : 28, m);
+		         c->dev && c->dev->iwarp ? -ECONNREFUSED
+		         : m->nobody             ? 8
+		                                 : 28,
+		         m);
 		cm_unwatch(c);
 		break;
 	case CMM_DREQ:

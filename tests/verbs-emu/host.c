@@ -136,7 +136,8 @@ static void put_file(const char *dir, const char *name, const char *text)
 	char path[640], tmp[660];
 	int fd;
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
+	snprintf(tmp, sizeof(tmp), "%s.%d.%lx", path, (int)getpid(),
+	         (unsigned long)pthread_self());
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
 	if (fd < 0)
 		return;
@@ -547,26 +548,42 @@ void emu_counter_add(int dev, enum emu_counter c, uint64_t v)
 	                      memory_order_relaxed);
 }
 
+/* Periodic flushes write only what changed since this process last wrote
+ * it (a file costs four system calls and a rename); a forced one (before
+ * ibv_read_sysfs_file reads) writes every counter, since another process
+ * may have written an older value after ours. */
 void emu_counters_flush(bool force)
 {
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static uint64_t written[EMU_MAX_DEV][EMU_C_COUNT];
+	static int written_up[EMU_MAX_DEV];
+	static bool first = true;
 	if (!emu_host.ready || !emu_host.sh)
 		return;
 	if (!force && !atomic_exchange(&emu_eng.counters_dirty, false))
 		return;
+	pthread_mutex_lock(&lock);
 	for (int d = 0; d < emu_host.ndev; d++) {
 		char dir[600], sub[700], buf[32];
+		int up = emu_port_up(&emu_host.dev[d]);
 		port_dir(&emu_host.dev[d], dir, sizeof(dir));
 		for (int c = 0; c < EMU_C_COUNT; c++) {
 			uint64_t v =
 			        atomic_load(&emu_host.sh->port[d].counter[c]);
+			if (!force && !first && v == written[d][c])
+				continue;
+			written[d][c] = v;
 			snprintf(sub, sizeof(sub), "%s/%s", dir,
 			         emu_counter_defs[c].dir);
 			snprintf(buf, sizeof(buf), "%" PRIu64 "\n", v);
 			put_file(sub, emu_counter_defs[c].name, buf);
 		}
-		write_state_files(&emu_host.dev[d],
-		                  emu_port_up(&emu_host.dev[d]));
+		if (force || first || up != written_up[d])
+			write_state_files(&emu_host.dev[d], up);
+		written_up[d] = up;
 	}
+	first = false;
+	pthread_mutex_unlock(&lock);
 }
 
 static int map_shared(void)

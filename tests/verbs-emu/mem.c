@@ -175,3 +175,20 @@ EMU_VISIBLE int ibv_dereg_mr(struct ibv_mr *ibmr)
 	free(mr);
 	return 0;
 }
+
+/* dma-buf memory (GPUDirect RDMA): the emulation cannot reach a device's
+ * memory, so it refuses as a NIC or kernel without support does, and the
+ * program can fall back (the verbs transport stages through host memory). */
+EMU_VISIBLE struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
+                                             size_t length, uint64_t iova,
+                                             int fd, int access)
+{
+	(void)pd;
+	(void)offset;
+	(void)length;
+	(void)iova;
+	(void)fd;
+	(void)access;
+	errno = EOPNOTSUPP;
+	return NULL;
+}

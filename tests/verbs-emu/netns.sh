@@ -109,6 +109,7 @@ fi
 # must end with "Failed status 12" (IBV_WC_RETRY_EXC_ERR) within the
 # deadline; the idle server is stopped afterwards (a side with nothing
 # outstanding waits, as on hardware).
+xmit_b=$COLLBENCH_EMU_STATE/hosts/$(ip netns exec "$B" stat -L -c %i /proc/self/ns/net)/sys/class/infiniband/cbemu0/ports/1/counters/port_xmit_data
 run_then() { # NAME ACTION... : ib_write_bw -D 30, server A, client B
 	local name=$1 p s c i
 	shift
@@ -123,7 +124,16 @@ run_then() { # NAME ACTION... : ib_write_bw -D 30, server A, client B
 	inns "$B" COLLBENCH_EMU_LINK=ib timeout 60 "$EMU" ib_write_bw -d cbemu0 -p "$p" -D 30 "$net.1" \
 		>"$TMP/$name.cli" 2>&1 &
 	c=$!
-	sleep 3
+	# the writer is writing when host B's port counter moves (a loaded
+	# machine may take seconds to start it)
+	local x0 x1
+	x0=$(cat "$xmit_b" 2>/dev/null || echo 0)
+	for i in $(seq 1 200); do
+		sleep 0.1
+		x1=$(cat "$xmit_b" 2>/dev/null || echo 0)
+		[ "$x1" -gt $((x0 + 1000000)) ] && break
+	done
+	sleep 0.5
 	t0=$(date +%s%N)
 	"$@" "$s"
 	for i in $(seq 1 100); do

@@ -85,16 +85,19 @@ static uint8_t wire_type(int opcode)
 	}
 }
 
-/* Send what was posted and not sent yet (qp->lock held). */
-int emu_qp_transmit(struct emu_qp *qp)
+/* Queue what was posted and not sent yet on the QP's connection
+ * (qp->lock held); returns the connection to flush, if any: the posting
+ * paths flush it after dropping the QP's lock, so the progress thread,
+ * acknowledging on that QP, does not wait for a sendmsg(). */
+static struct emu_conn *transmit(struct emu_qp *qp)
 {
 	struct emu_dev *d = qp->ctx->dev;
 	bool sent = false;
 	if (qp->qpx.qp_base.state != IBV_QPS_RTS || qp->sq_tx == qp->sq_head)
-		return 0;
+		return NULL;
 	if (!qp->conn || !atomic_load_explicit(&d->up, memory_order_relaxed) ||
 	    qp->retx_at)
-		return 0; /* the retry timer decides */
+		return NULL; /* the retry timer decides */
 	pthread_rwlock_rdlock(&emu_eng.keys);
 	while (qp->sq_tx != qp->sq_head) {
 		struct emu_swqe *w = emu_swqe_at(qp, qp->sq_tx);
@@ -115,7 +118,7 @@ int emu_qp_transmit(struct emu_qp *qp)
 			pthread_rwlock_unlock(&emu_eng.keys);
 			qp->sq_tx++;
 			emu_qp_to_error(qp, st);
-			return -1;
+			return NULL;
 		}
 		if (w->state == W_POSTED) /* a retransmission keeps its seq */
 			w->seq = qp->next_seq++;
@@ -164,8 +167,14 @@ int emu_qp_transmit(struct emu_qp *qp)
 		sent = true;
 	}
 	pthread_rwlock_unlock(&emu_eng.keys);
-	if (sent)
-		emu_conn_flush(qp->conn);
+	return sent ? qp->conn : NULL;
+}
+
+int emu_qp_transmit(struct emu_qp *qp)
+{
+	struct emu_conn *c = transmit(qp);
+	if (c)
+		emu_conn_flush(c);
 	return 0;
 }
 
@@ -205,17 +214,18 @@ static struct emu_swqe *sq_new(struct emu_qp *qp)
 	return w;
 }
 
-/* After new WQEs: flushed at once in ERR, sent in RTS. */
-static void sq_posted(struct emu_qp *qp)
+/* After new WQEs: flushed at once in ERR, queued in RTS (the caller
+ * flushes the connection returned once it has dropped the QP's lock). */
+static struct emu_conn *sq_posted(struct emu_qp *qp)
 {
 	if (qp->qpx.qp_base.state == IBV_QPS_ERR) {
 		qp->sq_tx = qp->sq_head;
 		while (qp->sq_acked != qp->sq_head)
 			emu_send_complete(qp, emu_swqe_at(qp, qp->sq_acked),
 			                  IBV_WC_WR_FLUSH_ERR);
-		return;
+		return NULL;
 	}
-	emu_qp_transmit(qp);
+	return transmit(qp);
 }
 
 static bool can_send(struct emu_qp *qp)
@@ -228,6 +238,7 @@ int emu_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
                   struct ibv_send_wr **bad)
 {
 	struct emu_qp *qp = emu_qp(ibqp);
+	struct emu_conn *c;
 	int rc = 0;
 	pthread_mutex_lock(&qp->lock);
 	if (!can_send(qp)) {
@@ -276,8 +287,10 @@ int emu_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		}
 		qp->sq_head++;
 	}
-	sq_posted(qp);
+	c = sq_posted(qp);
 	pthread_mutex_unlock(&qp->lock);
+	if (c)
+		emu_conn_flush(c);
 	return rc;
 }
 
@@ -450,15 +463,18 @@ static void wr_set_inline(struct ibv_qp_ex *q, void *addr, size_t len)
 static int wr_complete(struct ibv_qp_ex *q)
 {
 	struct emu_qp *qp = X(q);
+	struct emu_conn *c = NULL;
 	int rc = qp->wr_err;
 	if (!rc && !can_send(qp))
 		rc = EINVAL;
 	if (rc)
 		qp->sq_head = qp->wr_first;
 	else
-		sq_posted(qp);
+		c = sq_posted(qp);
 	qp->wr_open = false;
 	pthread_mutex_unlock(&qp->lock);
+	if (c)
+		emu_conn_flush(c);
 	return rc;
 }
 

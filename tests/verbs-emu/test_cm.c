@@ -139,12 +139,14 @@ static void test_connect(void)
 	p.rnr_retry_count = 7;
 	p.responder_resources = p.initiator_depth = 1;
 	CHECK(rdma_connect(cli.id, &p) == 0);
+	/* the private data is the caller's only during the call */
+	memset(hello, 0xee, sizeof(hello));
 	memset(priv, 0x55, sizeof(priv));
 	CHECK(next_event(srv.ch, 3, &ev, priv) ==
 	      RDMA_CM_EVENT_CONNECT_REQUEST);
 	CHECK(ev.listen_id == l && ev.id != NULL && ev.id != l);
 	CHECK(ev.param.conn.private_data_len == (iwarp ? sizeof(hello) : 56));
-	CHECK(!memcmp(priv, hello, sizeof(hello)));
+	CHECK(!memcmp(priv, "connect, please", 16));
 	if (!iwarp)
 		CHECK(priv[sizeof(hello)] == 0 && priv[55] == 0);
 	CHECK(ev.param.conn.qp_num == cli.id->qp->qp_num);
@@ -166,9 +168,10 @@ static void test_connect(void)
 	p.private_data_len = sizeof(welcome);
 	p.rnr_retry_count = 7;
 	CHECK(rdma_accept(srv.id, &p) == 0);
+	memset(welcome, 0xee, sizeof(welcome));
 	memset(priv, 0x55, sizeof(priv));
 	CHECK(next_event(cli.ch, 3, &ev, priv) == RDMA_CM_EVENT_ESTABLISHED);
-	CHECK(!memcmp(priv, welcome, sizeof(welcome)));
+	CHECK(!memcmp(priv, "welcome", 8));
 	CHECK(next_event(srv.ch, 3, NULL, NULL) == RDMA_CM_EVENT_ESTABLISHED);
 	/* data over the connected QPs */
 	{
@@ -297,6 +300,56 @@ static void test_reject_and_gone(void)
 	rdma_destroy_event_channel(srv.ch);
 }
 
+/* rdma_connect before the listener is there (tried again for 200 ms): the
+ * REQ leaves after the call returned, with the private data as it was
+ * during the call, not as the caller's buffer is by then. */
+static void test_late_listener(void)
+{
+	struct side srv = { 0 }, cli = { 0 };
+	struct rdma_cm_id *l;
+	struct rdma_cm_event ev;
+	struct rdma_conn_param p = { 0 };
+	struct sockaddr_in a = addr(0), dst;
+	uint8_t priv[256];
+	char hello[16] = "late listener";
+	srv.ch = rdma_create_event_channel();
+	cli.ch = rdma_create_event_channel();
+	CHECK(rdma_create_id(srv.ch, &l, NULL, RDMA_PS_TCP) == 0);
+	CHECK(rdma_bind_addr(l, (struct sockaddr *)&a) == 0);
+	CHECK(rdma_listen(l, 4) == 0); /* to learn a free port... */
+	dst = addr(ntohs(rdma_get_src_port(l)));
+	rdma_destroy_id(l); /* ...and leave it free for a while */
+	CHECK(rdma_create_id(cli.ch, &cli.id, NULL, RDMA_PS_TCP) == 0);
+	CHECK(rdma_resolve_addr(cli.id, NULL, (struct sockaddr *)&dst, 2000) ==
+	      0);
+	CHECK(next_event(cli.ch, 2, NULL, NULL) == RDMA_CM_EVENT_ADDR_RESOLVED);
+	CHECK(rdma_resolve_route(cli.id, 2000) == 0);
+	CHECK(next_event(cli.ch, 2, NULL, NULL) ==
+	      RDMA_CM_EVENT_ROUTE_RESOLVED);
+	make_qp(&cli);
+	p.private_data = hello;
+	p.private_data_len = sizeof(hello);
+	CHECK(rdma_connect(cli.id, &p) == 0);
+	memset(hello, 0xee, sizeof(hello));
+	usleep(50000);
+	a.sin_port = dst.sin_port;
+	CHECK(rdma_create_id(srv.ch, &l, NULL, RDMA_PS_TCP) == 0);
+	CHECK(rdma_bind_addr(l, (struct sockaddr *)&a) == 0);
+	CHECK(rdma_listen(l, 4) == 0);
+	memset(priv, 0x55, sizeof(priv));
+	CHECK(next_event(srv.ch, 3, &ev, priv) ==
+	      RDMA_CM_EVENT_CONNECT_REQUEST);
+	CHECK(!memcmp(priv, "late listener", 14));
+	srv.id = ev.id;
+	CHECK(rdma_reject(srv.id, NULL, 0) == 0);
+	CHECK(next_event(cli.ch, 3, NULL, NULL) == RDMA_CM_EVENT_REJECTED);
+	free_side(&cli);
+	free_side(&srv);
+	rdma_destroy_id(l);
+	rdma_destroy_event_channel(cli.ch);
+	rdma_destroy_event_channel(srv.ch);
+}
+
 /* test_cm unreachable IP: rdma_connect to a host that drops everything
  * must end in UNREACHABLE within COLLBENCH_EMU_RETRY_CAP_MS (and a bit). */
 static int unreachable(const char *ip)
@@ -332,20 +385,71 @@ static int unreachable(const char *ip)
 	return type == RDMA_CM_EVENT_UNREACHABLE && dt < cap + 2 ? 0 : 1;
 }
 
+/* test_cm otherfabric PORT (run with another COLLBENCH_EMU_STATE): a
+ * process of another fabric reaching our listener's port finds nobody. */
+static int other_fabric(int p)
+{
+	struct side cli = { 0 };
+	struct sockaddr_in dst = addr(p);
+	struct rdma_conn_param cp = { 0 };
+	struct rdma_cm_event ev;
+	int type;
+	cli.ch = rdma_create_event_channel();
+	if (!cli.ch || rdma_create_id(cli.ch, &cli.id, NULL, RDMA_PS_TCP) ||
+	    rdma_resolve_addr(cli.id, NULL, (struct sockaddr *)&dst, 2000) ||
+	    next_event(cli.ch, 2, NULL, NULL) != RDMA_CM_EVENT_ADDR_RESOLVED ||
+	    rdma_resolve_route(cli.id, 2000) ||
+	    next_event(cli.ch, 2, NULL, NULL) != RDMA_CM_EVENT_ROUTE_RESOLVED)
+		return 1;
+	make_qp(&cli);
+	if (rdma_connect(cli.id, &cp))
+		return 1;
+	type = next_event(cli.ch, 5, &ev, NULL);
+	return type == RDMA_CM_EVENT_REJECTED &&
+	                       ev.status == (iwarp ? -ECONNREFUSED : 8)
+	               ? 0
+	               : 1;
+}
+
+static void test_other_fabric(const char *self)
+{
+	struct side srv = { 0 }, cli = { 0 };
+	struct rdma_cm_id *l;
+	char cmd[512], other[] = "/tmp/cbemu-cm2-XXXXXX";
+	srv.ch = rdma_create_event_channel();
+	cli.ch = rdma_create_event_channel();
+	setup(&srv, &cli, &l);
+	if (!mkdtemp(other))
+		return;
+	snprintf(cmd, sizeof(cmd),
+	         "COLLBENCH_EMU_STATE=%s %s otherfabric %d && rm -rf %s", other,
+	         self, port, other);
+	CHECK(system(cmd) == 0);
+	CHECK(next_event(srv.ch, 0.3, NULL, NULL) == -1); /* nothing came */
+	free_side(&cli);
+	rdma_destroy_id(l);
+	rdma_destroy_event_channel(cli.ch);
+	rdma_destroy_event_channel(srv.ch);
+}
+
 int main(int argc, char **argv)
 {
 	char state[] = "/tmp/cbemu-cm-XXXXXX", rm[64];
 	int rc;
+	iwarp = getenv("COLLBENCH_EMU_LINK") &&
+	        !strcmp(getenv("COLLBENCH_EMU_LINK"), "iwarp");
 	if (argc == 3 && !strcmp(argv[1], "unreachable"))
 		return unreachable(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "otherfabric"))
+		return other_fabric(atoi(argv[2]));
 	if (!mkdtemp(state))
 		return 1;
 	setenv("COLLBENCH_EMU_STATE", state, 1);
 	setenv("COLLBENCH_EMU_RETRY_CAP_MS", "1500", 0);
-	iwarp = getenv("COLLBENCH_EMU_LINK") &&
-	        !strcmp(getenv("COLLBENCH_EMU_LINK"), "iwarp");
 	test_connect();
 	test_reject_and_gone();
+	test_late_listener();
+	test_other_fabric(argv[0]);
 	rc = check_result(iwarp ? "rdma_cm iwarp" : "rdma_cm");
 	snprintf(rm, sizeof(rm), "rm -rf %s", state);
 	if (system(rm)) {

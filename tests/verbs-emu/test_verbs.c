@@ -267,6 +267,19 @@ static void test_memory(void)
 	CHECK(ibv_dealloc_pd(pd) == EBUSY);
 	ibv_dereg_mr(mr);
 	munmap(p, 4096);
+	errno = 0; /* device memory cannot be reached: refused, not a crash */
+	CHECK(ibv_reg_dmabuf_mr(pd, 0, 4096, 0, -1, IBV_ACCESS_LOCAL_WRITE) ==
+	              NULL &&
+	      errno == EOPNOTSUPP);
+}
+
+void tv_check(int ok, const char *file, int line, const char *what)
+{
+	check_count++;
+	if (!ok) {
+		check_failures++;
+		fprintf(stderr, "%s:%d: CHECK failed: %s\n", file, line, what);
+	}
 }
 
 int main(int argc, char **argv)

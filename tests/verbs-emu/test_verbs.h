@@ -22,6 +22,12 @@
 
 #include "../unit/check.h"
 
+/* check.h counts in static variables, one set per file: the checks of
+ * every file of this test count in test_verbs.c's, through tv_check. */
+void tv_check(int ok, const char *file, int line, const char *what);
+#undef CHECK
+#define CHECK(cond) tv_check((cond) != 0, __FILE__, __LINE__, #cond)
+
 /* not in the public headers (rdma-core's driver.h) */
 int ibv_read_sysfs_file(const char *dir, const char *file, char *buf,
                         size_t size);
