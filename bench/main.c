@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bench/accept.h"
 #include "bench/cli.h"
 #include "bench/options.h"
 #include "bench/results_cmd.h"
@@ -178,6 +179,8 @@ int main(int argc, char **argv)
 		return 0;
 	case CB_CMD_TOPO:
 		return cb_topo_cmd(argc - 1, argv + 1);
+	case CB_CMD_ACCEPT:
+		return cb_acceptance_cmd(argc - 1, argv + 1);
 	case CB_CMD_RESULTS:
 		return cb_results_cmd(argc - 1, argv + 1);
 	case CB_CMD_TUNE: /* a run: the sweep writes the table */

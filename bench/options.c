@@ -167,6 +167,8 @@ void cb_opts_usage(void)
 	       "auto reads\n"
 	       "       collbench topo [--help]      topology, NIC/GPU paths, "
 	       "binding plan, inventory\n"
+	       "       collbench acceptance [--help]   accept a cluster: name "
+	       "the bad node or cable\n"
 	       "       collbench plot|compare|report --help   plots, "
 	       "comparisons, HTML reports\n"
 	       "                                    of JSON results\n"
@@ -623,6 +625,10 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 		o->cmd = CB_CMD_TOPO;
 		return CB_OK;
 	}
+	if (argc > 1 && !strcmp(argv[1], "acceptance")) {
+		o->cmd = CB_CMD_ACCEPT;
+		return CB_OK;
+	}
 	if (argc > 1 &&
 	    (!strcmp(argv[1], "plot") || !strcmp(argv[1], "compare") ||
 	     !strcmp(argv[1], "report"))) {
@@ -872,8 +878,8 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 	if (optind < argc)
 		return cb_fail(
 		        CB_ERR_USAGE,
-		        "unexpected argument '%s' (commands run, tune, info "
-		        "and topo come first)",
+		        "unexpected argument '%s' (commands run, tune, info, "
+		        "topo and acceptance come first)",
 		        argv[optind]);
 	if (bset && !eset && o->min_bytes > o->max_bytes)
 		o->max_bytes = o->min_bytes;

@@ -41,7 +41,8 @@ struct cb_opts {
 		CB_CMD_VERSION,
 		CB_CMD_TOPO,
 		CB_CMD_RESULTS, /* plot, compare, report: bench/results_cmd.c */
-		CB_CMD_TUNE     /* a run that writes the tuning table */
+		CB_CMD_TUNE,    /* a run that writes the tuning table */
+		CB_CMD_ACCEPT   /* acceptance: bench/accept_cmd.c */
 	} cmd;
 	size_t min_bytes, max_bytes, step_bytes; /* step 0: use factor */
 	double factor;

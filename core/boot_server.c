@@ -59,6 +59,7 @@ struct boot_server {
 	int nclients, cap_clients;
 	int aborted;
 	int byes;
+	int gone; /* ranks rank 0 said not to wait for (boot_server_gone) */
 	/* Stall reports ("rank R waits for rank B") held for a moment, so the
 	 * one at the end of a chain of waiting ranks is the one told. */
 	struct stall {
@@ -522,7 +523,7 @@ static void *srv_main(void *arg)
 				stop_deadline =
 				        cb_now_ns() +
 				        (uint64_t)(srv->timeout_s * 1e9);
-			if (srv->byes >= srv->world ||
+			if (srv->byes + srv->gone >= srv->world ||
 			    cb_now_ns() > stop_deadline)
 				break;
 			/* Every rank has been sent the ABORT.  Keep the
@@ -692,6 +693,17 @@ void boot_server_stats(struct boot_server *srv, size_t *keys, uint64_t *replies)
 {
 	pthread_mutex_lock(&srv->lock);
 	boot_kv_stats(srv->kv, keys, replies);
+	pthread_mutex_unlock(&srv->lock);
+}
+
+void boot_server_gone(struct boot_server *srv, int rank)
+{
+	pthread_mutex_lock(&srv->lock);
+	for (int i = 0; i < srv->nclients; i++)
+		if (srv->clients[i].rank == rank && !srv->clients[i].bye) {
+			srv->clients[i].bye = 1; /* counted once */
+			srv->gone++;
+		}
 	pthread_mutex_unlock(&srv->lock);
 }
 

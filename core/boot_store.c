@@ -50,6 +50,8 @@ struct gather {
 	struct gwait {
 		int client;
 		uint64_t deadline_ns; /* 0: none */
+		uint64_t cap_ns;      /* the absolute deadline */
+		uint64_t idle_ns;     /* pushed back this far by each key */
 	} * wait;
 	int nwait, cap_wait;
 };
@@ -338,9 +340,12 @@ void boot_kv_gather(struct boot_kv *srv, int ci, const char *prefix,
 		memcpy(&req.n, val, 4);
 	if (bytes >= sizeof(req))
 		memcpy(&req, val, sizeof(req));
+	else if (bytes >= 12)
+		memcpy(&req, val, 12); /* without idle_ms */
 	req.n = ntohl(req.n);
-	req.waiters = bytes >= sizeof(req) ? ntohl(req.waiters) : req.n;
-	req.timeout_ms = bytes >= sizeof(req) ? ntohl(req.timeout_ms) : 0;
+	req.waiters = bytes >= 12 ? ntohl(req.waiters) : req.n;
+	req.timeout_ms = bytes >= 12 ? ntohl(req.timeout_ms) : 0;
+	req.idle_ms = bytes >= sizeof(req) ? ntohl(req.idle_ms) : 0;
 	if (req.n > (uint32_t)srv->world || req.waiters < 1)
 		req.n = req.waiters = 1;
 	for (g = srv->gathers; g && strcmp(g->prefix, prefix); g = g->next)
@@ -367,11 +372,16 @@ void boot_kv_gather(struct boot_kv *srv, int ci, const char *prefix,
 		g->wait = w;
 		g->cap_wait = cap;
 	}
+	uint64_t now = cb_now_ns(), cap = 0, idle = 0;
+	if (req.timeout_ms) {
+		cap = now + req.timeout_ms * 1000000ull;
+		idle = req.idle_ms * 1000000ull;
+	}
 	g->wait[g->nwait++] = (struct gwait){
 		.client = ci,
-		.deadline_ns = req.timeout_ms ? cb_now_ns() + req.timeout_ms *
-		                                                      1000000ull
-		                              : 0,
+		.deadline_ns = idle && now + idle < cap ? now + idle : cap,
+		.cap_ns = cap,
+		.idle_ns = idle,
 	};
 	gather_try(srv, g, cb_now_ns());
 }
@@ -412,6 +422,14 @@ void boot_kv_set(struct boot_kv *srv, const char *key, const void *val,
 		if (gather_index(g, key) < 0)
 			continue;
 		g->have++;
+		uint64_t now = cb_now_ns();
+		for (int i = 0; i < g->nwait; i++) {
+			struct gwait *w = &g->wait[i];
+			if (w->idle_ns && now + w->idle_ns > w->deadline_ns)
+				w->deadline_ns = now + w->idle_ns < w->cap_ns
+				                         ? now + w->idle_ns
+				                         : w->cap_ns;
+		}
 		if (g->closed) {
 			kv_del(srv, key);
 			if (g->have == g->n)

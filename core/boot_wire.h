@@ -56,6 +56,9 @@ struct boot_gather_req {
 	                      * forgotten once every one has its answer */
 	uint32_t timeout_ms; /* 0: wait for every key; else answer at this
 	                      * deadline with what is there */
+	uint32_t idle_ms;    /* with timeout_ms: answer as well once no key
+	                      * came for this long (the late ones are gone);
+	                      * 0: no such rule */
 };
 
 /* One framed message; key and val point into the buffer it came from. */
@@ -105,6 +108,9 @@ void boot_server_missing(struct boot_server *srv, const char *prefix, int n,
 /* Keys the store holds now, and how many gather answers it has built. */
 void boot_server_stats(struct boot_server *srv, size_t *keys,
                        uint64_t *replies);
+/* Rank 0 knows @rank is gone (cut off): closing does not wait for its
+ * goodbye. */
+void boot_server_gone(struct boot_server *srv, int rank);
 /* Stop and free.  @drain: first wait (to the deadline) until every rank has
  * said goodbye, so nobody loses the store while still using it. */
 void boot_server_stop(struct boot_server *srv, int drain);

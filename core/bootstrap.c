@@ -450,6 +450,12 @@ cb_status_t cb_boot_store_stats(const struct cb_boot *b, size_t *keys,
 	return CB_OK;
 }
 
+void cb_boot_gone(struct cb_boot *b, int rank)
+{
+	if (b->srv)
+		boot_server_gone(b->srv, rank);
+}
+
 uint64_t cb_boot_job_id(const struct cb_boot *b)
 {
 	return b->job_id;
@@ -470,18 +476,25 @@ cb_status_t cb_boot_set(struct cb_boot *b, const char *key, const void *val,
 	return boot_send(b, MSG_SET, key, val, (uint32_t)bytes);
 }
 
-cb_status_t cb_boot_get(struct cb_boot *b, const char *key, void *val,
-                        size_t cap, size_t *bytes)
+cb_status_t cb_boot_get_wait(struct cb_boot *b, const char *key, void *val,
+                             size_t cap, size_t *bytes, double timeout_s)
 {
 	char what[BOOT_KEY_MAX + 32];
 	uint8_t *v;
-	uint32_t vb;
+	uint32_t vb, type;
 	cb_status_t st;
 
 	snprintf(what, sizeof(what), "key '%s'", key);
 	if ((st = boot_send(b, MSG_GET, key, NULL, 0)) ||
-	    (st = boot_expect(b, MSG_VALUE, what, &v, &vb)))
+	    (st = boot_recv(b, cb_now_ns() + (uint64_t)(timeout_s * 1e9), what,
+	                    &type, &v, &vb)))
 		return st;
+	if (type != MSG_VALUE) {
+		free(v);
+		return cb_fail(CB_ERR_PROTO,
+		               "%s answered with message type %u, expected %u",
+		               b->where, type, MSG_VALUE);
+	}
 	if (vb > cap) {
 		free(v);
 		return cb_fail(CB_ERR_TRUNCATE,
@@ -495,6 +508,38 @@ cb_status_t cb_boot_get(struct cb_boot *b, const char *key, void *val,
 	return CB_OK;
 }
 
+cb_status_t cb_boot_wait_flag(struct cb_boot *b, const char *key,
+                              double timeout_s)
+{
+	uint8_t *v;
+	uint32_t vb, type;
+	cb_status_t st;
+
+	if ((st = boot_send(b, MSG_GET, key, NULL, 0)))
+		return st;
+	st = boot_recv(b, cb_now_ns() + (uint64_t)(timeout_s * 1e9), key, &type,
+	               &v, &vb);
+	if (st == CB_ERR_TIMEOUT) {
+		/* Set it ourselves: the store answers the GET it holds, and
+		 * the connection stays in step. */
+		cb_fail_clear();
+		if ((st = boot_send(b, MSG_SET, key, "", 0)) ||
+		    (st = boot_recv(b, boot_deadline(b), key, &type, &v, &vb)))
+			return st;
+		free(v);
+		return CB_ERR_TIMEOUT;
+	}
+	if (!st)
+		free(v);
+	return st;
+}
+
+cb_status_t cb_boot_get(struct cb_boot *b, const char *key, void *val,
+                        size_t cap, size_t *bytes)
+{
+	return cb_boot_get_wait(b, key, val, cap, bytes, b->timeout_s);
+}
+
 /*
  * One gather of every rank's @bytes at @mine under the next sequence number.
  * @root_only: only rank 0 asks for (and receives) the values; the others
@@ -503,7 +548,8 @@ cb_status_t cb_boot_get(struct cb_boot *b, const char *key, void *val,
  */
 static cb_status_t boot_gather(struct cb_boot *b, const char *what,
                                const void *mine, size_t bytes, void *all,
-                               int root_only, double partial_s,
+                               int root_only, double partial_s, double idle_s,
+                               const unsigned char *gone,
                                unsigned char *present)
 {
 	char key[64], prefix[48];
@@ -511,6 +557,7 @@ static cb_status_t boot_gather(struct cb_boot *b, const char *what,
 		.n = htonl((uint32_t)b->world),
 		.waiters = htonl(root_only ? 1u : (uint32_t)b->world),
 		.timeout_ms = htonl((uint32_t)(partial_s * 1e3)),
+		.idle_ms = htonl((uint32_t)(idle_s * 1e3)),
 	};
 	uint8_t *v;
 	uint32_t vb;
@@ -520,11 +567,30 @@ static cb_status_t boot_gather(struct cb_boot *b, const char *what,
 	snprintf(key, sizeof(key), "%s%d", prefix, b->rank);
 	if ((st = cb_boot_set(b, key, mine, bytes)) || (root_only && b->rank))
 		return st;
+	/* Ranks rank 0 knows are gone: an empty part each, so the gather
+	 * does not wait for them (read back as absent). */
+	for (int r = 0; gone && r < b->world; r++) {
+		char k[64];
+		snprintf(k, sizeof(k), "%s%d", prefix, r);
+		if (gone[r] && r != b->rank && (st = cb_boot_set(b, k, "", 0)))
+			return st;
+	}
 	snprintf(b->gathering, sizeof(b->gathering), "%s", prefix);
+	/* Answered at the latest when the store's own deadline passes. */
+	double wait_s = partial_s > b->timeout_s ? partial_s + 5 : b->timeout_s;
+	uint32_t type = 0;
 	if ((st = boot_send(b, MSG_GATHER, prefix, &req, sizeof(req))) ||
-	    (st = boot_expect(b, MSG_VALUE, what, &v, &vb))) {
+	    (st = boot_recv(b, cb_now_ns() + (uint64_t)(wait_s * 1e9), what,
+	                    &type, &v, &vb))) {
 		b->gathering[0] = '\0';
 		return st;
+	}
+	if (type != MSG_VALUE) {
+		free(v);
+		b->gathering[0] = '\0';
+		return cb_fail(CB_ERR_PROTO,
+		               "%s answered with message type %u, expected %u",
+		               b->where, type, MSG_VALUE);
 	}
 	b->gathering[0] = '\0';
 	const uint8_t *p = v, *end = v + vb;
@@ -535,9 +601,11 @@ static cb_status_t boot_gather(struct cb_boot *b, const char *what,
 		memcpy(&nb, p, 4);
 		nb = ntohl(nb);
 		p += 4;
+		if (nb == 0 && bytes > 0 && gone && gone[r])
+			nb = BOOT_ABSENT;
 		if (present)
 			present[r] = nb != BOOT_ABSENT;
-		if (nb == BOOT_ABSENT && partial_s > 0) {
+		if (nb == BOOT_ABSENT && (partial_s > 0 || (gone && gone[r]))) {
 			memset((char *)all + (size_t)r * bytes, 0, bytes);
 			continue;
 		}
@@ -559,14 +627,25 @@ bad:
 cb_status_t cb_boot_allgather(struct cb_boot *b, const char *what,
                               const void *mine, size_t bytes, void *all)
 {
-	return boot_gather(b, what, mine, bytes, all, 0, 0, NULL);
+	return boot_gather(b, what, mine, bytes, all, 0, 0, 0, NULL, NULL);
 }
 
 cb_status_t cb_boot_gather_root(struct cb_boot *b, const char *what,
                                 const void *mine, size_t bytes, void *all,
                                 double partial_s, unsigned char *present)
 {
-	return boot_gather(b, what, mine, bytes, all, 1, partial_s, present);
+	return boot_gather(b, what, mine, bytes, all, 1, partial_s, 0, NULL,
+	                   present);
+}
+
+cb_status_t cb_boot_gather_root_idle(struct cb_boot *b, const char *what,
+                                     const void *mine, size_t bytes, void *all,
+                                     double partial_s, double idle_s,
+                                     const unsigned char *gone,
+                                     unsigned char *present)
+{
+	return boot_gather(b, what, mine, bytes, all, 1, partial_s, idle_s,
+	                   gone, present);
 }
 
 cb_status_t cb_boot_barrier(struct cb_boot *b)
@@ -578,7 +657,7 @@ cb_status_t cb_boot_barrier(struct cb_boot *b)
 	if (!all)
 		return cb_fail(CB_ERR_NOMEM, "out of memory");
 	st = boot_gather(b, "every rank to reach a barrier", &one, 1, all, 0, 0,
-	                 NULL);
+	                 0, NULL, NULL);
 	free(all);
 	return st;
 }

@@ -59,6 +59,16 @@ cb_status_t cb_boot_set(struct cb_boot *boot, const char *key, const void *val,
  * is larger than @cap. */
 cb_status_t cb_boot_get(struct cb_boot *boot, const char *key, void *val,
                         size_t cap, size_t *bytes);
+/* Wait until @key is set, at most @timeout_s: CB_OK, or CB_ERR_TIMEOUT
+ * (nothing recorded) after which the key is set by this rank, so the store
+ * owes it nothing and the connection stays usable. */
+cb_status_t cb_boot_wait_flag(struct cb_boot *boot, const char *key,
+                              double timeout_s);
+/* The same with a deadline of its own (@timeout_s from now) instead of the
+ * run's: a rank that waits for rank 0 to finish a long stage.  After a
+ * timeout the connection is no longer usable for requests. */
+cb_status_t cb_boot_get_wait(struct cb_boot *boot, const char *key, void *val,
+                             size_t cap, size_t *bytes, double timeout_s);
 /* Every rank contributes @bytes at @mine; @all receives world * @bytes, in
  * rank order.  Every rank must call it with the same @bytes.  @what names
  * the wait in a timeout's message ("every rank to join"). */
@@ -73,6 +83,14 @@ cb_status_t cb_boot_allgather(struct cb_boot *boot, const char *what,
 cb_status_t cb_boot_gather_root(struct cb_boot *boot, const char *what,
                                 const void *mine, size_t bytes, void *all,
                                 double partial_s, unsigned char *present);
+/* The same, answered as well once no rank's part came for @idle_s (the
+ * ranks still missing then are taken as gone), @partial_s at the latest.
+ * @gone (rank 0, may be NULL): ranks known to be gone, not waited for. */
+cb_status_t cb_boot_gather_root_idle(struct cb_boot *boot, const char *what,
+                                     const void *mine, size_t bytes, void *all,
+                                     double partial_s, double idle_s,
+                                     const unsigned char *gone,
+                                     unsigned char *present);
 cb_status_t cb_boot_barrier(struct cb_boot *boot);
 
 /*
@@ -88,6 +106,10 @@ cb_status_t cb_boot_check(struct cb_boot *boot, int grace_ms, int *origin);
  * answers it has built; CB_ERR_INVALID on other ranks.  For the tests. */
 cb_status_t cb_boot_store_stats(const struct cb_boot *boot, size_t *keys,
                                 uint64_t *replies);
+
+/* Rank 0: @rank is known to be cut off; cb_boot_close does not wait for
+ * its goodbye.  Elsewhere a no-op. */
+void cb_boot_gone(struct cb_boot *boot, int rank);
 
 /* The line of the ABORT this rank received, or NULL. */
 const char *cb_boot_abort_line(const struct cb_boot *boot);

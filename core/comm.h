@@ -214,6 +214,14 @@ const char *cb_comm_host_name(const struct cb_comm *c, int r);
 cb_status_t cb_comm_connect(struct cb_comm *c, const int *peers, int n,
                             double timeout_s);
 
+/*
+ * Give up on @peer: its endpoint is closed (the transport forgets the
+ * requests queued on it, so their buffers may be freed) and marked failed,
+ * so a later connect to it fails at once.  For callers that go on after
+ * one peer failed (acceptance); outside timed regions.
+ */
+void cb_comm_disconnect(struct cb_comm *c, int peer);
+
 static inline int cb_comm_connected(const struct cb_comm *c, int peer)
 {
 	return peer == c->rank || c->eps[peer].state == CB_EP_READY;

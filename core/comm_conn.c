@@ -230,3 +230,16 @@ cb_status_t cb_comm_connect(struct cb_comm *c, const int *peers, int n,
 	free(todo);
 	return st;
 }
+
+void cb_comm_disconnect(struct cb_comm *c, int peer)
+{
+	struct cb_ep *e;
+
+	if (peer < 0 || peer >= c->world || peer == c->rank)
+		return;
+	e = &c->eps[peer];
+	if (e->ops && e->ep)
+		e->ops->ep_close(e->ep);
+	e->ep = NULL;
+	e->state = CB_EP_FAILED;
+}

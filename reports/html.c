@@ -473,7 +473,22 @@ static const char style[] =
         "figure{margin:1em 0}img{max-width:100%;border:1px solid #eee}\n"
         "figcaption{color:#666;font-size:.9em}\n"
         "ul.warnings li{color:#8a1414;margin:.3em 0}.ok{color:#175e17}\n"
-        ".note{color:#666}\n";
+        ".note{color:#666}\n"
+        ".banner{font-size:2em;font-weight:bold;padding:.6em 1em;"
+        "margin:1em 0;border-radius:.3em;color:#fff}\n"
+        ".banner span{font-size:.45em;font-weight:normal;margin-left:1em}\n"
+        ".banner.pass{background:#1a7f37}.banner.fail{background:#b42318}\n"
+        "td.bad{background:#fbe0e0}\n";
+
+void cb_html_esc(FILE *f, const char *s)
+{
+	esc(f, s);
+}
+
+int cb_html_embed_png(FILE *f, const char *path, const char *alt)
+{
+	return embed_png(f, path, alt);
+}
 
 cb_status_t cb_report_html(FILE *f, struct cb_results *const *runs, int nruns,
                            int *plots_missing)
@@ -485,7 +500,9 @@ cb_status_t cb_report_html(FILE *f, struct cb_results *const *runs, int nruns,
 	for (int i = 0; i < nruns; i++) {
 		uint64_t wrong;
 		size_t bad;
+		json_object *acc = jget(runs[i], "acceptance", NULL);
 		failed |= run_failed(runs[i], &wrong, &bad);
+		failed |= acc && cb_acc_html_failed(acc);
 	}
 	fprintf(f,
 	        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta "
@@ -500,9 +517,16 @@ cb_status_t cb_report_html(FILE *f, struct cb_results *const *runs, int nruns,
 	}
 	fprintf(f, " &middot; made by collbench %s</p>\n", CB_VERSION);
 	fprintf(f, "<p class=\"verdict %s\">%s</p>\n", failed ? "fail" : "pass",
-	        failed ? "FAILED: a run failed or has wrong values"
+	        failed ? "FAILED: a run failed, has wrong values, or an "
+	                 "acceptance verdict is FAIL"
 	               : "OK: every run completed, every value checked "
 	                 "correct");
+	/* Acceptance runs: their verdict, findings and heatmap first. */
+	for (int i = 0; i < nruns; i++) {
+		json_object *acc = jget(runs[i], "acceptance", NULL);
+		if (acc && json_object_is_type(acc, json_type_object))
+			cb_acc_html(f, acc, &pl.missing);
+	}
 
 	/* Draw first, so a missing gnuplot is among the warnings above. */
 	char *pbuf = NULL;

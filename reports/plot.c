@@ -552,3 +552,13 @@ out:;
 	snprintf(path, sizeof(path), "%s.gp", fl.base);
 	return run_gnuplot(exe, fl.dir, path);
 }
+
+int cb_gnuplot_find(char *path, size_t bytes)
+{
+	return find_gnuplot(path, bytes);
+}
+
+cb_status_t cb_gnuplot_run(const char *exe, const char *dir, const char *gp)
+{
+	return run_gnuplot(exe, dir, gp);
+}

@@ -178,4 +178,22 @@ void cb_compare(FILE *f, const struct cb_results *base,
 cb_status_t cb_report_html(FILE *f, struct cb_results *const *runs, int nruns,
                            int *plots_missing);
 
+/* ---- shared with the acceptance section (reports/accept_html.c) ---- */
+
+/* @s, HTML-escaped. */
+void cb_html_esc(FILE *f, const char *s);
+/* <figure> with @path's PNG inline; 0 when it cannot be read. */
+int cb_html_embed_png(FILE *f, const char *path, const char *alt);
+/* gnuplot on PATH into @path; 0 when absent. */
+int cb_gnuplot_find(char *path, size_t bytes);
+/* Run @exe on script @gp in folder @dir, without a shell; its last error
+ * line recorded on failure (CB_ERR_SYS). */
+cb_status_t cb_gnuplot_run(const char *exe, const char *dir, const char *gp);
+/* An acceptance run's section, from its "acceptance" member: the verdict
+ * banner, findings, stages, the pair-bandwidth heatmap and matrix.
+ * *@no_plot = 1 when gnuplot was not found. */
+void cb_acc_html(FILE *f, struct json_object *acc, int *no_plot);
+/* 1 when that member's verdict is FAIL. */
+int cb_acc_html_failed(struct json_object *acc);
+
 #endif

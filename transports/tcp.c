@@ -332,6 +332,10 @@ static cb_status_t tcp_file(struct cb_tp_ctx *ctx, struct tcp_pending *p)
 		close(p->fd);
 		return h->fail(CB_ERR_NOMEM, "tcp: out of memory");
 	}
+	if (ep->closed) {
+		close(p->fd); /* we gave up on that peer */
+		return CB_OK;
+	}
 	if (ep->s[hl->stream].fd >= 0) {
 		close(p->fd); /* a duplicate */
 		return CB_OK;
@@ -522,9 +526,29 @@ static cb_status_t tcp_ep_test(struct cb_tp_ep *ep)
 	return CB_OK;
 }
 
+/*
+ * Stop using @ep: its streams close, its queued requests are forgotten (the
+ * caller may free them and their buffers), and progress no longer looks at
+ * it, so one peer that failed does not fail every later operation of this
+ * rank.  The struct stays in the context's table (freed with it), closed:
+ * a late hello from that peer is turned away.
+ */
 static void tcp_ep_close(struct cb_tp_ep *ep)
 {
-	(void)ep; /* freed with the context, which owns the table */
+	struct cb_tp_ctx *ctx = ep->ctx;
+
+	for (int i = 0; i < TCP_MAX_STREAMS; i++) {
+		if (ep->s[i].fd >= 0)
+			close(ep->s[i].fd);
+		ep->s[i] = (struct tcp_stream){ .fd = -1, .state = S_NONE };
+	}
+	ep->nconnected = 0;
+	ep->closed = 1;
+	for (int i = 0; i < ctx->nactive; i++)
+		if (ctx->active[i] == ep->peer) {
+			ctx->active[i] = ctx->active[--ctx->nactive];
+			break;
+		}
 }
 
 /* Interfaces with an IPv4 address: what tcp could listen on. */

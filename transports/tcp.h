@@ -64,6 +64,7 @@ struct cb_tp_ep {
 	int dialer;     /* we connect (the higher rank); else we accept */
 	int nconnected; /* streams in S_READY */
 	int started;    /* ep_connect() was called */
+	int closed;     /* ep_close(): given up, no longer progressed */
 	cb_status_t err;
 	struct tcp_addr to; /* the peer's listener */
 	struct tcp_stream s[TCP_MAX_STREAMS];

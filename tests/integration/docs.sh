@@ -17,8 +17,9 @@ got=$("$CB" --version)
 "$CB" --help >"$TMP/help" || fail "--help exited $?"
 grep -oE -- '--[a-z][a-z_-]+' "$TMP/help" | sort -u >"$TMP/opts"
 "$CB" topo --help | grep -oE -- '--[a-z][a-z_-]+' | sort -u >"$TMP/topo_opts"
+"$CB" acceptance --help | grep -oE -- '--[a-z][a-z_-]+' | sort -u >"$TMP/acc_opts"
 [ "$(wc -l <"$TMP/opts")" -gt 30 ] || fail "only $(wc -l <"$TMP/opts") options in --help"
-cmds="run info topo plot compare report"
+cmds="run info topo acceptance plot compare report"
 
 if [ -z "$man" ]; then
 	echo "note: this build has no man page (scdoc not found)"
@@ -29,7 +30,7 @@ else
 		fail "groff warns: $(echo "$warn" | head -3)"
 	MANWIDTH=200 man -l "$man" 2>/dev/null | col -b >"$TMP/man.txt"
 	missing=""
-	for o in $(cat "$TMP/opts" "$TMP/topo_opts" | sort -u) $cmds; do
+	for o in $(cat "$TMP/opts" "$TMP/topo_opts" "$TMP/acc_opts" | sort -u) $cmds; do
 		grep -qF -- "$o" "$TMP/man.txt" || missing="$missing $o"
 	done
 	[ -z "$missing" ] && pass "man page documents every option and command" ||
@@ -62,6 +63,12 @@ complete_words collbench topo -- >"$TMP/c_topo"
 missing=$(comm -23 "$TMP/topo_opts" <(sort -u "$TMP/c_topo") | tr '\n' ' ')
 [ -z "$missing" ] && pass "completion offers every option of topo --help" ||
 	fail "completion lacks for topo: $missing"
+complete_words collbench acceptance -- >"$TMP/c_acc"
+missing=$(comm -23 "$TMP/acc_opts" <(sort -u "$TMP/c_acc") | tr '\n' ' ')
+[ -z "$missing" ] && pass "completion offers every option of acceptance --help" ||
+	fail "completion lacks for acceptance: $missing"
+offers acceptance collbench acc
+offers pairwise,collectives collbench acceptance --stages pairwise,co
 for a in $("$CB" info | awk '/^algorithms:/ {on=1; next} /^$/ {on=0} on && /^  [a-z]/ {print $1}'); do
 	offers "$a" collbench --algo ""
 done

@@ -130,7 +130,9 @@ fault_run() {
 	fi
 }
 
-fault_run port-down "went down" 1 "port_down:dev=cbemu0,at_ms=2500"
+# faults at a message count, not a time: the emulation got faster and a run
+# at 1 MiB ended before a port that went down at 2.5 s
+fault_run port-down "went down" 1 "port_down:dev=cbemu0,at_msg=300"
 # the responder's event or the requester's completion, whichever is first:
 # both name the access refused
 fault_run rkey "access" 1 "rkey:at_msg=40"
@@ -144,8 +146,20 @@ if grep -q 'error counters: none moved' "$TMP/clean.out"; then
 else
 	fail "counters, clean run: $(grep '^# ' "$TMP/clean.out" | tail -6)"
 fi
-( sleep 1.5; COLLBENCH_EMU_FAULTS="counters:dev=cbemu0,symbol_error=5" "$EMU" ibv_devinfo >/dev/null 2>&1 ) &
-emu_run cnt ib --np 2 -b 64K -e 64K -n 3000
+# The other process acts once the run is sending (the host's port_xmit_data
+# moved by 1 MB), not after a fixed sleep: a quiet machine ends the run
+# first, a loaded one starts it late.
+xmit=$COLLBENCH_EMU_STATE/hosts/$(stat -L -c %i /proc/self/ns/net)/sys/class/infiniband/cbemu0/ports/1/counters/port_xmit_data
+(
+	x0=$(cat "$xmit" 2>/dev/null || echo 0)
+	for _ in $(seq 1 600); do
+		sleep 0.05
+		x1=$(cat "$xmit" 2>/dev/null || echo 0)
+		[ "$x1" -gt $((x0 + 1000000)) ] && break
+	done
+	COLLBENCH_EMU_FAULTS="counters:dev=cbemu0,symbol_error=5" "$EMU" ibv_devinfo >/dev/null 2>&1
+) &
+emu_run cnt ib --np 2 -b 64K -e 64K -n 20000
 wait
 if grep -q '^# ERROR counter moved: .* cbemu0:1 symbol_error +5' "$TMP/cnt.out"; then
 	pass "counters: $(grep '^# ERROR' "$TMP/cnt.out")"

@@ -360,7 +360,10 @@ EMU_VISIBLE int ibv_get_pkey_index(struct ibv_context *context,
 
 void emu_async_event(struct emu_ctx *c, enum ibv_event_type type, void *elem)
 {
-	struct async_rec r = { .type = type, .elem = elem };
+	struct async_rec r;
+	memset(&r, 0, sizeof(r)); /* no uninitialised padding on the pipe */
+	r.type = type;
+	r.elem = elem;
 	if (write(c->async_wr, &r, sizeof(r)) != sizeof(r))
 		emu_log("async event %d lost (pipe full)", (int)type);
 }

@@ -29,20 +29,29 @@
 #define VB_RNDV_Q         512          /* rendezvous in flight per endpoint */
 #define VB_NOTIFY_Q       64
 
-/* imm_data of a write-with-immediate: rendezvous done, or a put's notify. */
-#define VB_IMM_RNDV   0x80000000u
-#define VB_IMM_NOTIFY 0x00000000u
+/*
+ * imm_data of a write with immediate: a put's notification (bit 31 clear,
+ * the value), or the end of a rendezvous: bit 31 set, bit 30 "the message
+ * fills the receive (no RTS told its size)", bits 28-29 the rails it was
+ * striped over less one, bits 0-27 its sequence number.
+ */
+#define VB_IMM_RNDV  0x80000000u
+#define VB_IMM_SIZED 0x40000000u
+#define VB_IMM_SEQ   0x0fffffffu
+#define VB_IMM_K(k)  ((uint32_t)((k)-1) << 28)
 
 enum vb_link { VB_LINK_IB, VB_LINK_ROCE, VB_LINK_IWARP };
 
 /* What travels in a SEND: a header, then (EAGER, FRAG) payload. */
 enum vb_type {
 	VB_EAGER = 1, /* a whole message */
-	VB_RTS,       /* a large message is ready: {seq, tag, bytes} */
-	VB_RTR,       /* its receive is posted: {seq, addr, rkeys} or no rkey:
-	               * send it in FRAGs */
+	VB_RTS,       /* a large message is ready: {seq, tag, bytes; addr: 1
+	               * when the sender writes zero-copy} */
+	VB_RTR,       /* a receive is posted: {seq, addr, bytes = capacity,
+	               * rkeys} (no rkey: send it in FRAGs) */
 	VB_FRAG,      /* a piece of a large message, through slots */
-	VB_FIN,       /* iWARP: the writes of rendezvous seq are done */
+	VB_FIN,       /* iWARP: the writes of rendezvous seq are done
+	               * {seq, bytes, addr = rails} */
 	VB_NOTIFY,    /* iWARP: a put's notification */
 	VB_CREDIT,    /* credits only */
 	VB_HELLO,     /* first message: the pair is connected both ways */
@@ -54,7 +63,8 @@ struct vb_hdr {
 	uint16_t credits; /* receive slots re-posted since the last report */
 	uint32_t seq;     /* RTS/RTR/FRAG/FIN: the message's sequence number */
 	uint64_t tag;     /* EAGER/RTS: the message's; NOTIFY: the value */
-	uint64_t bytes;   /* EAGER/RTS: message bytes; FRAG: piece bytes */
+	uint64_t bytes;   /* EAGER/RTS/FIN: message bytes; FRAG: piece
+	                   * bytes; RTR: the receive's capacity */
 	uint64_t addr;    /* RTR: receive buffer; FRAG: offset */
 	uint32_t rkey[VB_MAX_RAILS]; /* RTR: per rail, 0: no zero copy */
 };
@@ -159,11 +169,19 @@ struct vb_arrival {
 
 #define VB_ARRIVALS (VB_RNDV_Q + VB_RECV_SLOTS)
 
+/* What an RTR said, kept by the sender until its message goes. */
+struct vb_rtr {
+	uint32_t seq;
+	int got;
+	uint64_t addr, cap;
+	uint32_t rkey[VB_MAX_RAILS];
+};
+
 struct cb_tp_ep {
 	struct cb_tp_ctx *ctx;
 	int peer;
 	int connected, started;
-	int closed;       /* ep_close: QPs gone, completions ignored */
+	int closed; /* ep_close: QPs gone, completions ignored */
 	int nrails; /* used with this peer: min of both ends' */
 	int dialer; /* rdma_cm: this rank connects, the peer listens */
 	cb_status_t err;
@@ -175,26 +193,21 @@ struct cb_tp_ep {
 	uint32_t recv_seq; /* next receive's */
 	/* sends not finished posting, in order */
 	struct cb_tp_req *sq_head, *sq_tail;
-	/* posted receives, in order; the head is matched next */
-	struct cb_tp_req *rq_head, *rq_tail;
-	/* messages arrived before their receive */
+	/* messages that arrived before their receive was posted (always
+	 * the ones from recv_seq on, in order) */
 	struct vb_arrival arr[VB_ARRIVALS];
 	uint32_t arr_head, arr_tail;
-	/* rendezvous by sequence number: the request on each side */
+	/* large sends waiting for their RTR, oldest first; and what the RTRs
+	 * that came said, by sequence number (early ones included) */
 	struct cb_tp_req *rndv_send[VB_RNDV_Q];
-	struct cb_tp_req *rndv_recv[VB_RNDV_Q];
-	/* large sends whose RTS went out, oldest first, and what each RTR
-	 * said (by seq) */
 	uint32_t rfifo[VB_RNDV_Q];
 	uint32_t rf_head, rf_tail;
-	struct {
-		int got;
-		uint64_t addr;
-		uint32_t rkey[VB_MAX_RAILS];
-	} rtr[VB_RNDV_Q];
-	/* every posted receive, by seq, so they complete in order */
+	struct vb_rtr rtr[VB_RNDV_Q];
+	/* every posted receive, by sequence number (messages find theirs
+	 * here), completed in that order */
 	struct cb_tp_req *rseq[VB_RNDV_Q];
 	uint32_t recv_upto; /* receives [.., recv_upto) are complete */
+	uint32_t rtr_due;   /* receives that still owe an RTR */
 	uint32_t notify[VB_NOTIFY_Q];
 	uint32_t nq_head, nq_tail;
 };
@@ -231,11 +244,23 @@ enum {
 	R_KIND, /* K_* below */
 	R_MR,   /* struct cb_tp_mr *, or NULL */
 	R_SEQ,  /* message sequence number */
-	R_WAIT, /* send: the sq_posted value whose completion frees it;
-	         * receive: write-with-imm still due (rails) */
+	R_WAIT, /* send: work requests still to complete; receive: writes
+	         * with immediate still due, once the first came */
 	R_OFF,  /* progress in bytes */
 };
-enum { K_SEND, K_RECV, K_PUT, K_MASK = 0xff, K_GPU = 0x100 };
+enum {
+	K_SEND,
+	K_RECV,
+	K_PUT,
+	K_MASK = 0xff,
+	K_GPU = 0x100,   /* the buffer is device memory */
+	K_RTR = 0x200,   /* receive: its RTR went out (with keys: K_ZC) */
+	K_ZC = 0x400,    /* receive: written zero-copy; send: RTR had keys */
+	K_SIZED = 0x800, /* receive: its message's size is known */
+	K_IMM = 0x1000,  /* receive: a write with immediate came */
+	K_RTS = 0x2000,  /* receive: its RTS came; send: RTS went out */
+	K_FRAG = 0x4000, /* receive: comes through the slots */
+};
 
 /* verbs_dev.c */
 VB_HIDDEN cb_status_t vb_devices(struct cb_tp_dev *devs, int max, int *n);
@@ -260,7 +285,35 @@ VB_HIDDEN void vb_ep_drop_qps(struct cb_tp_ep *ep);
 VB_HIDDEN cb_status_t vb_cm_listen(struct cb_tp_ctx *ctx);
 VB_HIDDEN cb_status_t vb_cm_progress(struct cb_tp_ctx *ctx);
 
-/* verbs_data.c */
+/* Work request ids: receives have bit 63; then peer (23 bits), rail (4),
+ * and the send's sequence on its QP or the receive's slot (36). */
+#define VB_WR_RECV      (1ull << 63)
+#define VB_WR_LOW       ((1ull << 36) - 1)
+#define VB_HDR          sizeof(struct vb_hdr)
+#define VB_SEQ_LT(a, b) ((int32_t)((a) - (b)) < 0)
+
+static inline uint64_t vb_wr_id(int peer, int rail, uint64_t v)
+{
+	return ((uint64_t)peer << 40) | ((uint64_t)rail << 36) |
+	       (v & VB_WR_LOW);
+}
+
+static inline uint8_t *vb_send_slot(struct vb_qp *q, uint64_t seq)
+{
+	return q->slots + (seq % VB_SEND_SLOTS) * VB_SLOT_BYTES;
+}
+
+static inline uint8_t *vb_recv_slot(struct vb_qp *q, int i)
+{
+	return q->slots + (size_t)(VB_SEND_SLOTS + i) * VB_SLOT_BYTES;
+}
+
+static inline const struct cb_tp_mr *vb_req_mr(const struct cb_tp_req *req)
+{
+	return req->priv.ptr[R_MR];
+}
+
+/* verbs_data.c: posting, the sending side, progress */
 VB_HIDDEN cb_status_t vb_isend(struct cb_tp_ep *ep, const void *buf,
                                size_t bytes, const struct cb_tp_mem *mem,
                                uint64_t tag, struct cb_tp_req *req);
@@ -279,6 +332,25 @@ VB_HIDDEN cb_status_t vb_post_recv_slots(struct cb_tp_ep *ep, int rail);
 /* Send a header-only message on @rail (HELLO, CREDIT). */
 VB_HIDDEN cb_status_t vb_send_ctrl(struct cb_tp_ep *ep, int rail, uint8_t type,
                                    uint32_t seq, uint64_t tag);
+/* A SEND of header @h and @n bytes of payload (@lkey 0: copied into the
+ * slot); CB_AGAIN without credit or room; *@done: the payload has left. */
+VB_HIDDEN cb_status_t vb_send_msg(struct cb_tp_ep *ep, int rail,
+                                  const struct vb_hdr *h, const void *payload,
+                                  size_t n, uint32_t lkey,
+                                  struct cb_tp_req *owner, int *done);
+/* Re-post receive slot @slot of @rail (and owe the peer a credit). */
+VB_HIDDEN cb_status_t vb_repost(struct cb_tp_ep *ep, int rail, int slot);
+/* Record @ep's failure, one line naming the peer. */
+VB_HIDDEN cb_status_t vb_ep_err(struct cb_tp_ep *ep, cb_status_t st,
+                                const char *fmt, unsigned long long a,
+                                unsigned long long b);
+
+/* verbs_recv.c: the receiving side, completions, events */
+VB_HIDDEN cb_status_t vb_recv_posted(struct cb_tp_ep *ep,
+                                     struct cb_tp_req *req);
+VB_HIDDEN cb_status_t vb_recv_rtrs(struct cb_tp_ep *ep, int *moved);
+VB_HIDDEN cb_status_t vb_poll_cq(struct cb_tp_ctx *ctx, int rail, int *moved);
+VB_HIDDEN cb_status_t vb_async_events(struct cb_tp_ctx *ctx);
 /* A work completion's failure, in one line naming the peer. */
 VB_HIDDEN cb_status_t vb_wc_fail(struct cb_tp_ctx *ctx, int rail,
                                  const struct ibv_wc *wc);

@@ -401,8 +401,11 @@ static cb_status_t cm_accept(struct cb_tp_ctx *ctx, struct rdma_cm_event *ev)
 {
 	const struct cb_tp_host *h = ctx->host;
 	struct vb_cm_priv p = { 0 };
+	/* retry_count too: an implementation may take the passive side's
+	 * own (real librdmacm takes the REQ's) */
 	struct rdma_conn_param cp = { .responder_resources = 1,
 		                      .initiator_depth = 1,
+		                      .retry_count = 7,
 		                      .rnr_retry_count = 7 };
 	cb_status_t st;
 
@@ -413,7 +416,11 @@ static cb_status_t cm_accept(struct cb_tp_ctx *ctx, struct rdma_cm_event *ev)
 	    p.rank >= h->world || p.rail != rail || rail < 0) {
 		h->log(CB_TP_LOG_WARN,
 		       "refused an rdma_cm connection that is not from a "
-		       "peer of this job");
+		       "peer of this job (magic 0x%x, job %s, rank %d, rail "
+		       "%d on device rail %d, %u bytes of private data)",
+		       p.magic, p.job_id == h->job_id ? "ours" : "another",
+		       p.rank, p.rail, rail,
+		       (unsigned)ev->param.conn.private_data_len);
 		rdma_reject(ev->id, NULL, 0);
 		return CB_OK;
 	}

@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench/accept.h - `collbench acceptance`, shared by its files:
+ *
+ *   accept_cmd.c    options, the stages in order, outputs, exit status
+ *   accept_pair.c   the tournament and one pair's measurements
+ *   accept_judge.c  which pairs are outside tolerance, and who is to blame
+ *   accept_stage.c  inventory, collectives, the burn's counters
+ *
+ * The record itself (struct cb_acc) and its writers are reports/accept.h.
+ */
+#ifndef CB_BENCH_ACCEPT_H
+#define CB_BENCH_ACCEPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <collbench/status.h>
+
+#include "core/comm.h"
+#include "reports/accept.h"
+#include "reports/report.h"
+
+#define CB_ACC_MAX_OUT 8
+
+struct cb_acc_opts {
+	const char *transport; /* "auto" (tcp between hosts), "tcp", ... */
+	const char *rendezvous;
+	int np, np_set;
+	double timeout_s;
+	struct cb_acc_settings set;
+	const char *expect_file;
+	const char *tcp_if;
+	int verbose, help;
+	unsigned stages; /* 1u << enum cb_acc_stage_id: the stages asked for */
+	struct {
+		const char *path; /* NULL: stdout */
+		int kind;         /* CB_ACC_OUT_* */
+	} out[CB_ACC_MAX_OUT];
+	int nout;
+	int argc;
+	char **argv;
+};
+
+enum {
+	CB_ACC_OUT_TABLE,
+	CB_ACC_OUT_JSON,
+	CB_ACC_OUT_CSV,
+	CB_ACC_OUT_XML,
+	CB_ACC_OUT_HTML
+};
+
+/* ---- the tournament (accept_pair.c) ---- */
+
+/* Rounds of a round-robin tournament of @m players: m - 1, or m when m is
+ * odd (each player sits out once). */
+int cb_acc_rounds(int m);
+/* The pairs of round @r (0-based), as player indices, lower first;
+ * returns how many (floor(m / 2), one fewer when a player sits out). */
+int cb_acc_round_pairs(int m, int r, int (*pairs)[2]);
+
+/* ---- one rank's part of a stage (accept_pair.c) ---- */
+
+/* What one rank measured or saw, sent to rank 0 (plain data). */
+struct cb_acc_meas {
+	int32_t a, b; /* nodes; -1: no entry */
+	int32_t ok;
+	char error[240];
+	double connect_ms, lat_p50_us, lat_p99_us;
+	double bw_ab_gbps, bw_ba_gbps, bibw_gbps;
+};
+
+struct cb_acc_ctx {
+	struct cb_comm *c;
+	const struct cb_acc_opts *o;
+	struct cb_acc *a; /* nodes[], nnodes on every rank; rank 0: all */
+	int me;           /* this rank's node, or -1 (not measuring) */
+	void *buf;        /* two bw_bytes halves and a small area */
+	size_t buf_bytes;
+	const struct cb_mem *mem;
+	double *samples;     /* latency round trips */
+	uint32_t seq;        /* keys of the stage's store exchanges */
+	int alone;           /* measuring suspects alone: more repetitions */
+	unsigned char *gone; /* rank 0: ranks that stopped reporting */
+};
+
+/* Connect to node @peer's rank and exchange a small checked message both
+ * ways, within the pair deadline.  Fills @m (ok, connect_ms, error).
+ * Returns CB_ERR_ABORTED when another rank failed the job, else CB_OK. */
+cb_status_t cb_acc_pair_connect(struct cb_acc_ctx *x, int peer,
+                                struct cb_acc_meas *m);
+/* Latency and bandwidth with node @peer (connected): the lower node times
+ * and fills @m; the other serves.  A failure is recorded in @m, and the
+ * peer is disconnected so its requests cannot touch later pairs.  Returns
+ * as cb_acc_pair_connect. */
+cb_status_t cb_acc_pair_measure(struct cb_acc_ctx *x, int peer,
+                                struct cb_acc_meas *m);
+
+/* How pairs run (cb_acc_stage_pairs' @alone). */
+enum {
+	CB_ACC_CONCURRENT,    /* a round's pairs at once */
+	CB_ACC_ALONE_SUSPECT, /* one at a time, nothing else running, more
+	                       * repetitions: the suspects and controls */
+	CB_ACC_ALONE_CONFIRM, /* the same, more repetitions yet */
+	CB_ACC_ALONE_SERIAL,  /* one at a time, the rounds' repetitions: where
+	                       * ranks share cores, concurrent pairs would
+	                       * measure the CPUs */
+};
+
+/* Every node runs its pairs of @pairs (node pairs; every rank calls with
+ * the same list), in order; then every rank's entries go to rank 0, which
+ * waits at most @wait_s for late ranks and fills @out[i] for pair i.
+ * @run: 0 connectivity, 1 measure.  @alone: CB_ACC_*. */
+cb_status_t cb_acc_stage_pairs(struct cb_acc_ctx *x, int (*pairs)[2], int n,
+                               int run, int alone, double wait_s,
+                               struct cb_acc_pair *out);
+
+/* ---- judgement (accept_judge.c) ---- */
+
+/* The cluster's reference figures: per node, the median of its pairs;
+ * then the median over nodes (so one bad host's n - 1 pairs do not drag
+ * the reference down with them). */
+void cb_acc_refs(struct cb_acc *a);
+/* 1 when @p is outside tolerance (or below an expectation); @why gets
+ * what. */
+int cb_acc_outside(const struct cb_acc *a, const struct cb_acc_pair *p,
+                   char *why, size_t bytes);
+/* Findings for the pairs that failed in @stage (fail_stage): a node none
+ * of whose pairs worked, else each pair. */
+void cb_acc_judge_connect(struct cb_acc *a, enum cb_acc_stage_id stage);
+/* Findings of the pairwise stage: nodes, hosts, groups, paths. */
+void cb_acc_judge_pairs(struct cb_acc *a, enum cb_acc_stage_id stage);
+
+/* ---- the other stages (accept_stage.c) ---- */
+
+cb_status_t cb_acc_inventory(struct cb_acc_ctx *x);
+cb_status_t cb_acc_collectives(struct cb_acc_ctx *x, double *busbw_out);
+/* Re-read every NIC's error counters (rank 0: into hosts[].after). */
+cb_status_t cb_acc_counters(struct cb_acc_ctx *x);
+/* Rank 0: findings for counters that grew. */
+void cb_acc_judge_counters(struct cb_acc *a);
+
+/* ---- rank 0's summaries and outputs (accept_out.c) ---- */
+
+struct cb_results_meta;
+struct cb_run_info;
+
+/* Findings of the collectives stage (wrong values; busbw below
+ * --coll-tolerance of the model, unless ranks share cores) and its
+ * summary. */
+void cb_acc_judge_colls(struct cb_acc *a);
+/* One burn pass's figures from the record's pairs, at @t s. */
+void cb_acc_pass_summary(struct cb_acc *a, double t, double allreduce);
+/* The run object's facts for the JSON, into @m (and @ri, @hn). */
+void cb_acc_meta(struct cb_comm *c, const struct cb_acc_opts *o,
+                 struct cb_acc *a, struct cb_results_meta *m,
+                 struct cb_run_info *ri, char *hn, size_t bytes);
+/* Every output; 0 PASS, 1 FAIL or a write failed. */
+int cb_acc_outputs(const struct cb_acc_opts *o, struct cb_acc *a);
+
+/* ---- the command (accept_cmd.c, accept_opts.c) ---- */
+
+/* CB_ERR_USAGE, recorded, for a bad value; o->help for -h. */
+cb_status_t cb_acc_parse(int argc, char **argv, struct cb_acc_opts *o);
+void cb_acc_usage(void);
+int cb_acceptance_cmd(int argc, char **argv);
+
+#endif

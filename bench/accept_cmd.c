@@ -1,0 +1,783 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench/accept_cmd.c - `collbench acceptance`: accept a newly cabled
+ * cluster in one command, under the launchers clusters already run, and
+ * name the bad node or cable with a verdict.
+ *
+ * Stages, in the order vendors' bring-up procedures use, each reported as
+ * it finishes (bench/accept.h lists who does what):
+ *   inventory     hosts alike, NICs up at the same speed, MTU, driver,
+ *                 firmware;
+ *   connectivity  every pair of nodes connects and exchanges a small
+ *                 checked message both ways, within --pair-timeout;
+ *   pairwise      latency and bandwidth of every pair, in n - 1 rounds of
+ *                 disjoint pairs; pairs outside tolerance measured again
+ *                 alone, one at a time, before anything is named;
+ *   collectives   allreduce and alltoall over all ranks, against what the
+ *                 measured links predict;
+ *   burn          with --duration: pairwise and allreduce again and again
+ *                 for that long, drift, and NIC error counters.
+ * A node is one rank per host; with --rails, or on a single host, every
+ * rank.  Rank 0 decides after each stage and tells the others through the
+ * store (a key per decision), so a host that vanished costs a deadline,
+ * never the verdict.
+ *
+ * Exit status: 0 PASS, 1 FAIL (or the job failed), 2 usage, 77 the
+ * transport is not available.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench/accept.h"
+#include "bench/cli.h"
+#include "bench/options.h"
+#include "cb_config.h"
+#include "coll/reduce.h"
+#include "core/log.h"
+#include "reports/results.h"
+#include "topo/topo.h"
+
+/* ---- decisions from rank 0 ---- */
+
+/* What rank 0 tells everyone after a stage: which pairs go on (by index
+ * in the stage's list), whether collectives run, whether the burn goes
+ * on. */
+struct plan {
+	int32_t go;       /* burn: another pass; else unused */
+	int32_t colls;    /* run the collectives */
+	int32_t controls; /* suspects: the last this many are controls */
+	int32_t serial;   /* ranks share cores: one pair at a time */
+	int32_t n;        /* entries in idx */
+	int32_t idx[];    /* pair indices */
+};
+
+static cb_status_t tell(struct cb_acc_ctx *x, struct plan *p, int cap,
+                        double wait_s)
+{
+	char key[48];
+	size_t bytes = sizeof(*p) + (size_t)cap * sizeof(int32_t), got;
+	cb_status_t st;
+
+	snprintf(key, sizeof(key), "acc/plan/%u", x->seq++);
+	if (x->c->rank == 0)
+		return cb_boot_set(x->c->boot, key, p,
+		                   sizeof(*p) + (size_t)p->n * sizeof(int32_t));
+	/* Rank 0 decides after waiting up to @wait_s for the stage's late
+	 * ranks: wait longer than that. */
+	st = cb_boot_get_wait(x->c->boot, key, p, bytes, &got,
+	                      2 * wait_s + x->o->timeout_s);
+	if (!st && (got < sizeof(*p) ||
+	            got != sizeof(*p) + (size_t)p->n * sizeof(int32_t)))
+		st = cb_fail(CB_ERR_PROTO, "rank 0's plan does not parse");
+	return st;
+}
+
+/* ---- the nodes and the tournament ---- */
+
+static cb_status_t setup_nodes(struct cb_comm *c, const struct cb_acc_opts *o,
+                               struct cb_acc *a)
+{
+	int per_host = c->world / (c->nhosts ? c->nhosts : 1);
+	int every = o->set.rails || c->nhosts == 1;
+
+	a->nhosts = c->nhosts;
+	a->ranks = c->world;
+	a->hosts = calloc((size_t)c->nhosts, sizeof(*a->hosts));
+	a->nodes = calloc((size_t)c->world, sizeof(*a->nodes));
+	if (!a->hosts || !a->nodes)
+		return cb_fail(CB_ERR_NOMEM, "out of memory");
+	for (int h = 0; h < c->nhosts; h++)
+		snprintf(a->hosts[h].name, sizeof(a->hosts[h].name), "%s",
+		         c->hosts[h]);
+	for (int r = 0; r < c->world; r++) {
+		int h = c->host_of_rank[r];
+		struct cb_acc_node *n = &a->nodes[a->nnodes];
+		int local = a->hosts[h].nranks++;
+		if (!every && local > 0)
+			continue;
+		if (o->set.rails && c->nhosts > 1 &&
+		    per_host * c->nhosts != c->world)
+			return cb_fail(CB_ERR_USAGE,
+			               "--rails needs the same number of ranks "
+			               "on every host (%d ranks on %d hosts)",
+			               c->world, c->nhosts);
+		n->host = h;
+		n->rank = r;
+		n->local = local;
+		if (every && c->nhosts > 1)
+			snprintf(n->name, sizeof(n->name), "%.60s.%d",
+			         c->hosts[h], local);
+		else if (every)
+			snprintf(n->name, sizeof(n->name), "rank%d", r);
+		else
+			snprintf(n->name, sizeof(n->name), "%.60s",
+			         c->hosts[h]);
+		a->nnodes++;
+	}
+	return CB_OK;
+}
+
+/* Every pair of the tournament, round-major; same-host pairs of --rails
+ * left out (the NICs under test are between hosts). */
+static int tournament(const struct cb_acc *a, int (*pairs)[2], int *round)
+{
+	int(*r)[2] = malloc(((size_t)a->nnodes / 2 + 1) * sizeof(*r)), n = 0;
+
+	for (int k = 0; r && k < cb_acc_rounds(a->nnodes); k++) {
+		int m = cb_acc_round_pairs(a->nnodes, k, r);
+		for (int i = 0; i < m; i++) {
+			if (a->nhosts > 1 &&
+			    a->nodes[r[i][0]].host == a->nodes[r[i][1]].host)
+				continue;
+			pairs[n][0] = r[i][0];
+			pairs[n][1] = r[i][1];
+			round[n++] = k;
+		}
+	}
+	free(r);
+	return n;
+}
+
+/* ---- the stages ---- */
+
+static double now_s(void)
+{
+	return (double)cb_now_ns() / 1e9;
+}
+
+static double wait_for(const struct cb_acc_opts *o, int rounds)
+{
+	return (rounds + 2) * o->set.pair_timeout_s + o->timeout_s;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median_of(double *v, int n)
+{
+	if (!n)
+		return 0;
+	qsort(v, (size_t)n, sizeof(*v), cmp_dbl);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Copy measured figures into the record's pair of the same nodes. */
+static void take(struct cb_acc *a, const struct cb_acc_pair *m, int n,
+                 int remeasure, enum cb_acc_stage_id stage)
+{
+	for (int i = 0; i < n; i++) {
+		struct cb_acc_pair *p = cb_acc_pair_of(a, m[i].a, m[i].b);
+		if (!p)
+			continue;
+		int round = p->round;
+		double fbw = cb_acc_pair_bw(p), flat = p->lat_p50_us;
+		*p = m[i];
+		p->round = round;
+		p->fail_stage = stage;
+		if (remeasure) {
+			p->remeasured = 1;
+			p->first_bw_gbps = fbw;
+			p->first_lat_us = flat;
+		}
+	}
+}
+
+/* The controls' best figures measured alone so far (rank 0). */
+struct controls {
+	int n;
+	double bw[2], bibw[2], lat[2];
+};
+
+static void alone_refs(struct cb_acc *a, const struct controls *k)
+{
+	double bw[2], bibw[2], lat[2];
+
+	if (!k->n)
+		return;
+	memcpy(bw, k->bw, sizeof(bw));
+	memcpy(bibw, k->bibw, sizeof(bibw));
+	memcpy(lat, k->lat, sizeof(lat));
+	a->alone_bw_gbps = median_of(bw, k->n);
+	a->alone_bibw_gbps = median_of(bibw, k->n);
+	a->alone_lat_us = median_of(lat, k->n);
+}
+
+/*
+ * The suspects of @sus still outside tolerance, but by less than half,
+ * measured alone a second time with more repetitions, and the controls with
+ * them (a busy spell of the machine slows both alike); each keeps the
+ * better of its two measurements.
+ */
+static cb_status_t confirm(struct cb_acc_ctx *x, int (*again)[2],
+                           const struct plan *sus, int rounds,
+                           struct cb_acc_pair *got, struct controls *k)
+{
+	struct cb_acc *a = x->a;
+	int ns = sus->n - sus->controls;
+	struct plan *still =
+	        calloc(1, sizeof(*still) + ((size_t)sus->n + 1) * 4);
+	int(*pairs)[2] = malloc(((size_t)sus->n + 1) * sizeof(*pairs));
+	cb_status_t st;
+	char why[160];
+
+	if (!still || !pairs) {
+		free(still);
+		free(pairs);
+		return cb_fail(CB_ERR_NOMEM, "out of memory");
+	}
+	for (int i = 0; x->c->rank == 0 && i < ns; i++) {
+		struct cb_acc_pair *p =
+		        cb_acc_pair_of(a, again[i][0], again[i][1]);
+		double rbw, rbibw, rlat;
+		if (!p || !p->ok || !cb_acc_outside(a, p, why, sizeof(why)))
+			continue;
+		/* Far below is no busy moment: only the near misses again. */
+		cb_acc_ref_for(a, p, &rbw, &rbibw, &rlat);
+		if (rbw > 0 && cb_acc_pair_bw(p) < 0.5 * rbw)
+			continue;
+		still->idx[still->n++] = i;
+	}
+	for (int i = ns; x->c->rank == 0 && still->n && i < sus->n; i++) {
+		still->idx[still->n++] = i;
+		still->controls++;
+	}
+	if ((st = tell(x, still, sus->n, wait_for(x->o, rounds))) || !still->n)
+		goto out;
+	for (int i = 0; i < still->n; i++) {
+		pairs[i][0] = again[still->idx[i]][0];
+		pairs[i][1] = again[still->idx[i]][1];
+	}
+	st = cb_acc_stage_pairs(x, pairs, still->n, 1, CB_ACC_ALONE_CONFIRM,
+	                        wait_for(x->o, still->n), got);
+	for (int i = 0; !st && x->c->rank == 0 && i < still->n; i++) {
+		int c = still->idx[i] - ns; /* a control: its index */
+		if (!got[i].ok)
+			continue;
+		if (c >= 0 && c < k->n) {
+			if (cb_acc_pair_bw(&got[i]) > k->bw[c])
+				k->bw[c] = cb_acc_pair_bw(&got[i]);
+			if (got[i].bibw_gbps > k->bibw[c])
+				k->bibw[c] = got[i].bibw_gbps;
+			if (got[i].lat_p50_us < k->lat[c])
+				k->lat[c] = got[i].lat_p50_us;
+			continue;
+		}
+		struct cb_acc_pair *p =
+		        cb_acc_pair_of(a, pairs[i][0], pairs[i][1]);
+		if (!p || cb_acc_pair_bw(&got[i]) <= cb_acc_pair_bw(p))
+			continue;
+		double fbw = p->first_bw_gbps, flat = p->first_lat_us;
+		int round = p->round;
+		*p = got[i];
+		p->round = round;
+		p->remeasured = 1;
+		p->first_bw_gbps = fbw;
+		p->first_lat_us = flat;
+	}
+	if (!st && x->c->rank == 0)
+		alone_refs(a, k);
+out:
+	free(still);
+	free(pairs);
+	return st;
+}
+
+/* Pairwise once over the pairs rank 0 kept (@keep): measured in rounds,
+ * then, with @alone, the suspects again one at a time.  Rank 0's record
+ * gets the figures. */
+static cb_status_t pairwise(struct cb_acc_ctx *x, int (*all)[2], int nall,
+                            const struct plan *keep, int rounds, int alone,
+                            enum cb_acc_stage_id stage, int *suspects,
+                            int *cleared)
+{
+	struct cb_acc *a = x->a;
+	int n = keep->n, (*pairs)[2] = malloc(((size_t)n + 1) * sizeof(*pairs));
+	struct cb_acc_pair *got = calloc((size_t)n + 1, sizeof(*got));
+	struct plan *sus = calloc(1, sizeof(*sus) + ((size_t)n + 1) * 4);
+	struct controls ctl = { 0 };
+	cb_status_t st;
+
+	(void)nall;
+	if (!pairs || !got || !sus) {
+		st = cb_fail(CB_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < n; i++) {
+		pairs[i][0] = all[keep->idx[i]][0];
+		pairs[i][1] = all[keep->idx[i]][1];
+	}
+	if ((st = cb_acc_stage_pairs(
+	             x, pairs, n, 1,
+	             keep->serial ? CB_ACC_ALONE_SERIAL : CB_ACC_CONCURRENT,
+	             wait_for(x->o, keep->serial ? n : rounds), got)))
+		goto out;
+	if (x->c->rank == 0) {
+		take(a, got, n, 0, stage);
+		cb_acc_refs(a);
+		char why[160];
+		for (int i = 0; alone && i < n; i++) {
+			struct cb_acc_pair *p =
+			        cb_acc_pair_of(a, pairs[i][0], pairs[i][1]);
+			if (p && cb_acc_outside(a, p, why, sizeof(why)))
+				sus->idx[sus->n++] = i;
+		}
+		/* Two typical pairs measured alone too: what a suspect
+		 * measured alone is compared with (alone, a pair is faster
+		 * than in a round, on a machine whose cores are shared). */
+		for (int c = 0; sus->n && c < 2; c++) {
+			int best = -1;
+			double gap = 0;
+			for (int i = 0; i < n; i++) {
+				struct cb_acc_pair *p = cb_acc_pair_of(
+				        a, pairs[i][0], pairs[i][1]);
+				int used = 0;
+				for (int j = 0; j < sus->n; j++)
+					used |= sus->idx[j] == i;
+				if (!p || !p->ok || used)
+					continue;
+				double g = fabs(cb_acc_pair_bw(p) -
+				                a->ref_bw_gbps);
+				if (best < 0 || g < gap)
+					best = i, gap = g;
+			}
+			if (best < 0)
+				break;
+			sus->idx[sus->n++] = best;
+			sus->controls++;
+		}
+	}
+	if (!alone)
+		goto out;
+	if ((st = tell(x, sus, n, wait_for(x->o, rounds))))
+		goto out;
+	if (!sus->n)
+		goto out;
+	int(*again)[2] = malloc((size_t)sus->n * sizeof(*again));
+	if (!again) {
+		st = cb_fail(CB_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < sus->n; i++) {
+		again[i][0] = pairs[sus->idx[i]][0];
+		again[i][1] = pairs[sus->idx[i]][1];
+	}
+	/* One at a time: nothing else runs. */
+	st = cb_acc_stage_pairs(x, again, sus->n, 1, CB_ACC_ALONE_SUSPECT,
+	                        wait_for(x->o, sus->n), got);
+	if (!st && x->c->rank == 0) {
+		int ns = sus->n - sus->controls;
+		for (int i = ns; i < sus->n; i++)
+			if (got[i].ok) {
+				ctl.bw[ctl.n] = cb_acc_pair_bw(&got[i]);
+				ctl.bibw[ctl.n] = got[i].bibw_gbps;
+				ctl.lat[ctl.n++] = got[i].lat_p50_us;
+			}
+		alone_refs(a, &ctl);
+		take(a, got, ns, 1, stage);
+		*suspects += ns;
+	}
+	/* Still outside alone: once more, alone, later - a fault is slow
+	 * every time, a busy moment of a shared machine is not. */
+	if (!st && (st = confirm(x, again, sus, rounds, got, &ctl)))
+		goto done;
+	if (x->c->rank == 0) {
+		char why[160];
+		for (int i = 0; i < sus->n - sus->controls; i++) {
+			struct cb_acc_pair *p =
+			        cb_acc_pair_of(a, again[i][0], again[i][1]);
+			if (p && p->ok &&
+			    !cb_acc_outside(a, p, why, sizeof(why))) {
+				p->cleared = 1;
+				(*cleared)++;
+			}
+		}
+	}
+done:
+	free(again);
+out:
+	free(pairs);
+	free(got);
+	free(sus);
+	return st;
+}
+
+static void stage_done(struct cb_acc *a, enum cb_acc_stage_id s, double t0)
+{
+	a->stage[s].seconds = now_s() - t0;
+	if (a->stage[s].state != CB_ACC_FAIL)
+		a->stage[s].state = CB_ACC_PASS;
+	/* Said as each stage finishes (stderr; the results go to stdout):
+	 * an operator at 2 a.m. watches it go. */
+	fprintf(stderr, "collbench acceptance: %-12s %s in %.2f s: %s\n",
+	        cb_acc_stage_name(s), cb_acc_state_name(a->stage[s].state),
+	        a->stage[s].seconds, a->stage[s].summary);
+}
+
+/* ---- one rank ---- */
+
+struct run {
+	struct cb_acc_ctx x;
+	int (*all)[2]; /* the tournament's pairs */
+	int *round;
+	int nall, rounds;
+	struct plan *keep; /* the pairs still measured */
+};
+
+static cb_status_t stage_connect(struct run *R)
+{
+	struct cb_acc_ctx *x = &R->x;
+	struct cb_acc *a = x->a;
+	double t0 = now_s();
+	cb_status_t st;
+
+	a->pairs = calloc((size_t)R->nall + 1, sizeof(*a->pairs));
+	if (!a->pairs)
+		return cb_fail(CB_ERR_NOMEM, "out of memory");
+	st = cb_acc_stage_pairs(x, R->all, R->nall, 0, 0,
+	                        wait_for(x->o, R->rounds), a->pairs);
+	if (st)
+		return st;
+	R->keep->n = 0;
+	if (x->c->rank == 0) {
+		int bad = 0;
+		double *ms = calloc((size_t)R->nall + 1, sizeof(double));
+		int k = 0;
+		a->npairs = R->nall;
+		for (int i = 0; i < R->nall; i++) {
+			a->pairs[i].round = R->round[i];
+			a->pairs[i].fail_stage = CB_ACC_CONNECTIVITY;
+			if (a->pairs[i].ok) {
+				R->keep->idx[R->keep->n++] = i;
+				if (ms)
+					ms[k++] = a->pairs[i].connect_ms;
+			} else {
+				bad++;
+			}
+		}
+		cb_acc_judge_connect(a, CB_ACC_CONNECTIVITY);
+		snprintf(a->stage[CB_ACC_CONNECTIVITY].summary,
+		         sizeof(a->stage[0].summary),
+		         "%d pairs in %d rounds, %d could not connect; connect "
+		         "p50 %.3g ms",
+		         R->nall, R->rounds, bad, ms ? median_of(ms, k) : 0);
+		free(ms);
+		R->keep->colls = bad == 0;
+		/* Ranks that share cores: pairs one at a time (a round's
+		 * concurrent pairs would measure who gets a core). */
+		R->keep->serial = a->shared_cores[0] != 0;
+		stage_done(a, CB_ACC_CONNECTIVITY, t0);
+	}
+	return tell(x, R->keep, R->nall, wait_for(x->o, R->rounds));
+}
+
+static cb_status_t stage_pairwise(struct run *R)
+{
+	struct cb_acc_ctx *x = &R->x;
+	struct cb_acc *a = x->a;
+	double t0 = now_s();
+	cb_status_t st;
+	int colls = R->keep->colls;
+
+	if ((st = pairwise(x, R->all, R->nall, R->keep, R->rounds, 1,
+	                   CB_ACC_PAIRWISE, &a->suspects, &a->cleared)))
+		return st;
+	if (x->c->rank == 0) {
+		int failed = 0;
+		for (int i = 0; i < a->npairs; i++)
+			failed += !a->pairs[i].ok;
+		cb_acc_judge_connect(a, CB_ACC_PAIRWISE);
+		cb_acc_judge_pairs(a, CB_ACC_PAIRWISE);
+		snprintf(a->stage[CB_ACC_PAIRWISE].summary,
+		         sizeof(a->stage[0].summary),
+		         "%d pairs; median %.3g GB/s, %.3g GB/s both ways, "
+		         "%.3g us; %d outside tolerance measured again alone, "
+		         "%d cleared%s",
+		         R->keep->n, a->ref_bw_gbps, a->ref_bibw_gbps,
+		         a->ref_lat_us, a->suspects, a->cleared,
+		         failed ? "; some pairs failed" : "");
+		stage_done(a, CB_ACC_PAIRWISE, t0);
+		R->keep->colls = colls && !failed;
+	}
+	/* The collectives need every pair: rank 0 says whether to run. */
+	return tell(x, R->keep, R->nall, wait_for(x->o, R->rounds));
+}
+
+static cb_status_t stage_colls(struct run *R, double *allreduce)
+{
+	struct cb_acc_ctx *x = &R->x;
+	struct cb_acc *a = x->a;
+	double t0 = now_s();
+	cb_status_t st;
+
+	if (!R->keep->colls) {
+		if (x->c->rank == 0)
+			snprintf(a->stage[CB_ACC_COLLECTIVES].summary,
+			         sizeof(a->stage[0].summary),
+			         "skipped: not every pair of nodes works");
+		return CB_OK;
+	}
+	if ((st = cb_acc_collectives(x, allreduce)))
+		return st;
+	if (x->c->rank == 0) {
+		cb_acc_judge_colls(a);
+		stage_done(a, CB_ACC_COLLECTIVES, t0);
+	}
+	return CB_OK;
+}
+
+static cb_status_t stage_burn(struct run *R)
+{
+	struct cb_acc_ctx *x = &R->x;
+	struct cb_acc *a = x->a;
+	double t0 = now_s(), first = 0, last = 0;
+	struct cb_acc_pair *keep = NULL;
+	cb_status_t st = CB_OK;
+
+	if (x->c->rank == 0)
+		keep = malloc(((size_t)a->npairs + 1) * sizeof(*keep));
+	for (;;) {
+		double allreduce = 0;
+		int s = 0, c = 0;
+		if ((st = pairwise(x, R->all, R->nall, R->keep, R->rounds, 0,
+		                   CB_ACC_BURN, &s, &c)) ||
+		    (st = stage_colls(R, &allreduce)))
+			break;
+		if (x->c->rank == 0) {
+			cb_acc_pass_summary(a, now_s() - t0, allreduce);
+			const struct cb_acc_pass *p =
+			        &a->passes[a->npasses - 1];
+			if (a->npasses == 1)
+				first = p->median_bw_gbps;
+			last = p->median_bw_gbps;
+			R->keep->go = now_s() - t0 < a->set.duration_s &&
+			              !p->failed_pairs;
+			fprintf(stderr,
+			        "collbench acceptance: burn pass %d at %.0f s: "
+			        "median %.3g GB/s, slowest %.3g GB/s, %d slow, "
+			        "%d failed\n",
+			        a->npasses, p->t_s, p->median_bw_gbps,
+			        p->min_bw_gbps, p->slow_pairs, p->failed_pairs);
+		}
+		if ((st = tell(x, R->keep, R->nall,
+		               wait_for(x->o, R->rounds))) ||
+		    !R->keep->go)
+			break;
+	}
+	if (!st && x->c->rank == 0) {
+		int slow = 0, failed = 0;
+		for (int i = 0; i < a->npasses; i++) {
+			slow += a->passes[i].slow_pairs;
+			failed += a->passes[i].failed_pairs;
+		}
+		cb_acc_judge_connect(a, CB_ACC_BURN);
+		if (first > 0 && last < a->set.bw_tolerance * first)
+			cb_acc_find(
+			        a, CB_ACC_BURN, "job", -1, -1,
+			        "the median pair's bandwidth drifted from %.3g "
+			        "to %.3g GB/s over %d passes",
+			        first, last, a->npasses);
+		snprintf(a->stage[CB_ACC_BURN].summary,
+		         sizeof(a->stage[0].summary),
+		         "%d passes in %.0f s; median bandwidth %.3g -> %.3g "
+		         "GB/s; "
+		         "%d slow and %d failed pair measurements",
+		         a->npasses, now_s() - t0, first, last, slow, failed);
+	}
+	free(keep);
+	if (!st && x->c->rank == 0)
+		stage_done(a, CB_ACC_BURN, t0);
+	return st;
+}
+
+static void settings_for(struct cb_comm *c, const struct cb_acc_opts *o,
+                         struct cb_acc *a, char *tr, size_t bytes)
+{
+	a->set = o->set;
+	/* What connects the nodes: tcp between hosts under auto. */
+	if (!strcmp(o->transport, "auto"))
+		snprintf(tr, bytes, "%s", c->nhosts > 1 ? "tcp" : c->transport);
+	else
+		snprintf(tr, bytes, "%s", o->transport);
+	a->set.transport = tr;
+}
+
+static int acc_rank(void *arg, const struct cb_cli_rank *r)
+{
+	const struct cb_acc_opts *o = arg;
+	struct cb_comm *c = NULL;
+	struct cb_acc a = { .version = CB_VERSION };
+	struct run R = { .x = { .o = o, .a = &a, .me = -1 } };
+	struct cb_comm_cfg cfg = {
+		.rank = r->rank,
+		.world = r->world,
+		.host = r->host,
+		.port = r->port,
+		.listen_fd = r->listen_fd,
+		.timeout_s = o->timeout_s,
+		.transport = o->transport,
+		.reduce = cb_reduce,
+	};
+	char tr[32], hn[1024];
+	struct cb_results_meta meta;
+	struct cb_run_info ri;
+	double t0 = now_s();
+	cb_status_t st;
+	int rc = 0;
+
+	cb_log_set_rank(r->rank);
+	if ((st = cb_comm_create(&cfg, &c))) {
+		if (!cb_fail_quiet())
+			cb_log(CB_LOG_ERROR, "%s",
+			       cb_fail_msg() ? cb_fail_msg()
+			                     : cb_status_str(st));
+		return cb_cli_exit(st);
+	}
+	R.x.c = c;
+	settings_for(c, o, &a, tr, sizeof(tr));
+	if ((st = setup_nodes(c, o, &a)))
+		goto fail;
+	if (a.nnodes < 2) {
+		st = cb_fail(
+		        CB_ERR_USAGE,
+		        "acceptance needs two nodes at least (hosts, or ranks "
+		        "on one host); %d rank%s on %d host%s: nothing to "
+		        "measure",
+		        c->world, c->world == 1 ? "" : "s", c->nhosts,
+		        c->nhosts == 1 ? "" : "s");
+		goto fail;
+	}
+	for (int i = 0; i < a.nnodes; i++)
+		if (a.nodes[i].rank == c->rank)
+			R.x.me = i;
+	size_t maxp = (size_t)a.nnodes * (a.nnodes + 1) / 2 + 1;
+	R.all = malloc(maxp * sizeof(*R.all));
+	R.round = malloc(maxp * sizeof(int));
+	R.keep = calloc(1, sizeof(*R.keep) + maxp * sizeof(int32_t));
+	R.x.samples = malloc((size_t)o->set.lat_iters * sizeof(double) + 8);
+	R.x.gone = calloc((size_t)c->world, 1);
+	if (!R.all || !R.round || !R.keep || !R.x.samples || !R.x.gone) {
+		st = cb_fail(CB_ERR_NOMEM, "out of memory");
+		goto fail;
+	}
+	R.nall = tournament(&a, R.all, R.round);
+	R.rounds = cb_acc_rounds(a.nnodes);
+	if (R.x.me >= 0) {
+		R.x.buf_bytes = (size_t)o->set.bw_bytes * 5 + 4096;
+		if ((st = cb_comm_mem_alloc(c, R.x.buf_bytes, &R.x.buf)))
+			goto fail;
+		R.x.mem = cb_comm_mem_find(c, R.x.buf, R.x.buf_bytes);
+	}
+	for (int s = 0; s < CB_ACC_NSTAGES; s++)
+		a.stage[s].state = CB_ACC_SKIP;
+
+	double ts = now_s();
+	if ((st = cb_acc_inventory(&R.x)))
+		goto fail;
+	if (c->rank == 0) {
+		for (int i = 0; i < a.nnodes; i++) {
+			const struct cb_acc_host *h = &a.hosts[a.nodes[i].host];
+			snprintf(a.nodes[i].nic, sizeof(a.nodes[i].nic), "%s",
+			         h->nic);
+		}
+		stage_done(&a, CB_ACC_INVENTORY, ts);
+	}
+	/* --stages: the later stages need the earlier ones' pairs. */
+	unsigned want = o->stages;
+	if ((st = stage_connect(&R)) ||
+	    ((want & 1u << CB_ACC_PAIRWISE) && (st = stage_pairwise(&R))))
+		goto fail;
+	if (!(want & 1u << CB_ACC_PAIRWISE))
+		R.keep->colls = 0;
+	if ((want & 1u << CB_ACC_COLLECTIVES) && (st = stage_colls(&R, NULL)))
+		goto fail;
+	if (o->set.duration_s > 0 && R.keep->colls && (st = stage_burn(&R)))
+		goto fail;
+	for (int s = CB_ACC_PAIRWISE; c->rank == 0 && s < CB_ACC_NSTAGES; s++)
+		if (!(want & 1u << s))
+			snprintf(a.stage[s].summary, sizeof(a.stage[0].summary),
+			         "not asked for (--stages)");
+	if (c->rank == 0 && (want & 1u << CB_ACC_BURN) &&
+	    o->set.duration_s > 0 && !R.keep->colls)
+		snprintf(a.stage[CB_ACC_BURN].summary,
+		         sizeof(a.stage[0].summary),
+		         "skipped: not every pair of nodes works");
+	else if (c->rank == 0 && o->set.duration_s <= 0)
+		snprintf(a.stage[CB_ACC_BURN].summary,
+		         sizeof(a.stage[0].summary),
+		         "not asked for (--duration)");
+	if ((st = cb_acc_counters(&R.x)))
+		goto fail;
+	if (c->rank == 0) {
+		cb_acc_judge_counters(&a);
+		a.seconds = now_s() - t0;
+		cb_acc_meta(c, o, &a, &meta, &ri, hn, sizeof(hn));
+		rc = cb_acc_outputs(o, &a);
+	}
+	goto out;
+fail:
+	/* Rank 0 failing stops everyone (nobody is left to decide).  Another
+	 * rank failing is most often a host cut off from the others: rank 0
+	 * names it when it does not report; stopping the job would lose the
+	 * verdict. */
+	if (c->rank == 0 ? cb_comm_fail(c, st)
+	                 : st != CB_ERR_ABORTED && st != CB_ERR_USAGE &&
+	                           !cb_fail_quiet())
+		cb_log(CB_LOG_ERROR, "%s",
+		       cb_fail_msg() ? cb_fail_msg() : cb_status_str(st));
+	rc = cb_cli_exit(st);
+out:
+	for (int r = 0; R.x.gone && r < c->world; r++)
+		if (R.x.gone[r])
+			cb_boot_gone(c->boot, r);
+	if (R.x.buf)
+		cb_comm_mem_free(c, R.x.buf, R.x.buf_bytes);
+	cb_comm_destroy(c);
+	free(R.all);
+	free(R.round);
+	free(R.keep);
+	free(R.x.samples);
+	free(R.x.gone);
+	cb_acc_free(&a);
+	return rc;
+}
+
+int cb_acceptance_cmd(int argc, char **argv)
+{
+	struct cb_acc_opts o;
+	cb_status_t st = cb_acc_parse(argc, argv, &o);
+	int rc = 0;
+
+	if (!st && o.help) {
+		cb_acc_usage();
+		return 0;
+	}
+	if (st)
+		return cb_cli_say("acceptance", st);
+	cb_log_level = CB_LOG_WARN + o.verbose;
+	if (strcmp(o.transport, "auto")) {
+		struct cb_tp_entry e;
+		cb_tp_find(o.transport, &e);
+		if (!e.ops || !e.available) {
+			fprintf(stderr,
+			        "collbench acceptance: transport %s is not "
+			        "available here: %s\n",
+			        o.transport, e.why);
+			return 77;
+		}
+	}
+	struct cb_cli_job job = { .np = o.np,
+		                  .np_set = o.np_set,
+		                  .rendezvous = o.rendezvous,
+		                  .timeout_s = o.timeout_s +
+		                               4 * o.set.pair_timeout_s };
+	if ((st = cb_cli_start(&job, acc_rank, &o, &rc)))
+		return cb_cli_say("acceptance", st);
+	return rc;
+}

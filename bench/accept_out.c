@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench/accept_out.c - what rank 0 makes of acceptance's figures beside the
+ * pairs: the collectives' and the burn's judgement and summaries, the run
+ * object's facts, and the outputs (stdout and every -O file).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench/accept.h"
+#include "cb_config.h"
+#include "core/log.h"
+#include "reports/results.h"
+#include "topo/topo.h"
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median_of(double *v, int n)
+{
+	if (!n)
+		return 0;
+	qsort(v, (size_t)n, sizeof(*v), cmp_dbl);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+void cb_acc_judge_colls(struct cb_acc *a)
+{
+	for (int i = 0; i < a->ncolls && !a->shared_cores[0]; i++) {
+		const struct cb_acc_coll *c = &a->colls[i];
+		if (c->wrong)
+			cb_acc_find(a, CB_ACC_COLLECTIVES, "job", -1, -1,
+			            "%s (%s): %llu wrong values over %d ranks",
+			            c->coll, c->algo,
+			            (unsigned long long)c->wrong, c->ranks);
+		else if (c->model_busbw_gbps > 0 &&
+		         c->busbw_gbps <
+		                 a->set.coll_tolerance * c->model_busbw_gbps)
+			cb_acc_find(
+			        a, CB_ACC_COLLECTIVES, "job", -1, -1,
+			        "%s (%s): busbw %.3g GB/s, %.0f%% of the %.3g "
+			        "GB/s the measured links predict (alpha-beta "
+			        "model of the median pair)",
+			        c->coll, c->algo, c->busbw_gbps,
+			        100 * c->busbw_gbps / c->model_busbw_gbps,
+			        c->model_busbw_gbps);
+	}
+	size_t n = 0;
+	char *s = a->stage[CB_ACC_COLLECTIVES].summary;
+	for (int i = 0; i < a->ncolls && n < sizeof(a->stage[0].summary); i++)
+		n += (size_t)snprintf(s + n, sizeof(a->stage[0].summary) - n,
+		                      "%s%s busbw %.3g GB/s (model %.3g)",
+		                      i ? "; " : "", a->colls[i].coll,
+		                      a->colls[i].busbw_gbps,
+		                      a->colls[i].model_busbw_gbps);
+	if (a->shared_cores[0] && n < sizeof(a->stage[0].summary))
+		snprintf(s + n, sizeof(a->stage[0].summary) - n,
+		         "; not judged against the model: %s", a->shared_cores);
+}
+
+/* One burn pass's summary, from rank 0's record. */
+void cb_acc_pass_summary(struct cb_acc *a, double t, double allreduce)
+{
+	struct cb_acc_pass *p =
+	        realloc(a->passes, (size_t)(a->npasses + 1) * sizeof(*p));
+	double *bw = calloc((size_t)a->npairs + 1, sizeof(double));
+	double *lat = calloc((size_t)a->npairs + 1, sizeof(double));
+	int k = 0;
+	char why[160];
+
+	if (!p || !bw || !lat) {
+		free(bw);
+		free(lat);
+		if (p)
+			a->passes = p;
+		return;
+	}
+	a->passes = p;
+	p = &a->passes[a->npasses++];
+	memset(p, 0, sizeof(*p));
+	p->t_s = t;
+	p->allreduce_busbw_gbps = allreduce;
+	p->min_bw_gbps = INFINITY;
+	for (int i = 0; i < a->npairs; i++) {
+		const struct cb_acc_pair *q = &a->pairs[i];
+		if (!q->ok) {
+			p->failed_pairs++;
+			continue;
+		}
+		bw[k] = cb_acc_pair_bw(q);
+		lat[k] = q->lat_p50_us;
+		if (bw[k] < p->min_bw_gbps)
+			p->min_bw_gbps = bw[k];
+		p->slow_pairs += cb_acc_outside(a, q, why, sizeof(why));
+		k++;
+	}
+	p->median_bw_gbps = median_of(bw, k);
+	p->median_lat_us = median_of(lat, k);
+	if (!k)
+		p->min_bw_gbps = 0;
+	free(bw);
+	free(lat);
+}
+
+/* Rank 0 writes every output; 0 PASS, 1 FAIL or a write failed. */
+int cb_acc_outputs(const struct cb_acc_opts *o, struct cb_acc *a)
+{
+	int rc = a->fail;
+
+	for (int i = 0; i < o->nout; i++) {
+		FILE *f = o->out[i].path ? fopen(o->out[i].path, "w") : stdout;
+		cb_status_t st;
+		int no_plot = 0;
+		if (!f) {
+			fprintf(stderr,
+			        "collbench acceptance: cannot write %s\n",
+			        o->out[i].path);
+			rc = 1;
+			continue;
+		}
+		switch (o->out[i].kind) {
+		case CB_ACC_OUT_JSON:
+			st = cb_acc_write_json(f, a);
+			break;
+		case CB_ACC_OUT_CSV:
+			st = cb_acc_write_csv(f, a);
+			break;
+		case CB_ACC_OUT_XML:
+			st = cb_acc_write_junit(f, a);
+			break;
+		case CB_ACC_OUT_HTML:
+			st = cb_acc_write_html(f, a, &no_plot);
+			if (no_plot)
+				fprintf(stderr,
+				        "collbench acceptance: gnuplot is not "
+				        "on "
+				        "PATH: %s has no heatmap\n",
+				        o->out[i].path ? o->out[i].path
+				                       : "the page");
+			break;
+		default:
+			st = cb_acc_write_table(f, a);
+		}
+		if (f != stdout && fclose(f) && !st)
+			st = cb_fail(CB_ERR_SYS, "cannot write %s",
+			             o->out[i].path);
+		if (st) {
+			fprintf(stderr, "collbench acceptance: %s\n",
+			        cb_fail_msg() ? cb_fail_msg() : "write failed");
+			cb_fail_clear();
+			rc = 1;
+		}
+	}
+	return rc;
+}
+
+void cb_acc_meta(struct cb_comm *c, const struct cb_acc_opts *o,
+                 struct cb_acc *a, struct cb_results_meta *m,
+                 struct cb_run_info *ri, char *host_names, size_t bytes)
+{
+	extern char **environ;
+	size_t n = 0;
+
+	host_names[0] = '\0';
+	for (int h = 0; h < c->nhosts && n < bytes; h++)
+		n += (size_t)snprintf(host_names + n, bytes - n, "%s%s",
+		                      h ? ", " : "", c->hosts[h]);
+	*ri = (struct cb_run_info){
+		.colls = "allreduce, alltoall",
+		.algo = "ring,pairwise",
+		.transport = a->set.transport,
+		.ranks = c->world,
+		.hosts = c->nhosts,
+		.host_names = host_names,
+		.iters = 5,
+		.warmup = 2,
+		.check = 1,
+		.alpha_us = a->ref_lat_us,
+		.beta_gbps = a->ref_bw_gbps,
+		.model_source = "acceptance: the median pair's latency and "
+		                "bandwidth",
+		.binding = cb_topo_job_binding(c->topo),
+		.inventory = cb_topo_job_inventory(c->topo),
+	};
+	*m = (struct cb_results_meta){
+		.argc = o->argc,
+		.argv = o->argv,
+		.build = CB_BUILD_INFO,
+		.start = (long long)time(NULL),
+		.ri = ri,
+		.hosts = c->hosts,
+		.nhosts = c->nhosts,
+		.topo = c->topo,
+		.env = environ,
+	};
+	a->meta = m;
+}

@@ -1,0 +1,460 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * reports/accept.c - the acceptance record's helpers and its plain-text
+ * writers: the terminal table (stages, the host x host bandwidth and
+ * latency matrices up to 32 nodes, the findings, the verdict), the CSV of
+ * pairs and JUnit XML (one test case per stage and per host, for CI
+ * dashboards).  JSON and HTML: reports/accept_json.c.
+ */
+#include "reports/accept.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/log.h"
+
+#define MATRIX_MAX 32 /* nodes shown as a matrix; more: the slowest pairs */
+
+static const char *const state_names[] = {
+	[CB_ACC_PASS] = "PASS",
+	[CB_ACC_FAIL] = "FAIL",
+	[CB_ACC_SKIP] = "SKIP",
+};
+
+static const char *const stage_names[CB_ACC_NSTAGES] = {
+	[CB_ACC_INVENTORY] = "inventory",
+	[CB_ACC_CONNECTIVITY] = "connectivity",
+	[CB_ACC_PAIRWISE] = "pairwise",
+	[CB_ACC_COLLECTIVES] = "collectives",
+	[CB_ACC_BURN] = "burn",
+};
+
+const char *cb_acc_state_name(enum cb_acc_state s)
+{
+	return state_names[s];
+}
+
+const char *cb_acc_stage_name(enum cb_acc_stage_id s)
+{
+	return stage_names[s];
+}
+
+void cb_acc_find(struct cb_acc *a, enum cb_acc_stage_id stage, const char *kind,
+                 int ha, int hb, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (a->nfindings == a->cap_findings) {
+		int cap = a->cap_findings ? 2 * a->cap_findings : 16;
+		struct cb_acc_finding *f =
+		        realloc(a->findings, (size_t)cap * sizeof(*f));
+		if (!f)
+			return;
+		a->findings = f;
+		a->cap_findings = cap;
+	}
+	struct cb_acc_finding *f = &a->findings[a->nfindings++];
+	f->stage = stage;
+	snprintf(f->kind, sizeof(f->kind), "%s", kind);
+	f->ha = ha;
+	f->hb = hb;
+	va_start(ap, fmt);
+	vsnprintf(f->line, sizeof(f->line), fmt, ap);
+	va_end(ap);
+	a->fail = 1;
+	a->stage[stage].state = CB_ACC_FAIL;
+}
+
+struct cb_acc_pair *cb_acc_pair_of(const struct cb_acc *a, int i, int j)
+{
+	for (int k = 0; k < a->npairs; k++)
+		if ((a->pairs[k].a == i && a->pairs[k].b == j) ||
+		    (a->pairs[k].a == j && a->pairs[k].b == i))
+			return &a->pairs[k];
+	return NULL;
+}
+
+double cb_acc_pair_bw(const struct cb_acc_pair *p)
+{
+	if (!p->ok)
+		return 0;
+	return p->bw_ab_gbps < p->bw_ba_gbps ? p->bw_ab_gbps : p->bw_ba_gbps;
+}
+
+void cb_acc_ref_for(const struct cb_acc *a, const struct cb_acc_pair *p,
+                    double *bw_gbps, double *bibw_gbps, double *lat_us)
+{
+	int alone = p && p->remeasured && a->alone_bw_gbps > 0;
+
+	*bw_gbps = alone ? a->alone_bw_gbps : a->ref_bw_gbps;
+	*bibw_gbps = alone ? a->alone_bibw_gbps : a->ref_bibw_gbps;
+	*lat_us = alone ? a->alone_lat_us : a->ref_lat_us;
+	/* Where ranks share cores, an 8-byte round trip measures the
+	 * scheduler (a few us spinning, tens once a rank sleeps), and both
+	 * directions at once measure who gets a core: latency and
+	 * bidirectional bandwidth are then judged only against --expect-lat
+	 * and --expect-bw; one direction at a time stays link-bound. */
+	if (a->shared_cores[0]) {
+		*lat_us = 0;
+		*bibw_gbps = 0;
+	}
+}
+
+void cb_acc_free(struct cb_acc *a)
+{
+	if (!a)
+		return;
+	free(a->hosts);
+	free(a->nodes);
+	free(a->pairs);
+	free(a->findings);
+	free(a->passes);
+	memset(a, 0, sizeof(*a));
+}
+
+static cb_status_t done(FILE *f, const char *what)
+{
+	if (fflush(f) || ferror(f))
+		return cb_fail(CB_ERR_SYS, "cannot write the %s: %s", what,
+		               strerror(errno));
+	return CB_OK;
+}
+
+/* ---- table ---- */
+
+static int outside(const struct cb_acc *a, const struct cb_acc_pair *p, int lat)
+{
+	double rbw, rbibw, rlat;
+
+	if (!p->ok)
+		return 1;
+	cb_acc_ref_for(a, p, &rbw, &rbibw, &rlat);
+	if (lat)
+		return (rlat > 0 &&
+		        p->lat_p50_us > a->set.lat_tolerance * rlat) ||
+		       (a->set.expect_lat_us > 0 &&
+		        p->lat_p50_us > a->set.expect_lat_us);
+	double bw = cb_acc_pair_bw(p);
+	return (rbw > 0 && bw < a->set.bw_tolerance * rbw) ||
+	       (rbibw > 0 && p->bibw_gbps < a->set.bw_tolerance * rbibw) ||
+	       (a->set.expect_bw_gbps > 0 && bw < a->set.expect_bw_gbps);
+}
+
+static void short_name(const char *name, char *buf, size_t bytes)
+{
+	snprintf(buf, bytes, "%.*s", (int)bytes - 1, name);
+}
+
+/* Row sends to column: bandwidth from the pair's direction; latency is the
+ * same both ways. */
+static void matrix(FILE *f, const struct cb_acc *a, int lat)
+{
+	char nm[12];
+
+	fprintf(f, "#\n# %s (row to column; * outside tolerance, x failed)",
+	        lat ? "latency p50, us" : "bandwidth, GB/s");
+	if (lat && a->ref_lat_us > 0)
+		fprintf(f, "; median %.3g us\n", a->ref_lat_us);
+	else if (!lat && a->ref_bw_gbps > 0)
+		fprintf(f, "; median pair %.3g GB/s\n", a->ref_bw_gbps);
+	else
+		fputc('\n', f);
+	if (!lat && a->alone_bw_gbps > 0)
+		fprintf(f,
+		        "# (pairs measured again alone, marked +, are judged "
+		        "against control pairs measured alone: %.3g GB/s)\n",
+		        a->alone_bw_gbps);
+	fprintf(f, "# %-10s", "");
+	for (int j = 0; j < a->nnodes; j++) {
+		short_name(a->nodes[j].name, nm, sizeof(nm));
+		fprintf(f, " %10s", nm);
+	}
+	fputc('\n', f);
+	for (int i = 0; i < a->nnodes; i++) {
+		short_name(a->nodes[i].name, nm, sizeof(nm));
+		fprintf(f, "  %-10s", nm);
+		for (int j = 0; j < a->nnodes; j++) {
+			const struct cb_acc_pair *p =
+			        i == j ? NULL : cb_acc_pair_of(a, i, j);
+			if (!p) {
+				fprintf(f, " %10s", "-");
+				continue;
+			}
+			if (!p->ok) {
+				fprintf(f, " %10s", "x");
+				continue;
+			}
+			double v = lat         ? p->lat_p50_us
+			           : p->a == i ? p->bw_ab_gbps
+			                       : p->bw_ba_gbps;
+			fprintf(f, " %9.3g%c", v,
+			        outside(a, p, lat) ? '*'
+			        : p->remeasured    ? '+'
+			                           : ' ');
+		}
+		fputc('\n', f);
+	}
+}
+
+static int by_bw(const void *x, const void *y)
+{
+	double a = cb_acc_pair_bw(*(const struct cb_acc_pair *const *)x);
+	double b = cb_acc_pair_bw(*(const struct cb_acc_pair *const *)y);
+
+	return (a > b) - (a < b);
+}
+
+static void slowest(FILE *f, const struct cb_acc *a)
+{
+	const struct cb_acc_pair **s =
+	        calloc((size_t)a->npairs + 1, sizeof(*s));
+
+	if (!s)
+		return;
+	for (int i = 0; i < a->npairs; i++)
+		s[i] = &a->pairs[i];
+	qsort(s, (size_t)a->npairs, sizeof(*s), by_bw);
+	fprintf(f,
+	        "#\n# %d nodes: too many for a matrix (see the CSV or JSON); "
+	        "the slowest pairs:\n",
+	        a->nnodes);
+	for (int i = 0; i < a->npairs && i < 10; i++)
+		fprintf(f, "  %-24s %-24s %9.3g GB/s %9.3g us%s\n",
+		        a->nodes[s[i]->a].name, a->nodes[s[i]->b].name,
+		        cb_acc_pair_bw(s[i]), s[i]->lat_p50_us,
+		        s[i]->ok ? "" : " (failed)");
+	free(s);
+}
+
+cb_status_t cb_acc_write_table(FILE *f, const struct cb_acc *a)
+{
+	fprintf(f,
+	        "# collbench %s acceptance: %d host%s, %d ranks, %d nodes "
+	        "measured%s, transport %s\n",
+	        a->version, a->nhosts, a->nhosts == 1 ? "" : "s", a->ranks,
+	        a->nnodes,
+	        a->set.rails ? " (every NIC: --rails)" : " (one rank per host)",
+	        a->set.transport);
+	fprintf(f,
+	        "# tolerances: bandwidth %.0f%% of the median pair, latency "
+	        "%.1fx the median",
+	        100 * a->set.bw_tolerance, a->set.lat_tolerance);
+	if (a->set.expect_bw_gbps > 0)
+		fprintf(f, "; expected at least %.3g GB/s",
+		        a->set.expect_bw_gbps);
+	if (a->set.expect_lat_us > 0)
+		fprintf(f, "; expected at most %.3g us", a->set.expect_lat_us);
+	if (a->shared_cores[0])
+		fprintf(f,
+		        "\n# note: %s: figures say as much about the CPUs "
+		        "as about the links; collectives, latency and "
+		        "bidirectional bandwidth are shown, not judged against "
+		        "the cluster (--expect-bw/--expect-lat still are)",
+		        a->shared_cores);
+	fprintf(f, "\n#\n# %-13s %-5s %9s  %s\n", "stage", "state", "time (s)",
+	        "summary");
+	for (int s = 0; s < CB_ACC_NSTAGES; s++) {
+		const struct cb_acc_stage *st = &a->stage[s];
+		char t[16] = "-";
+		if (st->state != CB_ACC_SKIP)
+			snprintf(t, sizeof(t), "%.2f", st->seconds);
+		fprintf(f, "  %-13s %-5s %9s  %s\n", stage_names[s],
+		        state_names[st->state], t, st->summary);
+	}
+	if (a->npairs && a->nnodes <= MATRIX_MAX) {
+		matrix(f, a, 0);
+		matrix(f, a, 1);
+	} else if (a->npairs) {
+		slowest(f, a);
+	}
+	for (int i = 0; i < a->ncolls; i++) {
+		const struct cb_acc_coll *c = &a->colls[i];
+		if (!i)
+			fprintf(f, "#\n# collectives over %d ranks:\n",
+			        c->ranks);
+		fprintf(f,
+		        "  %-10s %-9s %10llu B  %10.1f us  busbw %7.3g GB/s"
+		        "  model %7.3g GB/s  #wrong %llu\n",
+		        c->coll, c->algo, (unsigned long long)c->bytes,
+		        c->time_us, c->busbw_gbps, c->model_busbw_gbps,
+		        (unsigned long long)c->wrong);
+	}
+	for (int i = 0; i < a->npasses; i++) {
+		const struct cb_acc_pass *p = &a->passes[i];
+		if (!i)
+			fprintf(f,
+			        "#\n# burn: %-4s %8s %12s %12s %11s %11s %6s\n",
+			        "pass", "t (s)", "median GB/s", "min GB/s",
+			        "median us", "allreduce", "slow");
+		fprintf(f,
+		        "        %4d %8.1f %12.3g %12.3g %11.3g %11.3g %6d\n",
+		        i + 1, p->t_s, p->median_bw_gbps, p->min_bw_gbps,
+		        p->median_lat_us, p->allreduce_busbw_gbps,
+		        p->slow_pairs);
+	}
+	fprintf(f, "#\n");
+	for (int i = 0; i < a->nfindings; i++)
+		fprintf(f, "FAIL %s: %s\n", stage_names[a->findings[i].stage],
+		        a->findings[i].line);
+	fprintf(f,
+	        "VERDICT: %s (%d finding%s; %d suspect pair%s measured "
+	        "again alone, %d cleared; %.1f s)\n",
+	        a->fail ? "FAIL" : "PASS", a->nfindings,
+	        a->nfindings == 1 ? "" : "s", a->suspects,
+	        a->suspects == 1 ? "" : "s", a->cleared, a->seconds);
+	return done(f, "table");
+}
+
+/* ---- CSV ---- */
+
+static void csv_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+cb_status_t cb_acc_write_csv(FILE *f, const struct cb_acc *a)
+{
+	fputs("node_a,host_a,nic_a,node_b,host_b,nic_b,round,ok,connect_ms,"
+	      "lat_p50_us,lat_p99_us,bw_ab_gbps,bw_ba_gbps,bibw_gbps,"
+	      "remeasured,cleared,first_bw_gbps,outside,error\n",
+	      f);
+	for (int i = 0; i < a->npairs; i++) {
+		const struct cb_acc_pair *p = &a->pairs[i];
+		const struct cb_acc_node *x = &a->nodes[p->a],
+		                         *y = &a->nodes[p->b];
+		csv_str(f, x->name);
+		fprintf(f, ",%s,%s,", a->hosts[x->host].name, x->nic);
+		csv_str(f, y->name);
+		fprintf(f,
+		        ",%s,%s,%d,%d,%.3f,%.3f,%.3f,%.6g,%.6g,%.6g,%d,%d,%.6g,"
+		        "%d,",
+		        a->hosts[y->host].name, y->nic, p->round, p->ok,
+		        p->connect_ms, p->lat_p50_us, p->lat_p99_us,
+		        p->bw_ab_gbps, p->bw_ba_gbps, p->bibw_gbps,
+		        p->remeasured, p->cleared, p->first_bw_gbps,
+		        outside(a, p, 0) || outside(a, p, 1));
+		csv_str(f, p->error);
+		fputc('\n', f);
+	}
+	return done(f, "CSV");
+}
+
+/* ---- JUnit XML ---- */
+
+static void xml(FILE *f, const char *s)
+{
+	for (; *s; s++)
+		switch (*s) {
+		case '&':
+			fputs("&amp;", f);
+			break;
+		case '<':
+			fputs("&lt;", f);
+			break;
+		case '>':
+			fputs("&gt;", f);
+			break;
+		case '"':
+			fputs("&quot;", f);
+			break;
+		default:
+			if ((unsigned char)*s >= 0x20 || *s == '\n' ||
+			    *s == '\t')
+				fputc(*s, f);
+		}
+}
+
+/* Does finding @k concern host @h? (a group names its hosts in the line) */
+static int about(const struct cb_acc *a, const struct cb_acc_finding *k, int h)
+{
+	if (k->ha == h || k->hb == h)
+		return 1;
+	if (strcmp(k->kind, "group"))
+		return 0;
+	const char *n = a->hosts[h].name, *p = k->line;
+	size_t len = strlen(n);
+	while ((p = strstr(p, n))) {
+		char before = p == k->line ? ' ' : p[-1], after = p[len];
+		if ((before == ' ' || before == ',') &&
+		    (after == ',' || after == ' ' || after == ':' || !after))
+			return 1;
+		p += len;
+	}
+	return 0;
+}
+
+static void testcase(FILE *f, const char *cls, const char *name, double s,
+                     const struct cb_acc *a, int stage, int host, int skip)
+{
+	int n = 0;
+
+	fprintf(f, "    <testcase classname=\"%s\" name=\"", cls);
+	xml(f, name);
+	fprintf(f, "\" time=\"%.3f\">", s);
+	for (int i = 0; i < a->nfindings; i++) {
+		const struct cb_acc_finding *k = &a->findings[i];
+		if ((stage >= 0 && (int)k->stage != stage) ||
+		    (host >= 0 && !about(a, k, host)))
+			continue;
+		if (!n++) {
+			fputs("\n      <failure message=\"", f);
+			xml(f, k->line);
+			fputs("\">", f);
+		}
+		fprintf(f, "FAIL %s: ", stage_names[k->stage]);
+		xml(f, k->line);
+		fputc('\n', f);
+	}
+	if (n)
+		fputs("</failure>\n    ", f);
+	else if (skip)
+		fputs("<skipped/>", f);
+	fputs("</testcase>\n", f);
+}
+
+cb_status_t cb_acc_write_junit(FILE *f, const struct cb_acc *a)
+{
+	int sf = 0, hf = 0, skipped = 0;
+
+	for (int s = 0; s < CB_ACC_NSTAGES; s++) {
+		sf += a->stage[s].state == CB_ACC_FAIL;
+		skipped += a->stage[s].state == CB_ACC_SKIP;
+	}
+	for (int h = 0; h < a->nhosts; h++)
+		for (int i = 0; i < a->nfindings; i++)
+			if (about(a, &a->findings[i], h)) {
+				hf++;
+				break;
+			}
+	fprintf(f,
+	        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	        "<testsuites name=\"collbench acceptance\" tests=\"%d\" "
+	        "failures=\"%d\" time=\"%.3f\">\n",
+	        CB_ACC_NSTAGES + a->nhosts, sf + hf, a->seconds);
+	fprintf(f,
+	        "  <testsuite name=\"acceptance.stages\" tests=\"%d\" "
+	        "failures=\"%d\" skipped=\"%d\">\n",
+	        CB_ACC_NSTAGES, sf, skipped);
+	for (int s = 0; s < CB_ACC_NSTAGES; s++)
+		testcase(f, "acceptance.stage", stage_names[s],
+		         a->stage[s].seconds, a, s, -1,
+		         a->stage[s].state == CB_ACC_SKIP);
+	fprintf(f,
+	        "  </testsuite>\n  <testsuite name=\"acceptance.hosts\" "
+	        "tests=\"%d\" failures=\"%d\">\n",
+	        a->nhosts, hf);
+	for (int h = 0; h < a->nhosts; h++)
+		testcase(f, "acceptance.host", a->hosts[h].name, 0, a, -1, h,
+		         0);
+	fputs("  </testsuite>\n</testsuites>\n", f);
+	return done(f, "JUnit XML");
+}

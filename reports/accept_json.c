@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * reports/accept_json.c - an acceptance run as a results document (the
+ * run object every run has, the collectives stage's rows, and the
+ * "acceptance" member: docs/results-schema.md), and its HTML page: a
+ * verdict banner, the stages, the findings, a pair-bandwidth heatmap
+ * (gnuplot, inline PNG) and the matrix.  The page is drawn from the JSON
+ * member, so `collbench report accept.json` draws the same section.
+ */
+#include "reports/accept.h"
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "reports/results.h"
+
+static void add(json_object *o, const char *k, json_object *v)
+{
+	json_object_object_add(o, k, v);
+}
+
+static json_object *num(double v)
+{
+	char buf[32];
+
+	if (!isfinite(v))
+		return NULL;
+	snprintf(buf, sizeof(buf), "%.6g", v);
+	return json_object_new_double_s(v, buf);
+}
+
+static json_object *str(const char *s)
+{
+	return s && *s ? json_object_new_string(s) : NULL;
+}
+
+static json_object *nic_json(const struct cb_nic_info *n, const uint64_t *after,
+                             int have_after, const char *const *names)
+{
+	json_object *o = json_object_new_object(), *c;
+
+	add(o, "name", json_object_new_string(n->name));
+	add(o, "kind", json_object_new_string(n->kind));
+	add(o, "state", json_object_new_string(n->state));
+	add(o, "speed_mbps",
+	    n->speed_mbps < 0 ? NULL : json_object_new_int(n->speed_mbps));
+	add(o, "mtu", n->mtu < 0 ? NULL : json_object_new_int(n->mtu));
+	add(o, "driver", str(n->driver));
+	add(o, "driver_version", str(n->driver_version));
+	add(o, "firmware", str(n->firmware));
+	add(o, "address", str(n->addr));
+	c = json_object_new_object();
+	for (int i = 0; names && names[i] && i < n->ncounters; i++) {
+		json_object *v = json_object_new_object();
+		add(v, "before",
+		    json_object_new_int64((int64_t)n->counters[i]));
+		add(v, "after",
+		    have_after ? json_object_new_int64((int64_t)after[i])
+		               : NULL);
+		add(c, names[i], v);
+	}
+	add(o, "error_counters", c);
+	return o;
+}
+
+static json_object *acc_json(const struct cb_acc *a)
+{
+	const struct cb_nic_reader *rd = cb_nic_reader_for(a->set.transport);
+	json_object *o = json_object_new_object(), *v, *w;
+
+	add(o, "verdict", json_object_new_string(a->fail ? "FAIL" : "PASS"));
+	add(o, "seconds", num(a->seconds));
+	v = json_object_new_object();
+	add(v, "transport", json_object_new_string(a->set.transport));
+	add(v, "rails", json_object_new_boolean(a->set.rails));
+	add(v, "bw_tolerance", num(a->set.bw_tolerance));
+	add(v, "lat_tolerance", num(a->set.lat_tolerance));
+	add(v, "coll_tolerance", num(a->set.coll_tolerance));
+	add(v, "expect_bw_gbps",
+	    a->set.expect_bw_gbps > 0 ? num(a->set.expect_bw_gbps) : NULL);
+	add(v, "expect_lat_us",
+	    a->set.expect_lat_us > 0 ? num(a->set.expect_lat_us) : NULL);
+	add(v, "bw_bytes", json_object_new_int64((int64_t)a->set.bw_bytes));
+	add(v, "lat_iters", json_object_new_int(a->set.lat_iters));
+	add(v, "coll_bytes", json_object_new_int64((int64_t)a->set.coll_bytes));
+	add(v, "pair_timeout_s", num(a->set.pair_timeout_s));
+	add(v, "duration_s", num(a->set.duration_s));
+	add(o, "settings", v);
+	v = json_object_new_object();
+	add(v, "bw_gbps", num(a->ref_bw_gbps));
+	add(v, "bibw_gbps", num(a->ref_bibw_gbps));
+	add(v, "lat_us", num(a->ref_lat_us));
+	add(v, "link_gbps", a->link_gbps > 0 ? num(a->link_gbps) : NULL);
+	add(v, "alone_bw_gbps",
+	    a->alone_bw_gbps > 0 ? num(a->alone_bw_gbps) : NULL);
+	add(v, "alone_bibw_gbps",
+	    a->alone_bibw_gbps > 0 ? num(a->alone_bibw_gbps) : NULL);
+	add(v, "alone_lat_us",
+	    a->alone_lat_us > 0 ? num(a->alone_lat_us) : NULL);
+	add(o, "reference", v);
+	v = json_object_new_array();
+	for (int s = 0; s < CB_ACC_NSTAGES; s++) {
+		w = json_object_new_object();
+		add(w, "name", json_object_new_string(cb_acc_stage_name(s)));
+		add(w, "state",
+		    json_object_new_string(
+		            cb_acc_state_name(a->stage[s].state)));
+		add(w, "seconds",
+		    a->stage[s].state == CB_ACC_SKIP
+		            ? NULL
+		            : num(a->stage[s].seconds));
+		add(w, "summary", json_object_new_string(a->stage[s].summary));
+		json_object_array_add(v, w);
+	}
+	add(o, "stages", v);
+	v = json_object_new_array();
+	for (int h = 0; h < a->nhosts; h++) {
+		const struct cb_acc_host *ho = &a->hosts[h];
+		json_object *n = json_object_new_array();
+		w = json_object_new_object();
+		add(w, "name", json_object_new_string(ho->name));
+		add(w, "ranks", json_object_new_int(ho->nranks));
+		add(w, "nic", str(ho->nic));
+		add(w, "address", str(ho->addr));
+		add(w, "reported", json_object_new_boolean(ho->reported));
+		for (int k = 0; k < ho->nnics; k++)
+			json_object_array_add(
+			        n, nic_json(&ho->nics[k], ho->after[k],
+			                    ho->have_after,
+			                    rd ? rd->counter_names : NULL));
+		add(w, "nics", n);
+		add(w, "differs", str(ho->differs));
+		json_object_array_add(v, w);
+	}
+	add(o, "hosts", v);
+	v = json_object_new_array();
+	for (int i = 0; i < a->nnodes; i++) {
+		w = json_object_new_object();
+		add(w, "name", json_object_new_string(a->nodes[i].name));
+		add(w, "host", json_object_new_int(a->nodes[i].host));
+		add(w, "rank", json_object_new_int(a->nodes[i].rank));
+		add(w, "nic", str(a->nodes[i].nic));
+		json_object_array_add(v, w);
+	}
+	add(o, "nodes", v);
+	v = json_object_new_array();
+	for (int i = 0; i < a->npairs; i++) {
+		const struct cb_acc_pair *p = &a->pairs[i];
+		w = json_object_new_object();
+		add(w, "a", json_object_new_int(p->a));
+		add(w, "b", json_object_new_int(p->b));
+		add(w, "round", json_object_new_int(p->round));
+		add(w, "ok", json_object_new_boolean(p->ok));
+		add(w, "error", str(p->error));
+		add(w, "connect_ms", p->ok ? num(p->connect_ms) : NULL);
+		add(w, "lat_p50_us", p->ok ? num(p->lat_p50_us) : NULL);
+		add(w, "lat_p99_us", p->ok ? num(p->lat_p99_us) : NULL);
+		add(w, "bw_ab_gbps", p->ok ? num(p->bw_ab_gbps) : NULL);
+		add(w, "bw_ba_gbps", p->ok ? num(p->bw_ba_gbps) : NULL);
+		add(w, "bibw_gbps", p->ok ? num(p->bibw_gbps) : NULL);
+		add(w, "remeasured", json_object_new_boolean(p->remeasured));
+		add(w, "cleared", json_object_new_boolean(p->cleared));
+		add(w, "first_bw_gbps",
+		    p->remeasured ? num(p->first_bw_gbps) : NULL);
+		json_object_array_add(v, w);
+	}
+	add(o, "pairs", v);
+	v = json_object_new_array();
+	for (int i = 0; i < a->nfindings; i++) {
+		const struct cb_acc_finding *k = &a->findings[i];
+		json_object *hs = json_object_new_array();
+		w = json_object_new_object();
+		add(w, "stage",
+		    json_object_new_string(cb_acc_stage_name(k->stage)));
+		add(w, "kind", json_object_new_string(k->kind));
+		if (k->ha >= 0)
+			json_object_array_add(
+			        hs,
+			        json_object_new_string(a->hosts[k->ha].name));
+		if (k->hb >= 0)
+			json_object_array_add(
+			        hs,
+			        json_object_new_string(a->hosts[k->hb].name));
+		add(w, "hosts", hs);
+		add(w, "line", json_object_new_string(k->line));
+		json_object_array_add(v, w);
+	}
+	add(o, "findings", v);
+	v = json_object_new_array();
+	for (int i = 0; i < a->ncolls; i++) {
+		const struct cb_acc_coll *c = &a->colls[i];
+		w = json_object_new_object();
+		add(w, "collective", json_object_new_string(c->coll));
+		add(w, "algo", json_object_new_string(c->algo));
+		add(w, "bytes", json_object_new_int64((int64_t)c->bytes));
+		add(w, "busbw_gbps", num(c->busbw_gbps));
+		add(w, "model_busbw_gbps", num(c->model_busbw_gbps));
+		add(w, "wrong", json_object_new_int64((int64_t)c->wrong));
+		json_object_array_add(v, w);
+	}
+	add(o, "collectives", v);
+	v = json_object_new_array();
+	for (int i = 0; i < a->npasses; i++) {
+		const struct cb_acc_pass *p = &a->passes[i];
+		w = json_object_new_object();
+		add(w, "t_s", num(p->t_s));
+		add(w, "median_bw_gbps", num(p->median_bw_gbps));
+		add(w, "min_bw_gbps", num(p->min_bw_gbps));
+		add(w, "median_lat_us", num(p->median_lat_us));
+		add(w, "allreduce_busbw_gbps", num(p->allreduce_busbw_gbps));
+		add(w, "slow_pairs", json_object_new_int(p->slow_pairs));
+		add(w, "failed_pairs", json_object_new_int(p->failed_pairs));
+		json_object_array_add(v, w);
+	}
+	add(o, "burn", v);
+	return o;
+}
+
+/* The document: @a->meta's run object (or a bare one), the rows, and the
+ * acceptance member. */
+static cb_status_t acc_doc(const struct cb_acc *a, struct cb_results **out)
+{
+	struct cb_results *r;
+	cb_status_t st;
+
+	st = a->meta ? cb_results_from_meta(a->meta, &r) : cb_results_new(&r);
+	if (st)
+		return st;
+	for (int i = 0; i < a->ncolls; i++) {
+		const struct cb_acc_coll *c = &a->colls[i];
+		struct cb_row w = {
+			.ranks = c->ranks,
+			.hosts = c->hosts,
+			.bytes = c->bytes,
+			.count = c->bytes / 4,
+			.root = -1,
+			.time_us = c->time_us,
+			.busbw_gbps = c->busbw_gbps,
+			.wrong = c->wrong,
+			.model_us = NAN,
+			.min_us = NAN,
+			.p50_us = NAN,
+			.p99_us = NAN,
+			.max_us = c->time_us,
+			.slowest = -1,
+			.push_per_s = NAN,
+			.pull_per_s = NAN,
+			.stale_p50 = NAN,
+			.stale_p99 = NAN,
+			.stale_max = NAN,
+		};
+		snprintf(w.coll, sizeof(w.coll), "%s", c->coll);
+		snprintf(w.algo, sizeof(w.algo), "%s", c->algo);
+		snprintf(w.transport, sizeof(w.transport), "%s",
+		         a->set.transport);
+		snprintf(w.dtype, sizeof(w.dtype), "float32");
+		snprintf(w.op, sizeof(w.op), "%s",
+		         strcmp(c->coll, "allreduce") ? "none" : "sum");
+		w.algbw_gbps = c->time_us > 0
+		                       ? (double)c->bytes / (c->time_us * 1e3)
+		                       : 0;
+		cb_results_add_rows(r, &w, 1);
+	}
+	json_object_object_add(r->run, "acceptance", acc_json(a));
+	cb_results_end(r, 0, NULL);
+	*out = r;
+	return CB_OK;
+}
+
+cb_status_t cb_acc_write_json(FILE *f, const struct cb_acc *a)
+{
+	struct cb_results *r;
+	cb_status_t st = acc_doc(a, &r);
+
+	if (st)
+		return st;
+	st = cb_results_write(f, r);
+	cb_results_free(r);
+	return st;
+}
+
+cb_status_t cb_acc_write_html(FILE *f, const struct cb_acc *a, int *no_plot)
+{
+	struct cb_results *r;
+	cb_status_t st = acc_doc(a, &r);
+
+	if (st)
+		return st;
+	st = cb_report_html(f, &r, 1, no_plot);
+	cb_results_free(r);
+	return st;
+}

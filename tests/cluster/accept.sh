@@ -1,0 +1,138 @@
+#!/bin/bash
+# accept.sh COLLBENCH - `collbench acceptance` on four test hosts made of
+# network namespaces behind a bridge (tests/cluster/hosts.sh), one rank
+# each, started as a launcher would.  Every host sends at 1 Gbit/s (tc tbf
+# on its egress), so pairs are bound by their links as on a real cluster
+# rather than by the two cores these hosts share; then:
+#  - healthy: PASS, exit 0;
+#  - host 2's cable at a quarter of that rate (tbf both ways): FAIL naming
+#    host node2 (eth0), and no other host;
+#  - only the path between hosts 1 and 3 slowed: FAIL naming that path;
+#  - host 2's cable unplugged during the run: FAIL naming node2 within the
+#    pair deadline (rank 0 finishes in a minute at most; then the other
+#    ranks are ended, as a launcher does when rank 0 has ended);
+#  - host 3's MTU left at 1400: the inventory names it;
+#  - the outputs: JSON read back by `collbench report`, CSV of pairs, JUnit;
+#  - over verbs on the verbs emulation (where it is built), host 2 sending
+#    at a quarter of the rate: FAIL naming node2 (cbemu0).
+# Traffic stays inside the namespaces this test makes (and removes).
+. "$(dirname "$0")/../integration/lib.sh"
+. "$(dirname "$0")/hosts.sh"
+
+[ "$(id -u)" -eq 0 ] || { echo "SKIP: network namespaces need root"; exit 77; }
+command -v ip >/dev/null && command -v tc >/dev/null ||
+	{ echo "SKIP: no ip or tc (iproute2)"; exit 77; }
+trap 'cluster_down; rm -rf "$TMP"' EXIT
+
+fresh() { # a new cluster of 4 hosts at 1 Gbit/s
+	cluster_down
+	cluster_up 4 || { echo "SKIP: cannot make network namespaces here"; exit 77; }
+	shape_all 1gbit || { echo "SKIP: no tc tbf here"; exit 77; }
+}
+
+fails() { grep '^FAIL ' "$TMP/$1.0.out"; }
+date +%s >"$TMP/t0"
+# seconds since the last call (a file: $(took) runs in a subshell)
+took() { local now=$(date +%s); echo "$(( now - $(cat "$TMP/t0") )) s"; echo "$now" >"$TMP/t0"; }
+quick=(--bw-bytes 256K --coll-bytes 1M --lat-iters 50 --pair-timeout 3 --timeout 15)
+
+fresh
+run_hosts healthy 4 "${quick[@]}" -O "$TMP/h.json" -O "$TMP/h.csv" -O "$TMP/h.xml"
+if [ "${RC[*]}" != "0 0 0 0" ] || ! grep -q '^VERDICT: PASS' "$TMP/healthy.0.out"; then
+	fail "healthy: statuses ${RC[*]}: $(fails healthy) $(tail -3 "$TMP/healthy.0.out") $(cat "$TMP"/healthy.*.err | grep -v '^collbench acceptance:' | head -3)"
+else
+	pass "healthy 4 hosts ($(took)): PASS ($(grep -c . "$TMP/h.csv") CSV lines; $(tail -1 "$TMP/healthy.0.out"))"
+fi
+if ! out=$(python3 - "$TMP/h.json" "$TMP/h.csv" "$TMP/h.xml" <<'PY'
+import csv, json, sys, xml.etree.ElementTree as ET
+d = json.load(open(sys.argv[1]))
+a = d["acceptance"]
+rows = list(csv.DictReader(open(sys.argv[2])))
+x = ET.parse(sys.argv[3]).getroot()
+cases = x.findall(".//testcase")
+bad = []
+if d["schema"] != "collbench-results" or a["verdict"] != "PASS": bad.append("doc")
+if len(a["pairs"]) != 6 or len(rows) != 6: bad.append("pairs")
+if [s["name"] for s in a["stages"]] != ["inventory", "connectivity", "pairwise", "collectives", "burn"]: bad.append("stages")
+if {r["collective"] for r in d["rows"]} != {"allreduce", "alltoall"}: bad.append("rows")
+if len(cases) != 5 + 4 or x.get("failures") != "0": bad.append("junit")
+if [h["name"] for h in a["hosts"]] != ["node0", "node1", "node2", "node3"]: bad.append("hosts")
+print(bad or f"{len(rows)} pairs, {len(cases)} test cases")
+sys.exit(1 if bad else 0)
+PY
+); then
+	fail "healthy outputs: $out"
+elif ! "$CB" report "$TMP/h.json" -o "$TMP/h.html" 2>/dev/null ||
+	! grep -q 'ACCEPTANCE PASS' "$TMP/h.html"; then
+	fail "healthy: collbench report on the JSON"
+else
+	pass "healthy outputs: $out; report has the verdict banner"
+fi
+
+took >/dev/null
+fresh
+shape_host 2 250mbit
+run_hosts host 4 "${quick[@]}" --stages pairwise
+if [ "${RC[0]}" -ne 1 ] || [ "$(fails host | wc -l)" -ne 1 ] ||
+	! fails host | grep -q '^FAIL pairwise: host node2 (eth0): bandwidth .* to every peer'; then
+	fail "bad host: statuses ${RC[*]}: $(fails host) $(tail -1 "$TMP/host.0.out")"
+else
+	pass "host 2 at a quarter ($(took)): $(fails host)"
+fi
+
+took >/dev/null
+fresh
+shape_path 1 3 250mbit 1gbit
+run_hosts path 4 "${quick[@]}" --stages pairwise
+if [ "${RC[0]}" -ne 1 ] || [ "$(fails path | wc -l)" -ne 1 ] ||
+	! fails path | grep -q '^FAIL pairwise: path node1 (eth0) - node3 (eth0): bandwidth'; then
+	fail "bad path: statuses ${RC[*]}: $(fails path) $(tail -1 "$TMP/path.0.out")"
+else
+	pass "path 1-3 at a quarter ($(took)): $(fails path)"
+fi
+
+took >/dev/null
+fresh
+(sleep 1.5; cable_down 2) &
+t0=$(date +%s)
+KILL_AFTER=3 run_hosts down 4 --bw-bytes 2M --pair-timeout 2 --timeout 15 --stages pairwise
+t=$(( T_RANK0 - t0 ))
+wait
+if [ "${RC[0]}" -ne 1 ] || ! fails down | grep -q 'node2' ||
+	fails down | grep -v node2 | grep -q . ||
+	[ "$t" -gt 60 ]; then
+	fail "cable down: statuses ${RC[*]}: $(fails down) $(cat "$TMP/down.2.err")"
+else
+	pass "host 2 unplugged during the run ($(took)), rank 0 done in ${t} s: $(fails down | head -1)"
+fi
+
+took >/dev/null
+fresh
+ip -n "${HOST[3]}" link set eth0 mtu 1400
+run_hosts mtu 4 "${quick[@]}" --stages connectivity
+if [ "${RC[0]}" -ne 1 ] ||
+	[ "$(fails mtu)" != "FAIL inventory: host node3 (eth0): eth0 MTU 1400 (others: 1500)" ]; then
+	fail "MTU: statuses ${RC[*]}: $(fails mtu)"
+else
+	pass "host 3's MTU ($(took)): $(fails mtu)"
+fi
+
+emu=$(cd "$(dirname "$0")/../.." && pwd)/tools/emulated-rdma.sh
+export COLLBENCH_PLUGIN_PATH=${COLLBENCH_PLUGIN_PATH:-$(dirname "$CB")/transports}
+if ! "$emu" "$CB" info 2>/dev/null | grep -q '^  verbs  *available'; then
+	echo "SKIP (verbs part): no verbs module or emulation in this build"
+else
+	took >/dev/null
+	fresh
+	export COLLBENCH_EMU_STATE=$TMP/fabric
+	export COLLBENCH_EMU_PORT_BASE=$((10000 + RANDOM % 9000))
+	WRAP=$emu RANK_ENV_2="COLLBENCH_EMU_FAULTS=slow:mbps=250" \
+		run_hosts verbs 4 "${quick[@]}" --transport verbs --stages pairwise
+	if [ "${RC[0]}" -ne 1 ] || [ "$(fails verbs | wc -l)" -ne 1 ] ||
+		! fails verbs | grep -q '^FAIL pairwise: host node2 (cbemu0): bandwidth'; then
+		fail "verbs, slow host: statuses ${RC[*]}: $(fails verbs) $(cat "$TMP"/verbs.*.err | grep -v '^collbench acceptance' | head -3)"
+	else
+		pass "verbs (emulated), host 2 sending at a quarter ($(took)): $(fails verbs)"
+	fi
+fi
+finish
