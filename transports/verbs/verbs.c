@@ -36,6 +36,10 @@
 
 #include "transports/verbs/verbs.h"
 
+/* verbs_wire.c checks MTUs without libibverbs: its codes are these. */
+_Static_assert(VB_MTU_MIN == IBV_MTU_256 && VB_MTU_MAX == IBV_MTU_4096,
+               "enum ibv_mtu changed");
+
 static cb_status_t vb_query(char *why, size_t why_bytes)
 {
 	int n = 0;
@@ -325,14 +329,13 @@ static cb_status_t vb_mem_import(struct cb_tp_ep *ep, const void *blob,
 {
 	struct vb_export x;
 	struct cb_tp_rmem *rm;
+	char why[128];
 
-	memcpy(&x, blob, bytes < sizeof(x) ? bytes : sizeof(x));
-	if (bytes != sizeof(x) || x.magic != VB_MAGIC || !x.nrails ||
-	    x.nrails > VB_MAX_RAILS)
+	if (vb_wire_export(blob, bytes, &x, why, sizeof(why)))
 		return ep->ctx->host->fail(CB_ERR_PROTO,
 		                           "verbs: rank %d's exported memory "
-		                           "handle does not parse",
-		                           ep->peer);
+		                           "handle does not parse: %s",
+		                           ep->peer, why);
 	if (!(rm = calloc(1, sizeof(*rm))))
 		return ep->ctx->host->fail(CB_ERR_NOMEM,
 		                           "verbs: out of memory");
@@ -389,7 +392,6 @@ static void vb_describe(struct cb_tp_ctx *ctx, char *buf, size_t bytes)
 		         "; device memory by GPUDirect RDMA");
 }
 
-
 CB_TP_DEFINE(verbs) = {
 	.abi = CB_TP_ABI,
 	.size = sizeof(struct cb_tp_ops),
@@ -422,7 +424,7 @@ CB_TP_DEFINE(verbs) = {
 	.mem_alloc = NULL,
 	.mem_free = NULL,
 	.irecv_reduce = NULL, /* the core stages and reduces */
-	.idle_wait = NULL, /* completions are polled: a benchmark spins */
+	.idle_wait = NULL,    /* completions are polled: a benchmark spins */
 	.stats = vb_stats,
 	.counters = vb_counters,
 	.describe = vb_describe,

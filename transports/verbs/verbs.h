@@ -3,7 +3,8 @@
  * transports/verbs/verbs.h - the verbs transport's internals, shared by its
  * files: verbs.c (context, memory, the ops table), verbs_dev.c (devices,
  * ports, GIDs, counters), verbs_conn.c (queue pairs and their connection,
- * out of band or through rdma_cm) and verbs_data.c (the data path).
+ * out of band or through rdma_cm), verbs_data.c and verbs_recv.c (the data
+ * path).  What travels between peers, and its checks, is verbs_wire.h.
  * Nothing here is seen outside transports/verbs/.
  */
 #ifndef CB_TRANSPORTS_VERBS_H
@@ -16,60 +17,13 @@
 
 #include <collbench/transport.h>
 
-#define VB_HIDDEN __attribute__((visibility("hidden")))
+#include "transports/verbs/verbs_wire.h"
 
-#define VB_MAGIC          0x43425642u /* "CBVB" */
-#define VB_MAX_RAILS      4     /* NICs (device:port) one rank stripes over */
-#define VB_SLOT_BYTES     8192u /* one eager buffer: header + payload */
-#define VB_RECV_SLOTS     64    /* receives posted per queue pair */
-#define VB_SEND_SLOTS     128   /* send buffers (and SQ depth) per QP */
-#define VB_CREDIT_RESERVE 2     /* kept for credit returns alone */
-#define VB_SIGNAL_EVERY   16    /* an unsignalled send every ... gets one */
+#define VB_SEND_SLOTS     128 /* send buffers (and SQ depth) per QP */
+#define VB_CREDIT_RESERVE 2   /* kept for credit returns alone */
+#define VB_SIGNAL_EVERY   16  /* an unsignalled send every ... gets one */
 #define VB_STRIPE_MIN     (256u << 10) /* smallest message striped over rails */
-#define VB_RNDV_Q         512          /* rendezvous in flight per endpoint */
 #define VB_NOTIFY_Q       64
-
-/*
- * imm_data of a write with immediate: a put's notification (bit 31 clear,
- * the value), or the end of a rendezvous: bit 31 set, bit 30 "the message
- * fills the receive (no RTS told its size)", bits 28-29 the rails it was
- * striped over less one, bits 0-27 its sequence number.
- */
-#define VB_IMM_RNDV  0x80000000u
-#define VB_IMM_SIZED 0x40000000u
-#define VB_IMM_SEQ   0x0fffffffu
-#define VB_IMM_K(k)  ((uint32_t)((k)-1) << 28)
-
-enum vb_link { VB_LINK_IB, VB_LINK_ROCE, VB_LINK_IWARP };
-
-/* What travels in a SEND: a header, then (EAGER, FRAG) payload. */
-enum vb_type {
-	VB_EAGER = 1, /* a whole message */
-	VB_RTS,       /* a large message is ready: {seq, tag, bytes; addr: 1
-	               * when the sender writes zero-copy} */
-	VB_RTR,       /* a receive is posted: {seq, addr, bytes = capacity,
-	               * rkeys} (no rkey: send it in FRAGs) */
-	VB_FRAG,      /* a piece of a large message, through slots */
-	VB_FIN,       /* iWARP: the writes of rendezvous seq are done
-	               * {seq, bytes, addr = rails} */
-	VB_NOTIFY,    /* iWARP: a put's notification */
-	VB_CREDIT,    /* credits only */
-	VB_HELLO,     /* first message: the pair is connected both ways */
-};
-
-struct vb_hdr {
-	uint8_t type;
-	uint8_t pad;
-	uint16_t credits; /* receive slots re-posted since the last report */
-	uint32_t seq;     /* RTS/RTR/FRAG/FIN: the message's sequence number */
-	uint64_t tag;     /* EAGER/RTS: the message's; NOTIFY: the value */
-	uint64_t bytes;   /* EAGER/RTS/FIN: message bytes; FRAG: piece
-	                   * bytes; RTR: the receive's capacity */
-	uint64_t addr;    /* RTR: receive buffer; FRAG: offset */
-	uint32_t rkey[VB_MAX_RAILS]; /* RTR: per rail, 0: no zero copy */
-};
-
-#define VB_EAGER_MAX (VB_SLOT_BYTES - sizeof(struct vb_hdr))
 
 /* One rail: a device, one of its ports, its protection domain and CQ. */
 struct vb_rail {
@@ -105,39 +59,6 @@ struct cb_tp_rmem {
 	uint32_t rkey[VB_MAX_RAILS];
 };
 
-/* The exported form (mem_export's blob). */
-struct vb_export {
-	uint32_t magic, nrails;
-	uint64_t addr, bytes;
-	uint32_t rkey[VB_MAX_RAILS];
-};
-
-/* What ep_create publishes for one peer: a QP per rail. */
-struct vb_ep_blob {
-	uint32_t magic;
-	int32_t rank;
-	uint32_t nrails, pad;
-	struct {
-		uint32_t qpn, psn;
-		uint16_t lid;
-		uint8_t port, mtu, link, pad[3];
-		uint8_t gid[16];
-		char dev[16]; /* for messages */
-	} rail[VB_MAX_RAILS];
-};
-
-/* The context's address: how to reach its rails with rdma_cm. */
-struct vb_addr {
-	uint32_t magic;
-	int32_t rank;
-	uint32_t nrails, cm;
-	struct {
-		uint32_t ipv4;
-		uint16_t cm_port;
-		uint16_t pad;
-	} rail[VB_MAX_RAILS];
-};
-
 /* One queue pair of an endpoint, on one rail. */
 struct vb_qp {
 	struct ibv_qp *qp;
@@ -166,8 +87,6 @@ struct vb_arrival {
 	uint32_t seq;
 	uint64_t tag, bytes;
 };
-
-#define VB_ARRIVALS (VB_RNDV_Q + VB_RECV_SLOTS)
 
 /* What an RTR said, kept by the sender until its message goes. */
 struct vb_rtr {
@@ -287,10 +206,8 @@ VB_HIDDEN cb_status_t vb_cm_progress(struct cb_tp_ctx *ctx);
 
 /* Work request ids: receives have bit 63; then peer (23 bits), rail (4),
  * and the send's sequence on its QP or the receive's slot (36). */
-#define VB_WR_RECV      (1ull << 63)
-#define VB_WR_LOW       ((1ull << 36) - 1)
-#define VB_HDR          sizeof(struct vb_hdr)
-#define VB_SEQ_LT(a, b) ((int32_t)((a) - (b)) < 0)
+#define VB_WR_RECV (1ull << 63)
+#define VB_WR_LOW  ((1ull << 36) - 1)
 
 static inline uint64_t vb_wr_id(int peer, int rail, uint64_t v)
 {
@@ -340,7 +257,10 @@ VB_HIDDEN cb_status_t vb_send_msg(struct cb_tp_ep *ep, int rail,
                                   struct cb_tp_req *owner, int *done);
 /* Re-post receive slot @slot of @rail (and owe the peer a credit). */
 VB_HIDDEN cb_status_t vb_repost(struct cb_tp_ep *ep, int rail, int slot);
-/* Record @ep's failure, one line naming the peer. */
+/* Record @ep's failure, one line naming the peer: @line, or @fmt with
+ * @a and @b. */
+VB_HIDDEN cb_status_t vb_ep_say(struct cb_tp_ep *ep, cb_status_t st,
+                                const char *line);
 VB_HIDDEN cb_status_t vb_ep_err(struct cb_tp_ep *ep, cb_status_t st,
                                 const char *fmt, unsigned long long a,
                                 unsigned long long b);

@@ -271,23 +271,16 @@ cb_status_t vb_ep_connect(struct cb_tp_ep *ep, const void *addr,
 	const struct cb_tp_host *h = ctx->host;
 	struct vb_ep_blob b;
 	struct vb_addr a;
+	char why[160];
 	cb_status_t st;
 
-	if (blob_bytes != sizeof(b) || addr_bytes != sizeof(a))
+	if (vb_wire_conn(addr, addr_bytes, blob, blob_bytes, ep->peer, &a, &b,
+	                 why, sizeof(why)))
 		return h->fail(CB_ERR_PROTO,
 		               "verbs: the connection data of rank %d does not "
-		               "parse (%zu and %zu bytes)",
-		               ep->peer, addr_bytes, blob_bytes);
-	memcpy(&b, blob, sizeof(b));
-	memcpy(&a, addr, sizeof(a));
-	if (b.magic != VB_MAGIC || b.rank != ep->peer || a.magic != VB_MAGIC ||
-	    a.rank != ep->peer || b.nrails < 1 || b.nrails > VB_MAX_RAILS ||
-	    a.nrails != b.nrails)
-		return h->fail(CB_ERR_PROTO,
-		               "verbs: the connection data of rank %d does not "
-		               "parse",
-		               ep->peer);
-	if (!!a.cm != !!ctx->use_cm)
+		               "parse: %s",
+		               ep->peer, why);
+	if (a.cm != (uint32_t) !!ctx->use_cm)
 		return h->fail(CB_ERR_USAGE,
 		               "verbs: rank %d connects %s and this rank %s: "
 		               "set --verbs-cm the same everywhere",
@@ -297,8 +290,8 @@ cb_status_t vb_ep_connect(struct cb_tp_ep *ep, const void *addr,
 		return CB_OK;
 	ep->started = 1;
 	for (uint32_t i = 0; i < b.nrails; i++) {
-		snprintf(ep->peer_dev[i], sizeof(ep->peer_dev[i]), "%.15s",
-		         b.rail[i].dev);
+		/* NUL-terminated within its 16 bytes: vb_wire_conn */
+		memcpy(ep->peer_dev[i], b.rail[i].dev, sizeof(ep->peer_dev[i]));
 		ep->peer_port[i] = b.rail[i].port;
 	}
 	ep->nrails = (int)b.nrails < ctx->nrails ? (int)b.nrails : ctx->nrails;

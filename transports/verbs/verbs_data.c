@@ -45,17 +45,25 @@ static inline int sq_room(const struct vb_qp *q, int n)
 	return q->sq_posted + (uint64_t)n - q->sq_done < VB_SEND_SLOTS - 1;
 }
 
+cb_status_t vb_ep_say(struct cb_tp_ep *ep, cb_status_t st, const char *line)
+{
+	const struct cb_tp_host *h = ep->ctx->host;
+
+	if (ep->err)
+		return ep->err;
+	return ep->err = h->fail(st, "verbs: rank %d (host %s) %s", ep->peer,
+	                         vb_host(ep->ctx, ep->peer), line);
+}
+
 cb_status_t vb_ep_err(struct cb_tp_ep *ep, cb_status_t st, const char *fmt,
                       unsigned long long a, unsigned long long b)
 {
-	const struct cb_tp_host *h = ep->ctx->host;
 	char line[256];
 
 	if (ep->err)
 		return ep->err;
 	snprintf(line, sizeof(line), fmt, a, b);
-	return ep->err = h->fail(st, "verbs: rank %d (host %s) %s", ep->peer,
-	                         vb_host(ep->ctx, ep->peer), line);
+	return vb_ep_say(ep, st, line);
 }
 
 cb_status_t vb_repost(struct cb_tp_ep *ep, int rail, int slot)
@@ -421,8 +429,8 @@ static cb_status_t rndv_go(struct cb_tp_ep *ep, struct cb_tp_req *req)
 		if (!rts && req->bytes != r->cap && (st = send_rts(ep, req, 1)))
 			return st;
 		rts = req->priv.u64[R_KIND] & K_RTS;
-		uint32_t imm = VB_IMM_RNDV | VB_IMM_K(k) | (seq & VB_IMM_SEQ) |
-		               (rts ? 0 : VB_IMM_SIZED);
+		uint32_t imm = vb_imm_encode(&(struct vb_imm){
+		        .rndv = 1, .sized = !rts, .k = k, .seq = seq });
 		struct vb_hdr fin = { .type = VB_FIN,
 			              .seq = seq,
 			              .bytes = req->bytes,

@@ -56,12 +56,11 @@ static void check_done(struct cb_tp_ep *ep, struct cb_tp_req *req)
 }
 
 /* The posted receive of message @seq, or NULL. */
-static struct cb_tp_req *recv_of(struct cb_tp_ep *ep, uint32_t seq,
-                                 uint32_t mask)
+static struct cb_tp_req *recv_of(struct cb_tp_ep *ep, uint32_t seq)
 {
 	struct cb_tp_req *req = ep->rseq[seq % VB_RNDV_Q];
 
-	if (!req || ((uint32_t)req->priv.u64[R_SEQ] & mask) != (seq & mask))
+	if (!req || (uint32_t)req->priv.u64[R_SEQ] != seq)
 		return NULL;
 	return req;
 }
@@ -177,13 +176,13 @@ cb_status_t vb_recv_rtrs(struct cb_tp_ep *ep, int *moved)
 	return CB_OK;
 }
 
-/* A write with immediate (or a FIN) of rendezvous @seq (the bits @mask
- * of it): @k rails in all.  @sized: this tells the message's size: @bytes,
+/* A write with immediate (or a FIN) of rendezvous @seq: @k rails in all
+ * (1..nrails: vb_wire_*).  @sized: this tells the message's size: @bytes,
  * or (~0) the receive's capacity, which the message fills. */
-static cb_status_t rndv_in(struct cb_tp_ep *ep, uint32_t seq, uint32_t mask,
-                           int k, int sized, uint64_t bytes)
+static cb_status_t rndv_in(struct cb_tp_ep *ep, uint32_t seq, int k, int sized,
+                           uint64_t bytes)
 {
-	struct cb_tp_req *req = recv_of(ep, seq, mask);
+	struct cb_tp_req *req = recv_of(ep, seq);
 
 	if (req && bytes == ~(uint64_t)0)
 		bytes = req->priv.u64[R_CAP];
@@ -195,6 +194,10 @@ static cb_status_t rndv_in(struct cb_tp_ep *ep, uint32_t seq, uint32_t mask,
 		        "finished a large message (%llu) this rank did "
 		        "not ask for%.0llu",
 		        seq, 0);
+	if (sized && bytes > req->priv.u64[R_CAP])
+		return vb_ep_err(ep, CB_ERR_TRUNCATE,
+		                 "sent %llu bytes to a %llu-byte receive",
+		                 bytes, req->priv.u64[R_CAP]);
 	if (!(*kind(req) & K_IMM)) {
 		*kind(req) |= K_IMM;
 		req->priv.u64[R_WAIT] = (uint64_t)k;
@@ -208,9 +211,10 @@ static cb_status_t rndv_in(struct cb_tp_ep *ep, uint32_t seq, uint32_t mask,
 	return CB_OK;
 }
 
-static cb_status_t frag_in(struct cb_tp_ep *ep, const struct vb_hdr *h)
+static cb_status_t frag_in(struct cb_tp_ep *ep, const struct vb_hdr *h,
+                           const uint8_t *payload)
 {
-	struct cb_tp_req *req = recv_of(ep, h->seq, ~0u);
+	struct cb_tp_req *req = recv_of(ep, h->seq);
 
 	if (!req || !(*kind(req) & K_FRAG) || !(*kind(req) & K_SIZED) ||
 	    h->bytes > VB_EAGER_MAX || h->addr > req->bytes ||
@@ -220,8 +224,7 @@ static cb_status_t frag_in(struct cb_tp_ep *ep, const struct vb_hdr *h)
 		        "sent a piece (%llu bytes at %llu) of no message "
 		        "this rank receives",
 		        h->bytes, h->addr);
-	memcpy((char *)req->priv.ptr[R_BUF] + h->addr,
-	       (const uint8_t *)h + VB_HDR, h->bytes);
+	memcpy((char *)req->priv.ptr[R_BUF] + h->addr, payload, h->bytes);
 	ep->ctx->stats.bounce_bytes += h->bytes;
 	req->priv.u64[R_OFF] += h->bytes;
 	check_done(ep, req);
@@ -241,7 +244,7 @@ static cb_status_t notify_in(struct cb_tp_ep *ep, uint32_t v)
 
 /* An EAGER or RTS: to its receive, or in order to wait for it. */
 static cb_status_t message_in(struct cb_tp_ep *ep, int slot,
-                              const struct vb_hdr *h, uint32_t len)
+                              const struct vb_hdr *h)
 {
 	struct vb_arrival a = {
 		.type = h->type,
@@ -254,12 +257,8 @@ static cb_status_t message_in(struct cb_tp_ep *ep, int slot,
 	uint32_t next = ep->recv_seq + (ep->arr_tail - ep->arr_head);
 	cb_status_t st;
 
-	if (h->type == VB_EAGER && len != VB_HDR + h->bytes)
-		return vb_ep_err(ep, CB_ERR_PROTO,
-		                 "sent %llu bytes for a %llu-byte message",
-		                 len - VB_HDR, h->bytes);
 	if (VB_SEQ_LT(h->seq, ep->recv_seq)) {
-		struct cb_tp_req *req = recv_of(ep, h->seq, ~0u);
+		struct cb_tp_req *req = recv_of(ep, h->seq);
 		if (!req || ep->arr_head != ep->arr_tail)
 			return vb_ep_err(ep, CB_ERR_PROTO,
 			                 "sent message %llu twice or out of "
@@ -283,33 +282,34 @@ static cb_status_t recv_done(struct cb_tp_ep *ep, int rail, int slot,
                              const struct ibv_wc *wc)
 {
 	struct vb_qp *q = &ep->q[rail];
-	const struct vb_hdr *h = (const void *)vb_recv_slot(q, slot);
+	const uint8_t *buf = vb_recv_slot(q, slot);
+	struct vb_wire_win w = {
+		.nrails = ep->nrails,
+		.rail = rail,
+		.credits = q->credits,
+		.recv_seq = ep->recv_seq,
+		.arrivals = ep->arr_tail - ep->arr_head,
+		.send_seq = ep->send_seq,
+	};
+	struct vb_hdr hd, *h = &hd;
+	char why[160];
 	cb_status_t st = CB_OK;
 
 	if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
-		uint32_t imm = ntohl(wc->imm_data);
-		if (imm & VB_IMM_RNDV)
-			st = rndv_in(ep, imm & VB_IMM_SEQ, VB_IMM_SEQ,
-			             (int)((imm >> 28) & 3) + 1,
-			             !!(imm & VB_IMM_SIZED), ~(uint64_t)0);
-		else
-			st = notify_in(ep, imm);
+		struct vb_imm m;
+		if (vb_wire_imm(ntohl(wc->imm_data), &w, &m, why, sizeof(why)))
+			return vb_ep_say(ep, CB_ERR_PROTO, why);
+		st = m.rndv ? rndv_in(ep, m.seq, m.k, m.sized, ~(uint64_t)0)
+		            : notify_in(ep, m.value);
 		return st ? st : vb_repost(ep, rail, slot);
 	}
-	if (wc->byte_len < VB_HDR)
-		return vb_ep_err(ep, CB_ERR_PROTO,
-		                 "sent a %llu-byte message that does not "
-		                 "parse%.0llu",
-		                 wc->byte_len, 0);
+	if (vb_wire_msg(buf, wc->byte_len, &w, h, why, sizeof(why)))
+		return vb_ep_say(ep, CB_ERR_PROTO, why);
 	q->credits += h->credits;
 	switch (h->type) {
 	case VB_EAGER:
 	case VB_RTS:
-		if (rail != 0)
-			return vb_ep_err(ep, CB_ERR_PROTO,
-			                 "sent a message on rail %llu%.0llu",
-			                 rail, 0);
-		return message_in(ep, slot, h, wc->byte_len);
+		return message_in(ep, slot, h);
 	case VB_RTR:
 		ep->rtr[h->seq % VB_RNDV_Q].seq = h->seq;
 		ep->rtr[h->seq % VB_RNDV_Q].got = 1;
@@ -319,14 +319,10 @@ static cb_status_t recv_done(struct cb_tp_ep *ep, int rail, int slot,
 		       sizeof(h->rkey));
 		break;
 	case VB_FRAG:
-		st = frag_in(ep, h);
+		st = frag_in(ep, h, buf + VB_HDR);
 		break;
 	case VB_FIN:
-		st = rndv_in(ep, h->seq, ~0u,
-		             h->addr >= 1 && h->addr <= VB_MAX_RAILS
-		                     ? (int)h->addr
-		                     : 1,
-		             1, h->bytes);
+		st = rndv_in(ep, h->seq, (int)h->addr, 1, h->bytes);
 		break;
 	case VB_NOTIFY:
 		st = notify_in(ep, (uint32_t)h->tag);
@@ -336,10 +332,8 @@ static cb_status_t recv_done(struct cb_tp_ep *ep, int rail, int slot,
 		break;
 	case VB_CREDIT:
 		break;
-	default:
-		return vb_ep_err(ep, CB_ERR_PROTO,
-		                 "sent a message of unknown type %llu%.0llu",
-		                 h->type, 0);
+	default: /* vb_wire_msg knows every type */
+		break;
 	}
 	return st ? st : vb_repost(ep, rail, slot);
 }
