@@ -162,6 +162,12 @@ int cb_acc_outputs(const struct cb_acc_opts *o, struct cb_acc *a);
 
 /* CB_ERR_USAGE, recorded, for a bad value; o->help for -h. */
 cb_status_t cb_acc_parse(int argc, char **argv, struct cb_acc_opts *o);
+/* The text of an expectations file (--expect; @name for messages): lines
+ * "bw_gbps = X" and "lat_us = Y", '#' comments, each key once.  Sets
+ * @s's expectations, or leaves @s alone and fails with one line naming
+ * the line (CB_ERR_USAGE). */
+cb_status_t cb_acc_expect_parse(const char *text, size_t len, const char *name,
+                                struct cb_acc_settings *s);
 void cb_acc_usage(void);
 int cb_acceptance_cmd(int argc, char **argv);
 

@@ -152,8 +152,8 @@ static cb_status_t duration(const char *s, double *out)
 	return CB_OK;
 }
 
-/* GB/s; "100Gb/s" (bits) and "12.5GB/s" as well. */
-static cb_status_t rate(const char *s, double *out)
+/* GB/s; "100Gb/s" (bits) and "12.5GB/s" as well.  @what names it. */
+static cb_status_t rate(const char *s, const char *what, double *out)
 {
 	char *end;
 	double v = strtod(s, &end);
@@ -163,52 +163,124 @@ static cb_status_t rate(const char *s, double *out)
 	else if (end != s && !strcmp(end, "GB/s"))
 		end += 4;
 	if (end == s || *end || !isfinite(v) || v <= 0 || v > 1e6)
-		return cb_fail(
-		        CB_ERR_USAGE,
-		        "--expect-bw '%s' is not a rate (GB/s, e.g. 11.5, "
-		        "or 100Gb/s)",
-		        s);
+		return cb_fail(CB_ERR_USAGE,
+		               "%s '%s' is not a rate (GB/s, e.g. 11.5, or "
+		               "100Gb/s)",
+		               what, s);
 	*out = v;
+	return CB_OK;
+}
+
+#define EXPECT_LINE_MAX 255
+#define EXPECT_FILE_MAX (1 << 20)
+
+/* One line of an expectations file, NUL-terminated, without its end:
+ * blank, a comment, or "key = value" with an optional comment after. */
+static cb_status_t expect_line(char *line, const char *name, int n,
+                               struct cb_acc_settings *s, int *seen)
+{
+	static const char *const keys[] = { "bw_gbps", "lat_us" };
+	char *p = line + strspn(line, " \t"), *key, *val, what[320];
+	size_t klen, vlen;
+	int k;
+
+	if (!*p || *p == '#')
+		return CB_OK;
+	key = p;
+	klen = strspn(p, "abcdefghijklmnopqrstuvwxyz_");
+	p += klen;
+	p += strspn(p, " \t");
+	if (!klen || *p != '=')
+		return cb_fail(CB_ERR_USAGE,
+		               "--expect %s: line %d is not 'key = value'",
+		               name, n);
+	key[klen] = 0; /* (may be the '=', which p is on) */
+	p++;
+	val = p + strspn(p, " \t");
+	vlen = strcspn(val, " \t#");
+	p = val + vlen;
+	p += strspn(p, " \t");
+	if (!vlen || (*p && *p != '#'))
+		return cb_fail(CB_ERR_USAGE,
+		               "--expect %s: line %d is not 'key = value'",
+		               name, n);
+	val[vlen] = 0;
+	for (k = 0; k < 2 && strcmp(key, keys[k]); k++)
+		;
+	if (k == 2)
+		return cb_fail(CB_ERR_USAGE,
+		               "--expect %s: line %d: unknown key '%.64s' "
+		               "(bw_gbps, lat_us)",
+		               name, n, key);
+	if (seen[k])
+		return cb_fail(CB_ERR_USAGE,
+		               "--expect %s: line %d: %s again (first on line "
+		               "%d)",
+		               name, n, key, seen[k]);
+	seen[k] = n;
+	snprintf(what, sizeof(what), "--expect %s: line %d: %s", name, n, key);
+	if (k == 0)
+		return rate(val, what, &s->expect_bw_gbps);
+	return number(val, what, 0.001, 1e7, 0, &s->expect_lat_us);
+}
+
+cb_status_t cb_acc_expect_parse(const char *text, size_t len, const char *name,
+                                struct cb_acc_settings *s)
+{
+	struct cb_acc_settings t = *s;
+	char line[EXPECT_LINE_MAX + 2];
+	int seen[2] = { 0, 0 }, n = 0;
+	cb_status_t st;
+
+	for (size_t at = 0; at < len;) {
+		const char *nl = memchr(text + at, '\n', len - at);
+		size_t end = nl ? (size_t)(nl - text) : len, ll = end - at;
+		n++;
+		if (ll && text[end - 1] == '\r')
+			ll--; /* written on Windows */
+		if (ll > EXPECT_LINE_MAX)
+			return cb_fail(CB_ERR_USAGE,
+			               "--expect %s: line %d is longer than %d "
+			               "characters",
+			               name, n, EXPECT_LINE_MAX);
+		for (size_t i = 0; i < ll; i++) {
+			unsigned char c = (unsigned char)text[at + i];
+			if ((c < 0x20 && c != '\t') || c == 0x7f)
+				return cb_fail(CB_ERR_USAGE,
+				               "--expect %s: line %d is not "
+				               "text (byte 0x%02x)",
+				               name, n, c);
+		}
+		memcpy(line, text + at, ll);
+		line[ll] = 0;
+		if ((st = expect_line(line, name, n, &t, seen)))
+			return st;
+		at = end + 1;
+	}
+	*s = t;
 	return CB_OK;
 }
 
 static cb_status_t expect_file(const char *path, struct cb_acc_settings *s)
 {
-	FILE *f = fopen(path, "r");
-	char line[256], key[64], val[128];
-	int n = 0;
+	FILE *f = fopen(path, "rb");
+	char *text = f ? malloc(EXPECT_FILE_MAX + 1) : NULL;
+	size_t len = text ? fread(text, 1, EXPECT_FILE_MAX + 1, f) : 0;
+	cb_status_t st;
 
-	if (!f)
-		return cb_fail(CB_ERR_USAGE, "--expect %s: cannot read it",
-		               path);
-	while (fgets(line, sizeof(line), f)) {
-		n++;
-		char *p = line + strspn(line, " \t");
-		if (*p == '#' || *p == '\n' || !*p)
-			continue;
-		cb_status_t st = CB_OK;
-		if (sscanf(p, " %63[a-z_] = %127s", key, val) != 2)
-			st = cb_fail(
-			        CB_ERR_USAGE,
-			        "--expect %s: line %d is not 'key = value'",
-			        path, n);
-		else if (!strcmp(key, "bw_gbps"))
-			st = rate(val, &s->expect_bw_gbps);
-		else if (!strcmp(key, "lat_us"))
-			st = number(val, "lat_us", 0.001, 1e7, 0,
-			            &s->expect_lat_us);
-		else
-			st = cb_fail(CB_ERR_USAGE,
-			             "--expect %s: line %d: unknown key '%s' "
-			             "(bw_gbps, lat_us)",
-			             path, n, key);
-		if (st) {
-			fclose(f);
-			return st;
-		}
-	}
-	fclose(f);
-	return CB_OK;
+	if (!f || !text || ferror(f))
+		st = cb_fail(CB_ERR_USAGE, "--expect %s: cannot read it", path);
+	else if (len > EXPECT_FILE_MAX)
+		st = cb_fail(CB_ERR_USAGE,
+		             "--expect %s: larger than %d MiB, not an "
+		             "expectations file",
+		             path, EXPECT_FILE_MAX >> 20);
+	else
+		st = cb_acc_expect_parse(text, len, path, s);
+	free(text);
+	if (f)
+		fclose(f);
+	return st;
 }
 
 static cb_status_t stages(const char *s, unsigned *out)
@@ -322,7 +394,8 @@ cb_status_t cb_acc_parse(int argc, char **argv, struct cb_acc_opts *o)
 			            &o->set.coll_tolerance);
 			break;
 		case O_EXPECT_BW:
-			st = rate(optarg, &o->set.expect_bw_gbps);
+			st = rate(optarg, "--expect-bw",
+			          &o->set.expect_bw_gbps);
 			break;
 		case O_EXPECT_LAT:
 			st = number(optarg, "--expect-lat", 0.001, 1e7, 0,
