@@ -204,6 +204,91 @@ def tcp():
     write("tcp", "blob-short", bytes([8, 3]) + b"abc")
 
 
+VB_MAGIC = 0x43425642  # "CBVB"
+VB_HDR_BYTES = 48
+VB_EAGER, VB_RTS, VB_RTR, VB_FRAG, VB_FIN, VB_NOTIFY, VB_CREDIT, VB_HELLO = range(1, 9)
+
+
+def verbs_wire():
+    # the structs of transports/verbs/verbs_wire.h, x86-64 layout
+    def vaddr(rank, rails, cm=0, magic=VB_MAGIC, nrails=None):
+        b = struct.pack("<IiII", magic, rank, len(rails) if nrails is None else nrails, cm)
+        for i in range(4):
+            ip, port = rails[i] if i < len(rails) else (0, 0)
+            b += struct.pack("<IHH", ip, port, 0)
+        return b
+    def blob(rank, rails, magic=VB_MAGIC):
+        b = struct.pack("<IiII", magic, rank, len(rails), 0)
+        for i in range(4):
+            r = rails[i] if i < len(rails) else {}
+            b += struct.pack("<IIHBBB3x", r.get("qpn", 0), r.get("psn", 0), r.get("lid", 0),
+                             r.get("port", 0), r.get("mtu", 0), r.get("link", 0))
+            b += r.get("gid", bytes(16)) + r.get("dev", b"").ljust(16, b"\0")[:16]
+        return b
+    def conn(name, peer, a, bl):
+        write("verbs_wire", name, bytes([0, peer, len(a)]) + a + bl)
+    ib = dict(qpn=0x123, psn=0x456, lid=7, port=1, mtu=5, link=0, dev=b"mlx5_0")
+    roce = dict(qpn=0xabcdef, psn=0xffffff, port=1, mtu=3, link=1,
+                gid=bytes(10) + b"\xff\xff\x0a\x00\x00\x02", dev=b"rxe0")
+    iwarp = dict(port=1, mtu=3, link=2, dev=b"siw_eth0")
+    conn("conn-ib", 1, vaddr(1, [(0, 0)]), blob(1, [ib]))
+    conn("conn-roce-2rails", 3, vaddr(3, [(0, 0)] * 2), blob(3, [roce, dict(roce, dev=b"rxe1")]))
+    conn("conn-cm-iwarp", 2, vaddr(2, [(0x0100007f, 4791), (0x0200007f, 4792)], cm=1),
+         blob(2, [iwarp, iwarp]))
+    conn("conn-4rails", 5, vaddr(5, [(0, 0)] * 4), blob(5, [ib] * 4))
+    conn("conn-dev-unended", 1, vaddr(1, [(0, 0)]), blob(1, [dict(ib, dev=b"x" * 16)]))
+    conn("conn-mtu-0", 1, vaddr(1, [(0, 0)]), blob(1, [dict(ib, mtu=0)]))
+    conn("conn-rails-differ", 1, vaddr(1, [(0, 0)], nrails=2), blob(1, [ib]))
+    conn("conn-short", 1, vaddr(1, [(0, 0)])[:40], blob(1, [ib]))
+    def export(nrails, addr, n):
+        return bytes([1]) + struct.pack("<IIQQ4I", VB_MAGIC, nrails, addr, n, 1, 2, 3, 4)
+    write("verbs_wire", "export", export(2, 0x7f0000001000, 1 << 20))
+    write("verbs_wire", "export-wraps", export(1, 0xfffffffffffff000, 1 << 20))
+    # a SEND or an immediate against a window
+    def win(nrails=1, rail=0, credits=60, recv_seq=100, arrivals=0, send_seq=100):
+        return struct.pack("<BBIHI", (nrails - 1) | rail << 2, credits, recv_seq & 0xffffffff,
+                           arrivals, send_seq & 0xffffffff)
+    def hdr(t, seq=0, tag=0, n=0, addr=0, credits=0, rkey=(0, 0, 0, 0)):
+        return struct.pack("<BBHIQQQ4I", t, 0, credits, seq & 0xffffffff, tag, n, addr, *rkey)
+    def send(name, w, m):
+        write("verbs_wire", name, bytes([2]) + w + m)
+    send("eager", win(arrivals=3), hdr(VB_EAGER, seq=103, tag=5, n=10, credits=2) + b"0123456789")
+    send("eager-posted", win(), hdr(VB_EAGER, seq=99, n=0))
+    send("eager-full", win(arrivals=576), hdr(VB_EAGER, seq=676))
+    send("rts", win(recv_seq=0xfffffff0), hdr(VB_RTS, seq=0xfffffff0, tag=1, n=1 << 30, addr=1))
+    send("rtr", win(send_seq=7), hdr(VB_RTR, seq=300, n=1 << 20, addr=0x7f00, rkey=(9, 8, 0, 0)))
+    send("frag", win(), hdr(VB_FRAG, seq=90, n=8, addr=4096) + b"abcdefgh")
+    send("fin-rail1", win(nrails=2, rail=1), hdr(VB_FIN, seq=99, n=1 << 22, addr=2))
+    send("notify", win(), hdr(VB_NOTIFY, tag=0x7fffffff))
+    send("credit", win(credits=30), hdr(VB_CREDIT, credits=34))
+    send("hello-rail3", win(nrails=4, rail=3, credits=64), hdr(VB_HELLO))
+    send("unknown-type", win(), hdr(9))
+    def imm(name, w, v):
+        write("verbs_wire", name, bytes([3]) + w + struct.pack("<I", v))
+    RNDV, SIZED = 0x80000000, 0x40000000
+    imm("imm-rndv", win(nrails=2, rail=1), RNDV | SIZED | 1 << 28 | 99)
+    imm("imm-rndv-wrap28", win(recv_seq=0x20000003), RNDV | 0x0ffffffe)
+    imm("imm-notify", win(nrails=3, rail=2), 12345)
+    imm("imm-rails-short", win(nrails=2, rail=1), RNDV | 99)
+
+
+def accept_expect():
+    for name, text in {
+        "vendor": "# what the vendor promised\nbw_gbps = 11.5\nlat_us = 3\n",
+        "bits": "bw_gbps = 100Gb/s   # HDR\n",
+        "bytes-unit": "lat_us=2.5\n\tbw_gbps =12.5GB/s",
+        "crlf": "bw_gbps = 25\r\nlat_us = 1.2\r\n",
+        "blank-comments": "\n   \n# only comments\n  # and spaces\n",
+        "unknown-key": "bw = 3\n",
+        "twice": "lat_us = 1\nlat_us = 2\n",
+        "trailing": "bw_gbps = 3 4\n",
+        "range": "lat_us = 1e9\n",
+        "not-text": "bw_gbps = 1\x00\n",
+        "long": "# " + "x" * 300 + "\nbw_gbps = 1\n",
+    }.items():
+        write("accept_expect", name, text.encode())
+
+
 if __name__ == "__main__":
     options()
     launch_env()
@@ -211,3 +296,5 @@ if __name__ == "__main__":
     boot_server()
     boot_client()
     tcp()
+    verbs_wire()
+    accept_expect()

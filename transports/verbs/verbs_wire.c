@@ -144,14 +144,16 @@ int vb_wire_msg(const void *buf, uint32_t len, const struct vb_wire_win *w,
 		/* a posted receive's, or the next to wait for one */
 		if (posted(w, h->seq))
 			break;
-		if (h->seq != next || w->arrivals >= VB_ARRIVALS)
+		if (w->arrivals >= VB_ARRIVALS)
 			return bad(why, n,
-			           "sent message %u where this rank expected "
-			           "%u%s",
-			           h->seq, next,
-			           w->arrivals >= VB_ARRIVALS
-			                   ? " and had no room for it"
-			                   : "");
+			           "sent message %u while %u waited for their "
+			           "receives, all this rank holds",
+			           h->seq, w->arrivals);
+		if (h->seq != next)
+			return bad(
+			        why, n,
+			        "sent message %u where this rank expected %u",
+			        h->seq, next);
 		break;
 	case VB_RTR:
 		/* the peer posts receives for messages this rank has sent or
@@ -174,7 +176,7 @@ int vb_wire_msg(const void *buf, uint32_t len, const struct vb_wire_win *w,
 		if (h->addr < 1 || h->addr > (uint64_t)w->nrails ||
 		    (uint64_t)w->rail >= h->addr)
 			return bad(why, n,
-			           "finished message %u over %llu rails, on "
+			           "finished message %u over %llu rail(s), on "
 			           "rail %d of %d",
 			           h->seq, (unsigned long long)h->addr, w->rail,
 			           w->nrails);
@@ -218,7 +220,7 @@ int vb_wire_imm(uint32_t imm, const struct vb_wire_win *w, struct vb_imm *m,
 	m->seq = w->recv_seq + (uint32_t)d;
 	if (m->k > w->nrails || w->rail >= m->k)
 		return bad(why, n,
-		           "wrote message %u over %d rails, on rail %d of %d",
+		           "wrote message %u over %d rail(s), on rail %d of %d",
 		           m->seq, m->k, w->rail, w->nrails);
 	if (!posted(w, m->seq))
 		return bad(why, n,

@@ -114,6 +114,12 @@ struct vb_addr {
 	} rail[VB_MAX_RAILS];
 };
 
+/* The layout is the format: ranks of one job may be different builds. */
+_Static_assert(sizeof(struct vb_hdr) == 48, "struct vb_hdr is a wire format");
+_Static_assert(sizeof(struct vb_export) == 40, "vb_export is a wire format");
+_Static_assert(sizeof(struct vb_ep_blob) == 208, "vb_ep_blob is a wire format");
+_Static_assert(sizeof(struct vb_addr) == 48, "vb_addr is a wire format");
+
 /*
  * What the receiving endpoint can hold when a message comes: its sequence
  * numbers and room, and the rail it came on.
