@@ -270,6 +270,7 @@ def verbs_wire():
     imm("imm-rndv-wrap28", win(recv_seq=0x20000003), RNDV | 0x0ffffffe)
     imm("imm-notify", win(nrails=3, rail=2), 12345)
     imm("imm-rails-short", win(nrails=2, rail=1), RNDV | 99)
+    imm("imm-rails-many", win(nrails=1), RNDV | 3 << 28 | 99)
 
 
 def accept_expect():

@@ -137,6 +137,10 @@ fault_run port-down "went down" 1 "port_down:dev=cbemu0,at_msg=300"
 # both name the access refused
 fault_run rkey "access" 1 "rkey:at_msg=40"
 fault_run qp-error "the device stopped it" 2 "qp_error:at_msg=40"
+# a peer's immediate says a 1 MiB message came over 4 rails where there is
+# one: refused with its line (it used to wait, the receive one write short,
+# until the deadline)
+fault_run imm "over 4 rail(s), on rail 0 of 1" 1 "imm:at_msg=40"
 
 # An error counter that moves during a run is flagged: another process of
 # the host raises symbol_error while the run goes on (a clean run first).

@@ -14,6 +14,9 @@
  *       --port-down DEV` or `ip link set IF down` on the port's interface.
  *   rkey:at_msg=N          the Nth message, or the first RDMA operation
  *       from it on, carries a corrupted rkey: IBV_WC_REM_ACCESS_ERR.
+ *   imm:at_msg=N           the Nth message, or the first write with
+ *       immediate from it on, carries immediate data with bits 28-29
+ *       flipped (a peer that says nonsense: the receiver must refuse it).
  *   qp_error:at_msg=N      the QP sending the Nth message goes to ERR with
  *       IBV_EVENT_QP_FATAL; its work requests are flushed.
  *   qp_error:at_ms=T[,qpn=Q]  the same at T ms, for QP Q or every QP in RTS.
@@ -31,7 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum fkind { F_PORT_DOWN, F_RKEY, F_QP_ERROR, F_SLOW, F_COUNTERS };
+enum fkind { F_PORT_DOWN, F_RKEY, F_QP_ERROR, F_SLOW, F_COUNTERS, F_IMM };
 
 struct fault {
 	enum fkind kind;
@@ -69,8 +72,8 @@ static long num(const char *spec, const char *v)
 
 static void parse_one(char *spec)
 {
-	static const char *kinds[] = { "port_down", "rkey", "qp_error", "slow",
-		                       "counters" };
+	static const char *kinds[] = { "port_down", "rkey",     "qp_error",
+		                       "slow",      "counters", "imm" };
 	char copy[256], *args, *save = NULL;
 	struct fault *f;
 	int k;
@@ -83,11 +86,11 @@ static void parse_one(char *spec)
 	args = strchr(spec, ':');
 	if (args)
 		*args++ = 0;
-	for (k = 0; k < 5 && strcmp(spec, kinds[k]); k++)
+	for (k = 0; k < 6 && strcmp(spec, kinds[k]); k++)
 		;
-	if (k == 5)
+	if (k == 6)
 		bad(copy, "unknown kind (port_down, rkey, qp_error, slow, "
-		          "counters)");
+		          "counters, imm)");
 	f->kind = (enum fkind)k;
 	for (char *kv = args ? strtok_r(args, ",", &save) : NULL; kv;
 	     kv = strtok_r(NULL, ",", &save)) {
@@ -125,7 +128,7 @@ static void parse_one(char *spec)
 		bad(copy, "give exactly one of at_ms and at_msg");
 	if (f->kind == F_QP_ERROR && f->qpn >= 0 && f->at_ms < 0)
 		bad(copy, "qpn goes with at_ms");
-	if (f->kind == F_RKEY && f->at_msg < 0)
+	if ((f->kind == F_RKEY || f->kind == F_IMM) && f->at_msg < 0)
 		f->at_msg = 1;
 	if (f->kind == F_SLOW && f->mbps <= 0)
 		bad(copy, "want mbps=R, R > 0");
@@ -201,6 +204,13 @@ uint32_t emu_fault_on_message(struct emu_qp *qp, struct emu_swqe *w)
 			    w->opcode != IBV_WR_RDMA_READ)
 				break;
 			w->hdr.rkey ^= 0x5a5a5a00;
+			f->fired = true;
+			acted = 1;
+			break;
+		case F_IMM:
+			if (w->opcode != IBV_WR_RDMA_WRITE_WITH_IMM)
+				break;
+			w->imm ^= htonl(0x30000000u);
 			f->fired = true;
 			acted = 1;
 			break;
