@@ -79,9 +79,20 @@ for link in ib roce; do
 done
 
 # The cable between the hosts is pulled during a run.
-( sleep 4; ip -n "$B" link set "wb$$" down ) &
+# Pulled once host B's port has sent 8 MB (the ring is running), not after
+# a fixed time: a sanitizer build had not connected after 4 s, and its ranks
+# found the port down at start instead.
+xmit_b=$COLLBENCH_EMU_STATE/hosts/$(ip netns exec "$B" stat -L -c %i /proc/self/ns/net)/sys/class/infiniband/cbemu0/ports/1/counters/port_xmit_data
+x0=$(cat "$xmit_b" 2>/dev/null || echo 0) # the runs above counted too
+(
+	for _ in $(seq 1 600); do
+		sleep 0.1
+		[ "$(cat "$xmit_b" 2>/dev/null || echo 0)" -gt $((x0 + 8000000)) ] && break
+	done
+	ip -n "$B" link set "wb$$" down
+) &
 t0=$(date +%s)
-run4 down ib --algo ring -b 1M -e 1M -n 100000
+run4 down ib --algo ring -b 1M -e 1M -n 100000 --alpha-us 1 --beta-gbps 1
 secs=$(($(date +%s) - t0))
 wait
 most=$(for r in 0 1 2 3; do grep -c . "$TMP/down.$r.err"; done | sort -n | tail -1)

@@ -57,6 +57,14 @@ CM_VISIBLE struct rdma_event_channel *rdma_create_event_channel(void)
 CM_VISIBLE void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 {
 	struct cm_channel *ch = (struct cm_channel *)channel;
+	struct cm_event *e;
+
+	/* Events nobody fetched go with the channel, as the kernel drops
+	 * those of a closed rdma_cm file (they leaked here: LeakSanitizer,
+	 * a DISCONNECTED queued as the transport closed). */
+	fcntl(channel->fd, F_SETFL, O_NONBLOCK);
+	while (read(channel->fd, &e, sizeof(e)) == sizeof(e))
+		rdma_ack_cm_event(&e->ev);
 	close(ch->wr);
 	close(channel->fd);
 	free(ch);
