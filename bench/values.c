@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench/values.c - the values options take that other commands share:
+ * sizes with K/M/G/T suffixes and lists or ranges of counts (--ranks,
+ * --nodes).  Bad input gets one usage line (cb_fail), never a guess.
+ */
+#include "bench/options.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/log.h"
+
+cb_status_t cb_parse_size(const char *s, const char *what, size_t *bytes)
+{
+	const char *p = s;
+	unsigned long long v = 0, mult = 1;
+
+	while (isspace((unsigned char)*p))
+		p++;
+	if (!isdigit((unsigned char)*p))
+		goto bad;
+	errno = 0;
+	char *end;
+	v = strtoull(p, &end, 10);
+	if (errno == ERANGE)
+		goto bad;
+	switch (toupper((unsigned char)*end)) {
+	case 'K':
+		mult = 1ull << 10;
+		end++;
+		break;
+	case 'M':
+		mult = 1ull << 20;
+		end++;
+		break;
+	case 'G':
+		mult = 1ull << 30;
+		end++;
+		break;
+	case 'T':
+		mult = 1ull << 40;
+		end++;
+		break;
+	default:
+		break;
+	}
+	if (mult > 1 && (end[0] == 'i' || end[0] == 'I') &&
+	    (end[1] == 'B' || end[1] == 'b'))
+		end += 2;
+	else if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end)
+		goto bad;
+	if (v > (1ull << 40) / mult)
+		return cb_fail(CB_ERR_USAGE,
+		               "%s '%s' is too large (at most 1T)", what, s);
+	*bytes = (size_t)(v * mult);
+	return CB_OK;
+bad:
+	return cb_fail(CB_ERR_USAGE,
+	               "%s '%s' is not a size (a number with an optional K, M, "
+	               "G or T suffix)",
+	               what, s);
+}
+
+cb_status_t cb_parse_counts(const char *s, const char *what, int max, int *out,
+                            int *n)
+{
+	char buf[256];
+	long v[CB_MAX_COUNTS];
+	int k = 0, syntax_only = max == 0;
+
+	if (syntax_only)
+		max = CB_MAX_COUNTS;
+	if (strlen(s) >= sizeof(buf) || !*s)
+		goto bad;
+	snprintf(buf, sizeof(buf), "%s", s);
+	char *c1 = strchr(buf, ':');
+	if (c1) {
+		char *c2 = strchr(c1 + 1, ':'), *end;
+		long lo, hi, step;
+		int mul;
+		if (!c2)
+			goto bad;
+		*c1 = *c2 = 0;
+		lo = strtol(buf, &end, 10);
+		if (end == buf || *end)
+			goto bad;
+		if (!strcmp(c1 + 1, "max")) {
+			hi = max;
+		} else {
+			hi = strtol(c1 + 1, &end, 10);
+			if (end == c1 + 1 || *end)
+				goto bad;
+		}
+		mul = c2[1] == 'x' || c2[1] == '*';
+		if (!mul && c2[1] != '+')
+			goto bad;
+		step = strtol(c2 + 2, &end, 10);
+		if (end == c2 + 2 || *end || step < (mul ? 2 : 1) || lo < 1)
+			goto bad;
+		for (long x = lo; x <= hi && x <= max;) {
+			if (k == CB_MAX_COUNTS && syntax_only)
+				break;
+			if (k == CB_MAX_COUNTS)
+				return cb_fail(CB_ERR_USAGE,
+				               "%s '%s': more than %d values",
+				               what, s, CB_MAX_COUNTS);
+			v[k++] = x;
+			/* past max already? then stop before the step
+			 * overflows (1:8:+9223372036854775807) */
+			if (mul ? x > max / step : x > max - step)
+				break;
+			x = mul ? x * step : x + step;
+		}
+	} else {
+		for (char *save, *t = strtok_r(buf, ",", &save); t;
+		     t = strtok_r(NULL, ",", &save)) {
+			char *end;
+			long x = strcmp(t, "max") ? strtol(t, &end, 10) : max;
+			if (strcmp(t, "max") && (end == t || *end))
+				goto bad;
+			if (x < 1)
+				goto bad;
+			if (x > max || (k == CB_MAX_COUNTS && syntax_only))
+				continue;
+			if (k == CB_MAX_COUNTS)
+				return cb_fail(CB_ERR_USAGE,
+				               "%s '%s': more than %d values",
+				               what, s, CB_MAX_COUNTS);
+			v[k++] = x;
+		}
+	}
+	if (syntax_only) {
+		*n = k;
+		return CB_OK;
+	}
+	/* sorted, unique */
+	*n = 0;
+	for (long want = 1; k && want <= max; want++)
+		for (int i = 0; i < k; i++)
+			if (v[i] == want) {
+				out[(*n)++] = (int)want;
+				break;
+			}
+	if (*n == 0)
+		return cb_fail(
+		        CB_ERR_USAGE,
+		        "%s '%s' leaves nothing to run (at most %d here)", what,
+		        s, max);
+	return CB_OK;
+bad:
+	return cb_fail(CB_ERR_USAGE,
+	               "%s '%s' is not a list of counts (e.g. 2,4,8 or "
+	               "2:max:x2 or 1:8:+1)",
+	               what, s);
+}
