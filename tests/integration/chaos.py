@@ -347,7 +347,10 @@ def one_run(cb, tmp, rng, mode, netns):
             limit = 1 + (n == "err.L") * np_  # local: every rank's, and the launcher's
             if len(lines) > limit:
                 problems.append(f"{n}: {len(lines)} lines: {lines[:4]}")
-        if not any(re.search(rf"\brank {victim}\b", t) for t in errs.values()):
+        # "rank 2", or rank 2 in a list of those missing ("still missing:
+        # rank 0, 2": rank 0 can itself be waiting on the stopped rank)
+        named = rf"\branks? (\d+, )*{victim}\b"
+        if not any(re.search(named, t) for t in errs.values()):
             problems.append(f"no line names rank {victim}: "
                             f"{[l for t in errs.values() for l in t.splitlines()][:4]}")
     # 3. nothing left behind
