@@ -317,7 +317,10 @@ def one_run(cb, tmp, rng, mode, netns):
     # A stopped rank started by hand: continued, it must end by itself.
     cont = None
     if hit and action == "stop" and mode != "local":
-        os.kill(pids[victim], signal.SIGCONT)
+        try:
+            os.kill(pids[victim], signal.SIGCONT)
+        except ProcessLookupError:
+            pass  # it had ended as the SIGSTOP landed: its status says how
         cont = job.wait(time.monotonic() + DEADLINE).get(victim)
         if cont is None:
             problems.append("the stopped rank, continued, did not end")
