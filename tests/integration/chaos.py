@@ -149,7 +149,7 @@ class Job:
 
     def args(self):
         a = [self.cb, "--transport", self.tr, "--algo", self.algo,
-             "-b", "1K", "-e", "256K", "-f", "4", "-n", "40", "-w", "2",
+             "-b", "1K", "-e", "1M", "-f", "4", "-n", "200", "-w", "2",
              "--timeout", str(TIMEOUT),
              "-O", self.json, "-O", os.path.join(self.tmp, "run.csv")]
         if self.algo == "ps" and self.np > 2:
@@ -286,8 +286,11 @@ def one_run(cb, tmp, rng, mode, netns):
         wait_for(lambda: os.path.exists(job.json), 20)
         time.sleep(rng.uniform(0, 0.02))
     elif moment == "collective":
+        # (the rows to 1 MiB, 200 calls each, last a few hundred ms on a
+        # quiet machine: a blow within 0.15 s of the first row lands
+        # mid-collective, not after the job finished)
         wait_for(lambda: len(job.table_rows()) >= 1, 20)
-        time.sleep(rng.uniform(0, 0.3))
+        time.sleep(rng.uniform(0, 0.15))
     else:
         wait_for(lambda: "Avg bus bandwidth" in job.text("out.0"), 30)
     pids = {}
