@@ -6,8 +6,9 @@
  * inherits the listener and serves the store, exactly as under mpirun.
  *
  * The parent only waits: ranks find failures themselves (the store tells them
- * when one dies).  It kills what is left @grace_s after the first failure, so
- * even a rank stuck in a way no deadline covers cannot hang the job.
+ * when one dies).  It kills what is left @grace_s after the first failure,
+ * or after the first rank that finished, so even a rank stuck in a way no
+ * deadline covers (stopped after the last line-up) cannot hang the job.
  *
  * SIGINT or SIGTERM to the parent (kill, or ^C, which reaches every rank
  * too) is passed on to every rank, which stops as on a failure: rank 0
@@ -45,6 +46,7 @@ int cb_launch_local(int np, double grace_s,
 	socklen_t sl = sizeof(sa);
 	pid_t *pids = calloc((size_t)np, sizeof(*pids));
 	int listen_fd, running = 0, code = 0, failed = 0, we_killed = 0;
+	int done_rank = -1; /* the first rank that ended with status 0 */
 	uint64_t kill_at = 0;
 	char port[16];
 	pid_t parent = getpid();
@@ -124,9 +126,23 @@ int cb_launch_local(int np, double grace_s,
 		}
 		if (pid == 0) {
 			if (kill_at && cb_now_ns() > kill_at) {
-				for (int r = 0; r < np; r++)
-					if (pids[r] > 0)
-						kill(pids[r], SIGKILL);
+				for (int r = 0; r < np; r++) {
+					if (pids[r] <= 0)
+						continue;
+					if (!failed && !sig)
+						cb_log(CB_LOG_ERROR,
+						       "rank %d (pid %d) had "
+						       "not "
+						       "ended %.0f s after "
+						       "rank %d "
+						       "finished (stopped or "
+						       "stuck): killed",
+						       r, (int)pids[r], grace_s,
+						       done_rank);
+					kill(pids[r], SIGKILL);
+				}
+				if (!failed && !sig)
+					code = 1;
 				kill_at = 0;
 				we_killed = 1;
 			}
@@ -157,6 +173,16 @@ int cb_launch_local(int np, double grace_s,
 			rc = 1;
 		} else {
 			rc = WEXITSTATUS(status);
+		}
+		if (rc == 0 && done_rank < 0) {
+			/* The others end right after a rank that finished
+			 * (the last line-up is behind it); one that does not
+			 * is stopped or stuck where no deadline of its own
+			 * reaches it. */
+			done_rank = r;
+			if (!kill_at)
+				kill_at =
+				        cb_now_ns() + (uint64_t)(grace_s * 1e9);
 		}
 		if (rc != 0) {
 			if (!failed) {
