@@ -46,9 +46,9 @@ struct sweep {
 	struct cb_model m;
 	struct cb_outputs w; /* rank 0 */
 	struct cb_counters counters;
-	struct cb_sect g;    /* the section running now */
-	int sections;        /* (collective, group) pairs with work */
-	char skipped[256];   /* why the last one skipped did not run */
+	struct cb_sect g;  /* the section running now */
+	int sections;      /* (collective, group) pairs with work */
+	char skipped[256]; /* why the last one skipped did not run */
 	/* auto's measured table, or (tune) the one being made */
 	struct cb_tuning *tab;
 	const char *tab_path;

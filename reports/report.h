@@ -78,9 +78,9 @@ struct cb_run_info {
 	const char *inventory;    /* topo: lines, '\n' between; or NULL */
 	const char *transport_detail; /* rank 0's devices, per transport,
 	                               * '\n' between; or NULL */
-	const char *gpu_paths;    /* topo: per host, the GPUs in use and
-	                           * their paths (NVL, PIX, ...), '\n'
-	                           * between; NULL without GPUs */
+	const char *gpu_paths;        /* topo: per host, the GPUs in use and
+	                               * their paths (NVL, PIX, ...), '\n'
+	                               * between; NULL without GPUs */
 	/* --mem gpu: "gpu", and what drives the device memory (each GPU in
 	 * use and its ranks, how each transport moves it), '\n' between;
 	 * NULL for host buffers */

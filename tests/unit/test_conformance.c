@@ -496,8 +496,9 @@ static void case_zcopy(struct cb_comm *c, const struct cb_tp_stats *s)
 	else if (after.bounce_bytes - s->bounce_bytes != n)
 		FAIL("a %zu-byte message from unregistered memory: %llu bytes "
 		     "counted through bounce buffers",
-		     n, (unsigned long long)(after.bounce_bytes -
-		                             s->bounce_bytes));
+		     n,
+		     (unsigned long long)(after.bounce_bytes -
+		                          s->bounce_bytes));
 	else if (c->rank == 1 && !same(own, n, 99))
 		FAIL("unregistered: wrong contents");
 	free(own);
