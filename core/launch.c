@@ -141,8 +141,6 @@ int cb_launch_local(int np, double grace_s,
 						       done_rank);
 					kill(pids[r], SIGKILL);
 				}
-				if (!failed && !sig)
-					code = 1;
 				kill_at = 0;
 				we_killed = 1;
 			}
