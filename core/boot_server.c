@@ -24,6 +24,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -629,7 +630,17 @@ cb_status_t boot_server_start(int listen_fd, int world, double timeout_s,
 	    sizeof(srv->job_id))
 		srv->job_id = cb_now_ns() ^ ((uint64_t)getpid() << 32);
 	cb_sock_set_nonblock(listen_fd, 1);
-	if (pthread_create(&srv->thread, NULL, srv_main, srv)) {
+	/* SIGINT and SIGTERM belong to the main thread, which turns them into
+	 * the job's interrupted status: the store's thread starts with them
+	 * blocked (a thread inherits its creator's mask). */
+	sigset_t block, old;
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	int err = pthread_create(&srv->thread, NULL, srv_main, srv);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
 		close(listen_fd);
 		free(srv);
 		return cb_fail(CB_ERR_SYS,

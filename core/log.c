@@ -2,6 +2,7 @@
 #include "core/log.h"
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -85,12 +86,16 @@ int cb_fail_quiet(void)
 	return fail_quiet;
 }
 
-static volatile sig_atomic_t caught_signal, caught_count;
+/* Written by the handler, read by the main thread (and, should a signal
+ * land on another thread, across threads): lock-free atomics are both
+ * async-signal-safe and race-free, where a volatile sig_atomic_t is only
+ * the first. */
+static atomic_int caught_signal, caught_count;
 
 static void on_signal(int sig)
 {
-	caught_signal = sig;
-	caught_count++;
+	atomic_store_explicit(&caught_signal, sig, memory_order_relaxed);
+	atomic_fetch_add_explicit(&caught_count, 1, memory_order_relaxed);
 }
 
 void cb_signals_catch(void)
@@ -112,7 +117,7 @@ void cb_signals_catch(void)
 
 cb_status_t cb_interrupted(void)
 {
-	switch (caught_signal) {
+	switch (atomic_load_explicit(&caught_signal, memory_order_relaxed)) {
 	case 0:
 		return CB_OK;
 	case SIGINT:
@@ -124,7 +129,7 @@ cb_status_t cb_interrupted(void)
 
 int cb_signals_count(void)
 {
-	return caught_count;
+	return atomic_load_explicit(&caught_count, memory_order_relaxed);
 }
 
 int cb_status_signal(cb_status_t st)
