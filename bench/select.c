@@ -91,7 +91,7 @@ double cb_select_model_us(const struct cb_select *s, const struct cb_algo *a,
 /* The measured fastest of the candidates at the table's point nearest
  * @bytes for this shape; -1 when the table has no say. */
 static int table_pick(const struct cb_select *s, const struct cb_cands *cd,
-                      size_t bytes, double *best_us)
+                      size_t bytes, int inplace, double *best_us)
 {
 	struct cb_tuning_shape sh = {
 		.coll = cb_coll_name(s->coll),
@@ -104,33 +104,40 @@ static int table_pick(const struct cb_select *s, const struct cb_cands *cd,
 
 	if (!s->tab || !(p = cb_tuning_find(s->tab, &sh, bytes)))
 		return -1;
+	/* in place: the in-place times, when tune measured them */
+	const double *t = p->time_us;
+	for (int k = 0; inplace && k < p->nalgos; k++)
+		if (p->inplace_us[k] > 0)
+			t = p->inplace_us;
 	for (int i = 0; i < cd->n; i++)
 		for (int k = 0; k < p->nalgos; k++)
-			if (!strcmp(p->algo[k], cd->a[i]->name) &&
-			    (best < 0 || p->time_us[k] < *best_us)) {
+			if (t[k] > 0 && !strcmp(p->algo[k], cd->a[i]->name) &&
+			    (best < 0 || t[k] < *best_us)) {
 				best = i;
-				*best_us = p->time_us[k];
+				*best_us = t[k];
 			}
-	if (best >= 0 && s->o->verbose && s->log) {
+	/* (an in-place pick without in-place times is the same: said once) */
+	if (best >= 0 && s->o->verbose && s->log &&
+	    (!inplace || t == p->inplace_us)) {
 		char alt[512] = "";
 		for (int k = 0; k < p->nalgos; k++)
-			if (strcmp(p->algo[k], cd->a[best]->name))
+			if (t[k] > 0 && strcmp(p->algo[k], cd->a[best]->name))
 				snprintf(alt + strlen(alt),
 				         sizeof(alt) - strlen(alt), "%s%s %.3g",
-				         alt[0] ? ", " : "", p->algo[k],
-				         p->time_us[k]);
+				         alt[0] ? ", " : "", p->algo[k], t[k]);
 		cb_log(CB_LOG_INFO,
-		       "auto: %s %zu B on %d ranks -> %s (tuned at %zu B: "
+		       "auto: %s %zu B%s on %d ranks -> %s (tuned at %zu B%s: "
 		       "%.3g us measured; %s; model %.3g us)",
-		       cb_coll_name(s->coll), bytes, s->n, cd->a[best]->name,
-		       p->bytes, *best_us, alt,
+		       cb_coll_name(s->coll), bytes, inplace ? " in place" : "",
+		       s->n, cd->a[best]->name, p->bytes,
+		       t == p->inplace_us ? " in place" : "", *best_us, alt,
 		       cb_select_model_us(s, cd->a[best], bytes));
 	}
 	return best;
 }
 
 int cb_select_pick(const struct cb_select *s, const struct cb_cands *cd,
-                   size_t bytes, int *idx)
+                   size_t bytes, int inplace, int *idx)
 {
 	const struct cb_opts *o = s->o;
 	int n = 0;
@@ -154,7 +161,7 @@ int cb_select_pick(const struct cb_select *s, const struct cb_cands *cd,
 	/* auto: the table's fastest, else the model's */
 	int best = -1;
 	double bt = 0;
-	if ((best = table_pick(s, cd, bytes, &bt)) >= 0) {
+	if ((best = table_pick(s, cd, bytes, inplace, &bt)) >= 0) {
 		idx[n++] = best;
 		return n;
 	}
@@ -170,7 +177,7 @@ int cb_select_pick(const struct cb_select *s, const struct cb_cands *cd,
 	if (best < 0)
 		return 0;
 	idx[n++] = best;
-	if (o->verbose && s->log) {
+	if (o->verbose && s->log && !inplace) {
 		char alt[256] = "";
 		for (int i = 0; i < cd->n; i++)
 			if (i != best)

@@ -53,10 +53,11 @@ double cb_select_model_us(const struct cb_select *s, const struct cb_algo *a,
 
 /* The candidates to run at @bytes: indices into @cd in @idx, their number
  * returned.  auto takes the fastest the tuning table measured for this
- * shape at the nearest size, among the candidates it holds, else the
+ * shape at the nearest size, among the candidates it holds (for a call
+ * @inplace, of the in-place times where the table has them), else the
  * model's fastest; with -v it prints its choice and the alternatives'
  * measured times and predictions. */
 int cb_select_pick(const struct cb_select *s, const struct cb_cands *cd,
-                   size_t bytes, int *idx);
+                   size_t bytes, int inplace, int *idx);
 
 #endif

@@ -272,11 +272,26 @@ static cb_status_t section_dtype(struct sweep *sw, struct cb_cands *cd,
 			size_t bytes =
 			        cb_coll_size_elems(g->coll, a.count, g->n) * es;
 			int idx[CB_MAX_CAND];
-			int np = cb_select_pick(&sel, cd, bytes, idx), kept = 0;
+			int np = cb_select_pick(&sel, cd, bytes, 0, idx),
+			    kept = 0;
 			for (int j = 0; j < np; j++)
 				if (!skip[idx[j]])
 					idx[kept++] = idx[j];
 			np = kept;
+			/* auto: the in-place call's own pick, where the table
+			 * measured another algorithm faster in place */
+			int ipick = -1;
+			if (o->algo_mode == CB_ALGO_AUTO && !sw->tuner &&
+			    np == 1 &&
+			    cb_measure_algo_inplace(cd->a[idx[0]], g->coll)) {
+				int i2[CB_MAX_CAND];
+				if (cb_select_pick(&sel, cd, bytes, 1, i2) ==
+				            1 &&
+				    i2[0] != idx[0] && !skip[i2[0]] &&
+				    cb_measure_algo_inplace(cd->a[i2[0]],
+				                            g->coll))
+					ipick = i2[0];
+			}
 			if (c->rank == 0 && !sw->tuner)
 				cb_output_progress(&sw->w, c->rank, g->coll, b);
 			for (int j = 0; j < np && !st; j++) {
@@ -286,8 +301,14 @@ static cb_status_t section_dtype(struct sweep *sw, struct cb_cands *cd,
 				if (member) {
 					st = cb_measure_point(&sw->meter, g, al,
 					                      plan, &a, 0, &me);
-					if (!st && cb_measure_algo_inplace(
-					                   al, g->coll))
+					if (!st && ipick >= 0)
+						st = cb_measure_point(
+						        &sw->meter, g,
+						        cd->a[ipick],
+						        cd->plan[ipick], &a, 1,
+						        &me);
+					else if (!st && cb_measure_algo_inplace(
+					                        al, g->coll))
 						st = cb_measure_point(
 						        &sw->meter, g, al, plan,
 						        &a, 1, &me);
@@ -308,12 +329,29 @@ static cb_status_t section_dtype(struct sweep *sw, struct cb_cands *cd,
 					        cb_select_model_us(&sel, al,
 					                           bytes),
 					        rows);
+					if (ipick >= 0) {
+						/* the in-place row is the
+						 * other algorithm's */
+						struct cb_row r2[2];
+						const struct cb_algo *a2 =
+						        cd->a[ipick];
+						cb_measure_rows(
+						        o, g, sw->all, a2, &a,
+						        bytes,
+						        cb_select_model_us(
+						                &sel, a2,
+						                bytes),
+						        r2);
+						rows[1] = r2[1];
+					}
 					if (sw->tuner) {
-						cb_tuner_record(sw->tuner,
-						                &rows[0]);
-						for (int r = 0; r < nr; r++)
+						for (int r = 0; r < nr; r++) {
+							cb_tuner_record(
+							        sw->tuner,
+							        &rows[r]);
 							sw->w.wrong +=
 							        rows[r].wrong;
+						}
 					} else
 						cb_output_point(
 						        &sw->w, g, sw->all, al,

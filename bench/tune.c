@@ -47,12 +47,13 @@ void cb_tuner_record(struct cb_tuner *t, const struct cb_row *row)
 {
 	struct sample *s = NULL;
 
-	if (row->inplace || !(row->time_us > 0))
+	if (!(row->time_us > 0))
 		return;
 	for (int i = 0; i < t->n && !s; i++)
 		if (same_shape(&t->v[i], row) &&
 		    !strcmp(t->v[i].key.algo, row->algo) &&
-		    t->v[i].key.bytes == row->bytes)
+		    t->v[i].key.bytes == row->bytes &&
+		    t->v[i].key.inplace == row->inplace)
 			s = &t->v[i];
 	if (!s) {
 		if (t->n == t->cap) {
@@ -86,6 +87,32 @@ static double median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* One line of the summary: the fastest of @t (0: not measured), then the
+ * others; the size first, or @label. */
+static void print_point(FILE *f, const struct cb_tuning_point *p,
+                        const double *t, const char *label)
+{
+	int best = -1;
+
+	for (int a = 0; a < p->nalgos; a++)
+		if (t[a] > 0 && (best < 0 || t[a] < t[best]))
+			best = a;
+	if (best < 0)
+		return;
+	if (label[0])
+		fprintf(f, "  %10s", label);
+	else
+		fprintf(f, "  %10zu", p->bytes);
+	fprintf(f, "  %-13s %10.2f  (", p->algo[best], t[best]);
+	for (int a = 0, first = 1; a < p->nalgos; a++)
+		if (a != best && t[a] > 0) {
+			fprintf(f, "%s%s %.2f", first ? "" : ", ", p->algo[a],
+			        t[a]);
+			first = 0;
+		}
+	fprintf(f, ")\n");
+}
+
 cb_status_t cb_tuner_finish(struct cb_tuner *t, struct cb_tuning *tab,
                             const char *path, FILE *f)
 {
@@ -117,11 +144,18 @@ cb_status_t cb_tuner_finish(struct cb_tuner *t, struct cb_tuning *tab,
 				memset(p, 0, sizeof(*p));
 				p->bytes = s->key.bytes;
 			}
-			if (p->nalgos == CB_TUNING_ALGOS)
+			int a = 0;
+			while (a < p->nalgos && strcmp(p->algo[a], s->key.algo))
+				a++;
+			if (a == CB_TUNING_ALGOS)
 				continue;
-			snprintf(p->algo[p->nalgos], sizeof(p->algo[0]), "%s",
-			         s->key.algo);
-			p->time_us[p->nalgos++] = median(s->t, s->n);
+			if (a == p->nalgos)
+				snprintf(p->algo[p->nalgos++],
+				         sizeof(p->algo[0]), "%s", s->key.algo);
+			if (s->key.inplace)
+				p->inplace_us[a] = median(s->t, s->n);
+			else
+				p->time_us[a] = median(s->t, s->n);
 		}
 		/* sizes in order, for people reading the file */
 		for (int a = 1; a < np; a++)
@@ -145,21 +179,8 @@ cb_status_t cb_tuner_finish(struct cb_tuner *t, struct cb_tuning *tab,
 		        sh.hosts == 1 ? "" : "s", sh.transport, s0->n,
 		        s0->n == 1 ? "" : "s");
 		for (int k = 0; k < np; k++) {
-			const struct cb_tuning_point *p = &pts[k];
-			int best = 0;
-			for (int a = 1; a < p->nalgos; a++)
-				if (p->time_us[a] < p->time_us[best])
-					best = a;
-			fprintf(f, "  %10zu  %-13s %10.2f  (", p->bytes,
-			        p->algo[best], p->time_us[best]);
-			for (int a = 0, first = 1; a < p->nalgos; a++)
-				if (a != best) {
-					fprintf(f, "%s%s %.2f",
-					        first ? "" : ", ", p->algo[a],
-					        p->time_us[a]);
-					first = 0;
-				}
-			fprintf(f, ")\n");
+			print_point(f, &pts[k], pts[k].time_us, "");
+			print_point(f, &pts[k], pts[k].inplace_us, "in place");
 		}
 	}
 	if (!st && (st = cb_tuning_write(tab, path)) == CB_OK)

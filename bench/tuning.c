@@ -8,11 +8,15 @@
  *     "shapes": [ { "collective": "allreduce", "transport": "shm",
  *                   "ranks": 2, "hosts": 1,
  *                   "points": [ { "bytes": 8, "best": "rd",
- *                                 "time_us": { "rd": 0.41, "ring": 0.9 } },
+ *                                 "time_us": { "rd": 0.41, "ring": 0.9 },
+ *                                 "best_inplace": "rd",
+ *                                 "inplace_us": { "rd": 0.6, "ring": 1.1 } },
  *                               ... ] } ] }
  *
- * "best" is for people reading the file; auto takes the fastest of
- * "time_us" among the algorithms it may run.
+ * "best" and "best_inplace" are for people reading the file; auto takes
+ * the fastest of "time_us" among the algorithms it may run, and for a call
+ * in place (send buffer = receive buffer) the fastest of "inplace_us"
+ * (optional: without it, of "time_us").
  */
 #include "bench/tuning.h"
 
@@ -200,6 +204,31 @@ static cb_status_t read_shape(const char *path, json_object *o, struct shape *x)
 			         name);
 			q->time_us[q->nalgos++] = json_object_get_double(t);
 		}
+		/* optional (tables from before it have none) */
+		if (json_object_object_get_ex(p, "inplace_us", &tm)) {
+			if (!json_object_is_type(tm, json_type_object))
+				return bad(path, "\"inplace_us\" is not an "
+				                 "object");
+			json_object_object_foreach(tm, iname, it)
+			{
+				int k = 0;
+				while (k < q->nalgos &&
+				       strcmp(q->algo[k], iname))
+					k++;
+				if (k == q->nalgos)
+					return bad(path,
+					           "an in-place time of an "
+					           "algorithm without "
+					           "\"time_us\"");
+				if (!(json_object_is_type(it,
+				                          json_type_double) ||
+				      json_object_is_type(it, json_type_int)) ||
+				    !(json_object_get_double(it) > 0))
+					return bad(path, "a time that is not a "
+					                 "positive number");
+				q->inplace_us[k] = json_object_get_double(it);
+			}
+		}
 		x->npts++;
 	}
 	return CB_OK;
@@ -309,13 +338,21 @@ cb_status_t cb_tuning_write(const struct cb_tuning *t, const char *path)
 			const struct cb_tuning_point *q = &x->pts[k];
 			json_object *p = json_object_new_object();
 			json_object *tm = json_object_new_object();
-			int best = -1;
+			json_object *ip = json_object_new_object();
+			int best = -1, ibest = -1;
 			for (int a = 0; a < q->nalgos; a++) {
 				json_object_object_add(tm, q->algo[a],
 				                       num(q->time_us[a]));
 				if (best < 0 ||
 				    q->time_us[a] < q->time_us[best])
 					best = a;
+				if (!(q->inplace_us[a] > 0))
+					continue;
+				json_object_object_add(ip, q->algo[a],
+				                       num(q->inplace_us[a]));
+				if (ibest < 0 ||
+				    q->inplace_us[a] < q->inplace_us[ibest])
+					ibest = a;
 			}
 			json_object_object_add(
 			        p, "bytes",
@@ -326,6 +363,14 @@ cb_status_t cb_tuning_write(const struct cb_tuning *t, const char *path)
 			                 : json_object_new_string(
 			                           q->algo[best]));
 			json_object_object_add(p, "time_us", tm);
+			if (ibest >= 0) {
+				json_object_object_add(
+				        p, "best_inplace",
+				        json_object_new_string(q->algo[ibest]));
+				json_object_object_add(p, "inplace_us", ip);
+			} else {
+				json_object_put(ip);
+			}
 			json_object_array_add(pts, p);
 		}
 		json_object_object_add(o, "points", pts);

@@ -31,12 +31,16 @@ struct cb_tuning_shape {
 	int ranks, hosts;
 };
 
-/* One size of one shape: the median time (us) of each algorithm. */
+/* One size of one shape: the median time (us) of each algorithm, out of
+ * place and (where the algorithm runs in place and tune measured it) in
+ * place: on shared memory an in-place call's buffer is rewritten by every
+ * call, which changes the order (0: not measured). */
 struct cb_tuning_point {
 	size_t bytes;
 	int nalgos;
 	char algo[CB_TUNING_ALGOS][24];
 	double time_us[CB_TUNING_ALGOS];
+	double inplace_us[CB_TUNING_ALGOS];
 };
 
 struct cb_tuning;

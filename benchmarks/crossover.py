@@ -6,6 +6,7 @@ measured and predicted, and how well --algo auto picks.
                           [--min 8] [--max 16M] [--coll allreduce]
                           [--algos ring,tree,rd,rabenseifner,ps]
                           [--tune-rounds 3 | --tuning FILE | --tuning none]
+                          [--inplace]
 
 First (--tune-rounds N > 0, the default) `collbench tune` measures each
 (np, transport) into a fresh tuning table, in this session; --tuning FILE
@@ -18,7 +19,10 @@ measured time and its ratio to the fastest (target: within 10%); then the
 crossover sizes - where the fastest algorithm changes - measured and
 predicted by the model - and the goal: auto within 10% of the fastest at
 >= 90% of sizes, and never slower than 1.5x.  float32 sum, out-of-place
-rows.  Long: this is a benchmark, not a test.
+rows (--inplace: the in-place rows, where every call overwrites the buffer
+the peers read in the next: on shm an out-of-place send buffer that is never
+written stays cached by every reader, which favours algorithms that read
+all of it; see the README).  Long: this is a benchmark, not a test.
 """
 import argparse
 import csv
@@ -46,8 +50,9 @@ def human(b):
     return str(b)
 
 
-def run(cb, np_, tr, coll, algo, lo, hi, extra=()):
-    """{(algo, bytes): (time_us, model_us)} from out-of-place rows."""
+def run(cb, np_, tr, coll, algo, lo, hi, extra=(), inplace=False):
+    """{(algo, bytes): (time_us, model_us)} from out-of-place rows (or the
+    in-place ones)."""
     out = {}
     for a, b, iters in ((lo, min(hi, 1 << 16), 200),
                         (max(lo, 1 << 17), min(hi, 1 << 22), 50),
@@ -63,7 +68,7 @@ def run(cb, np_, tr, coll, algo, lo, hi, extra=()):
             sys.exit(f"{' '.join(cmd)} failed ({r.returncode}): "
                      f"{r.stderr.strip()}")
         for row in csv.DictReader(io.StringIO(r.stdout)):
-            if row["inplace"] == "0":
+            if row["inplace"] == ("1" if inplace else "0"):
                 out[(row["algo"], int(row["bytes"]))] = (
                     float(row["time_us"]), float(row["algo_model_us"]))
     return out
@@ -94,6 +99,8 @@ def main():
                     "minimum (load on a shared machine only ever adds "
                     "time)")
     ap.add_argument("--tuning", default=None)
+    ap.add_argument("--inplace", action="store_true",
+                    help="compare the in-place rows instead")
     ap.add_argument("--collbench",
                     default=os.path.join(ROOT, "build", "collbench"))
     a = ap.parse_args()
@@ -122,12 +129,13 @@ def main():
     for rnd in range(a.rounds):
         for np_ in nps:
             for tr in trs:
-                r = run(a.collbench, np_, tr, a.coll, a.algos, lo, hi)
+                r = run(a.collbench, np_, tr, a.coll, a.algos, lo, hi,
+                        inplace=a.inplace)
                 for k, (t, m) in r.items():
                     meas.setdefault((np_, tr), {}).setdefault(k, []).append(t)
                     model.setdefault((np_, tr), {}).setdefault(k, []).append(m)
                 r = run(a.collbench, np_, tr, a.coll, "auto", lo, hi,
-                        auto_extra)
+                        auto_extra, inplace=a.inplace)
                 for (algo, b), (t, m) in r.items():
                     auto.setdefault((np_, tr), {}).setdefault(b, []).append(
                         (t, algo))
@@ -146,8 +154,9 @@ def main():
             P = model[(np_, tr)]
             A = auto.get((np_, tr), {})
             sizes = sorted({b for (_, b) in M})
-            print(f"\n## {a.coll}, np={np_}, {tr}: {a.stat} time (us) over "
-                  f"{a.rounds} rounds")
+            print(f"\n## {a.coll}, np={np_}, {tr}"
+                  f"{', in place' if a.inplace else ''}: {a.stat} time (us) "
+                  f"over {a.rounds} rounds")
             print("| size | " + " | ".join(algos) +
                   " | fastest | model's pick | auto (picked) | auto/fastest |")
             print("|---:|" + "---:|" * len(algos) + "---|---|---|---:|")

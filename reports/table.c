@@ -119,6 +119,10 @@ void cb_table_point(FILE *f, const struct cb_row *rows, int n)
 	}
 	fprintf(f, " %9.2f %9.2f %9.2f %9.2f %9.2f %4d\n", r->model_us,
 	        r->min_us, r->p50_us, r->p99_us, r->max_us, r->slowest);
+	if (n == 2 && strcmp(rows[1].algo, r->algo))
+		fprintf(f,
+		        "#   in place: %s (auto's pick for a call in place)\n",
+		        rows[1].algo);
 	if (!isnan(r->push_per_s))
 		fprintf(f,
 		        "#   %s: per worker %.0f pushes/s and %.0f pulls/s; "

@@ -4,8 +4,10 @@
 # algorithm's median at every size, "best" the fastest) and merges shapes
 # into one file; auto follows a planted table (the fastest it names, at the
 # nearest size on a log scale, among the algorithms it may run) and says so
-# in the header; a shape the table lacks, and --tuning none, leave the
-# choice to the model; where the table is found; bad tables and options.
+# in the header; a call in place follows the table's in-place times
+# (out of place the others); a shape the table lacks, and --tuning none,
+# leave the choice to the model; where the table is found; bad tables and
+# options.
 . "$(dirname "$0")/lib.sh"
 export XDG_CONFIG_HOME=$TMP/xdg
 unset COLLBENCH_TUNING
@@ -27,8 +29,13 @@ for p in s["points"]:
                                  "ps"}, p
     assert all(v > 0 for v in p["time_us"].values()), p
     assert p["best"] == min(p["time_us"], key=p["time_us"].get), p
+    # every algorithm of allreduce runs in place too
+    assert set(p["inplace_us"]) == set(p["time_us"]), p
+    assert all(v > 0 for v in p["inplace_us"].values()), p
+    assert p["best_inplace"] == min(p["inplace_us"],
+                                    key=p["inplace_us"].get), p
 PY
-	[ $? -eq 0 ] && pass "tune wrote a table: 4 sizes x 5 algorithms, best = fastest" ||
+	[ $? -eq 0 ] && pass "tune wrote a table: 4 sizes x 5 algorithms, out of place and in place, best = fastest" ||
 		fail "tune's table: $(cat "$TMP/check")"
 	grep -q "^# wrote $t (1 job shape)" "$TMP/out" || fail "tune's summary: $(tail -2 "$TMP/out")"
 else
@@ -61,6 +68,25 @@ plant "$TMP/p3.json" 3
 got=$(algos --np 3 --transport shm --tuning "$TMP/p3.json" --ps-servers 1)
 [ "$got" = "8:rd 64:rd 512:tree 4096:tree " ] && pass "auto skips what it may not run (ps with a server): $got" ||
 	fail "auto with ps excluded: '$got'"
+# In place the table's in-place times decide; out of place the others.
+cat >"$TMP/ip.json" <<JSON
+{ "schema": "collbench-tuning", "schema_version": 1, "shapes": [
+  { "collective": "allreduce", "transport": "shm", "ranks": 2, "hosts": 1,
+    "points": [
+      { "bytes": 8, "time_us": { "rd": 1.0, "ring": 5.0, "tree": 9.0 },
+        "inplace_us": { "rd": 7.0, "ring": 3.0, "tree": 9.0 } },
+      { "bytes": 4096, "time_us": { "tree": 1.0, "ps": 0.5, "rd": 8.0 } } ] } ] }
+JSON
+got=$("$CB" --format csv -b 8 -e 4K -f 8 -n 2 -w 0 --np 2 --transport shm \
+	--tuning "$TMP/ip.json" 2>"$TMP/err" |
+	awk -F, 'NR > 1 { printf "%s:%s:%s ", $8, $10, $2 }')
+want="8:0:rd 8:1:ring 64:0:rd 64:1:ring 512:0:ps 512:1:ps 4096:0:ps 4096:1:ps "
+[ "$got" = "$want" ] && pass "in place, auto follows the in-place times (else the others): $got" ||
+	fail "auto in place: '$got', want '$want' $(head -2 "$TMP/err")"
+"$CB" -b 8 -e 8 -n 2 --np 2 --transport shm --tuning "$TMP/ip.json" >"$TMP/out" 2>&1
+grep -q "^#   in place: ring (auto's pick" "$TMP/out" && pass "the table says which algorithm ran in place" ||
+	fail "no '#   in place: ring' line: $(grep -v '^#' "$TMP/out" | head -3)"
+
 "$CB" --np 2 --transport shm -e 8 --tuning "$TMP/p.json" | grep -q "^# auto: the tuning table $TMP/p.json (1 job shape" &&
 	pass "the header names the table" || fail "no '# auto:' line naming the table"
 # a shape the table lacks: the model decides (-v says which, per size)
@@ -90,6 +116,12 @@ expect_fail 2 "nope.json" "$CB" --tuning "$TMP/nope.json" -e 8
 expect_fail 2 "not JSON" "$CB" --tuning "$TMP/junk.json" -e 8
 expect_fail 2 "not a collbench tuning table" "$CB" --tuning "$TMP/other.json" -e 8
 expect_fail 2 "positive number" "$CB" --tuning "$TMP/neg.json" -e 8
+sed 's/"ring": 3.0/"ring": 0/' "$TMP/ip.json" >"$TMP/ineg.json"
+sed 's/"ring": 3.0/"gone": 3.0/' "$TMP/ip.json" >"$TMP/ialg.json"
+sed 's/"inplace_us": {[^}]*}/"inplace_us": 4/' "$TMP/ip.json" >"$TMP/inum.json"
+expect_fail 2 "positive number" "$CB" --tuning "$TMP/ineg.json" -e 8
+expect_fail 2 "in-place time of an algorithm without" "$CB" --tuning "$TMP/ialg.json" -e 8
+expect_fail 2 '"inplace_us" is not an object' "$CB" --tuning "$TMP/inum.json" -e 8
 expect_fail 2 "where to write" "$CB" tune --tuning none -e 8
 expect_fail 2 "not ranges" "$CB" tune --algo "rd:0-1K;ring:1K-max" -e 8
 expect_fail 2 "--rounds" "$CB" tune --rounds 0
