@@ -201,6 +201,25 @@ static cb_status_t measure_session(struct cb_meter *mt, const struct cb_sect *g,
 	return CB_OK;
 }
 
+/* --touch: what an application step does around the call, outside the
+ * time: the last result read (a load per cache line), then the input
+ * written anew (from the copy taken before the first call, so in place
+ * too every call starts from the same input).  In that order: in place the
+ * input lies inside the result. */
+static volatile unsigned touch_sink; /* the reads must happen */
+
+static void touch_buffers(const struct cb_meter *mt,
+                          const struct cb_coll_args *a, size_t sb, size_t rb)
+{
+	const volatile unsigned char *r = a->recvbuf;
+	unsigned x = 0;
+
+	for (size_t i = 0; i < rb; i += 64)
+		x += r[i];
+	touch_sink = x;
+	memcpy((void *)a->sendbuf, mt->touch, sb);
+}
+
 cb_status_t cb_measure_point(struct cb_meter *mt, const struct cb_sect *g,
                              const struct cb_algo *algo, struct cb_plan *plan,
                              struct cb_coll_args *a, int inplace,
@@ -216,25 +235,30 @@ cb_status_t cb_measure_point(struct cb_meter *mt, const struct cb_sect *g,
 
 	cb_measure_buffers(mt, g->me, a, inplace);
 	me->wrong[inplace] = 0;
+	size_t es = cb_dtype_bytes(a->dtype);
+	size_t sb = cb_coll_send_elems(a->coll, a->count, g->n) * es;
+	size_t rb = cb_coll_recv_elems(a->coll, a->count, g->n) * es;
+	struct cb_verify v = {
+		.coll = a->coll,
+		.dtype = a->dtype,
+		.op = a->op,
+		.n = g->n,
+		.me = g->me,
+		.root = a->root,
+		.nin = cb_measure_workers(o, algo, g->n),
+		.count = a->count,
+	};
+	int checked =
+	        o->check && !((algo->flags & CB_ALGO_ONEWAY) && g->me == 0);
 	if (o->check) {
-		struct cb_verify v = {
-			.coll = a->coll,
-			.dtype = a->dtype,
-			.op = a->op,
-			.n = g->n,
-			.me = g->me,
-			.root = a->root,
-			.nin = cb_measure_workers(o, algo, g->n),
-			.count = a->count,
-		};
-		size_t es = cb_dtype_bytes(a->dtype);
-		size_t sb = cb_coll_send_elems(a->coll, a->count, g->n) * es;
-		size_t rb = cb_coll_recv_elems(a->coll, a->count, g->n) * es;
 		int dev = mt->hsend != NULL;
 		void *rv = dev ? shadow(mt, a->recvbuf) : a->recvbuf;
 		void *sv = dev ? shadow(mt, a->sendbuf) : (void *)a->sendbuf;
 		cb_verify_poison(&v, rv);
 		cb_verify_fill(&v, sv);
+		/* --touch (host buffers): every call's input is this one */
+		if (mt->touch)
+			memcpy(mt->touch, a->sendbuf, sb);
 		/* in place, the input lies in the receive buffer: its shadow
 		 * holds poison and input alike, so copy the receive range
 		 * first and the send range over it */
@@ -245,17 +269,27 @@ cb_status_t cb_measure_point(struct cb_meter *mt, const struct cb_sect *g,
 			return st;
 		if (dev && (st = sync_shadow(mt, a->recvbuf, rb, 0)))
 			return st;
-		if (!((algo->flags & CB_ALGO_ONEWAY) && g->me == 0))
+		if (checked)
 			me->wrong[inplace] = cb_verify_check(&v, rv);
+	} else if (mt->touch) {
+		memcpy(mt->touch, a->sendbuf, sb);
 	}
 	for (int i = 0; i < o->warmup; i++) {
+		if (mt->touch)
+			touch_buffers(mt, a, sb, rb);
 		if (delay_us > 0)
 			spin_us(delay_us);
 		if ((st = algo->run(plan, a)))
 			return st;
 	}
-	uint64_t t0 = cb_now_ns(), prev = t0;
+	uint64_t t0 = cb_now_ns(), prev = t0, untimed = 0;
 	for (int i = 0; i < o->iters; i++) {
+		if (mt->touch) {
+			touch_buffers(mt, a, sb, rb);
+			uint64_t t = cb_now_ns();
+			untimed += t - prev;
+			prev = t;
+		}
 		if (delay_us > 0)
 			spin_us(delay_us);
 		if ((st = algo->run(plan, a)))
@@ -265,12 +299,16 @@ cb_status_t cb_measure_point(struct cb_meter *mt, const struct cb_sect *g,
 			mt->samples[i] = (double)(t - prev);
 		prev = t;
 	}
+	/* --touch: each call started from the checked input, so the last
+	 * timed call's result is checked too (outside the time) */
+	if (mt->touch && checked)
+		me->wrong[inplace] += cb_verify_check(&v, a->recvbuf);
 	if (!inplace)
 		me->sched = *algo->stats(plan);
 	size_t ns = (size_t)o->iters < mt->nsamples ? (size_t)o->iters
 	                                            : mt->nsamples;
 	double us = 1e3 * div;
-	me->mean[inplace] = (double)(prev - t0) / o->iters / us;
+	me->mean[inplace] = (double)(prev - t0 - untimed) / o->iters / us;
 	spread(mt, ns, us, me, inplace);
 	return CB_OK;
 }

@@ -48,6 +48,7 @@ struct cb_meter {
 	char *hsend, *hrecv;
 	double *samples; /* per-iteration times */
 	size_t nsamples;
+	char *touch; /* --touch: a copy of the call's input, else NULL */
 };
 
 /* The collective has an in-place form (sessions have none). */

@@ -132,6 +132,7 @@ enum {
 	OPT_STRAGGLER,
 	OPT_TUNING,
 	OPT_ROUNDS,
+	OPT_TOUCH,
 };
 
 static const struct option longopts[] = {
@@ -179,6 +180,7 @@ static const struct option longopts[] = {
 	{ "straggler", required_argument, NULL, OPT_STRAGGLER },
 	{ "tuning", required_argument, NULL, OPT_TUNING },
 	{ "rounds", required_argument, NULL, OPT_ROUNDS },
+	{ "touch", no_argument, NULL, OPT_TOUCH },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -568,6 +570,9 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 		case OPT_ROUNDS:
 			st = parse_int(optarg, "--rounds", 1, 1000, &o->rounds);
 			break;
+		case OPT_TOUCH:
+			o->touch = 1;
+			break;
 		case OPT_STRAGGLER: {
 			char *colon = strchr(optarg, ':'), rk[32];
 			if (!colon || (size_t)(colon - optarg) >= sizeof(rk)) {
@@ -651,6 +656,10 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 			               "--mem host does not apply");
 		o->mem = "gpu";
 	}
+	if (o->touch && strcmp(o->mem, "host"))
+		return cb_fail(CB_ERR_USAGE,
+		               "--touch rewrites and reads the buffers from "
+		               "the host: --mem host only");
 	const char *rep = getenv("COLLBENCH_REPRODUCIBLE");
 	if (rep && strcmp(rep, "0") && strcmp(rep, "1"))
 		return cb_fail(CB_ERR_USAGE,

@@ -35,6 +35,7 @@ static void settings_of(const struct cb_opts *o, struct cb_run_settings *s)
 		                       : NULL,
 		.sweep_list = o->ranks ? o->ranks : o->nodes,
 		.scaling_bytes = o->scaling_bytes,
+		.touch = o->touch,
 	};
 	memcpy(s->dtypes, o->dtypes, sizeof(s->dtypes));
 	memcpy(s->ops, o->ops, sizeof(s->ops));
@@ -84,6 +85,7 @@ cb_status_t cb_output_open(struct cb_outputs *w, const struct cb_opts *o,
 		.iters = o->iters,
 		.warmup = o->warmup,
 		.check = o->check,
+		.touch = o->touch,
 		.alpha_us = m->alpha_us,
 		.beta_gbps = m->beta_gbps,
 		.gamma_gbps = m->gamma_gbps,

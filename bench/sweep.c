@@ -498,6 +498,10 @@ cb_status_t cb_sweep(struct cb_comm *c, const struct cb_opts *o,
 	}
 	mt->c = c;
 	mt->buf_bytes = o->max_bytes + 64;
+	if (o->touch && !(mt->touch = malloc(mt->buf_bytes))) {
+		st = cb_fail(CB_ERR_NOMEM, "out of memory");
+		goto out;
+	}
 	if ((st = cb_comm_mem_alloc_kind(c, mt->buf_bytes, c->mem_kind,
 	                                 (void **)&mt->sendbuf)) ||
 	    (st = cb_comm_mem_alloc_kind(c, mt->buf_bytes, c->mem_kind,
@@ -589,6 +593,7 @@ out:
 	free(sw.all);
 	free(sw.g.members);
 	free(mt->samples);
+	free(mt->touch);
 	cb_tuner_free(sw.tuner);
 	cb_tuning_free(sw.tab);
 	return st;

@@ -6,7 +6,7 @@ measured and predicted, and how well --algo auto picks.
                           [--min 8] [--max 16M] [--coll allreduce]
                           [--algos ring,tree,rd,rabenseifner,ps]
                           [--tune-rounds 3 | --tuning FILE | --tuning none]
-                          [--inplace]
+                          [--inplace] [--touch]
 
 First (--tune-rounds N > 0, the default) `collbench tune` measures each
 (np, transport) into a fresh tuning table, in this session; --tuning FILE
@@ -22,7 +22,9 @@ predicted by the model - and the goal: auto within 10% of the fastest at
 rows (--inplace: the in-place rows, where every call overwrites the buffer
 the peers read in the next: on shm an out-of-place send buffer that is never
 written stays cached by every reader, which favours algorithms that read
-all of it; see the README).  Long: this is a benchmark, not a test.
+all of it; see the README; --touch runs everything, tune included, with
+collbench --touch: each call's input rewritten and result read between
+timed calls, as an application step would).  Long: this is a benchmark, not a test.
 """
 import argparse
 import csv
@@ -101,6 +103,8 @@ def main():
     ap.add_argument("--tuning", default=None)
     ap.add_argument("--inplace", action="store_true",
                     help="compare the in-place rows instead")
+    ap.add_argument("--touch", action="store_true",
+                    help="run collbench (and tune) with --touch")
     ap.add_argument("--collbench",
                     default=os.path.join(ROOT, "build", "collbench"))
     a = ap.parse_args()
@@ -108,6 +112,7 @@ def main():
     nps = [int(x) for x in a.np.split(",")]
     trs = a.transports.split(",")
     tuning = a.tuning
+    touch = ["--touch"] if a.touch else []
     if tuning is None and a.tune_rounds > 0:
         tuning = os.path.join(tempfile.mkdtemp(prefix="cb-tune-"),
                               "tuning.json")
@@ -116,13 +121,13 @@ def main():
                 cmd = [a.collbench, "tune", "--np", str(np_), "--transport",
                        tr, "--coll", a.coll, "--algo", a.algos,
                        "--tuning", tuning, "-b", str(lo), "-e", str(hi),
-                       "--rounds", str(a.tune_rounds)]
+                       "--rounds", str(a.tune_rounds)] + touch
                 r = subprocess.run(cmd, capture_output=True, text=True,
                                    timeout=3600)
                 if r.returncode:
                     sys.exit(f"{' '.join(cmd)}: {r.returncode}: {r.stderr}")
                 print(f"tuned np {np_} {tr} into {tuning}", file=sys.stderr)
-    auto_extra = ["--tuning", tuning or "none"]
+    auto_extra = ["--tuning", tuning or "none"] + touch
     meas = {}  # (np, tr) -> {(algo, bytes): [times]}
     model = {}
     auto = {}
@@ -130,7 +135,7 @@ def main():
         for np_ in nps:
             for tr in trs:
                 r = run(a.collbench, np_, tr, a.coll, a.algos, lo, hi,
-                        inplace=a.inplace)
+                        touch, inplace=a.inplace)
                 for k, (t, m) in r.items():
                     meas.setdefault((np_, tr), {}).setdefault(k, []).append(t)
                     model.setdefault((np_, tr), {}).setdefault(k, []).append(m)
@@ -155,7 +160,8 @@ def main():
             A = auto.get((np_, tr), {})
             sizes = sorted({b for (_, b) in M})
             print(f"\n## {a.coll}, np={np_}, {tr}"
-                  f"{', in place' if a.inplace else ''}: {a.stat} time (us) "
+                  f"{', in place' if a.inplace else ''}"
+                  f"{', --touch' if a.touch else ''}: {a.stat} time (us) "
                   f"over {a.rounds} rounds")
             print("| size | " + " | ".join(algos) +
                   " | fastest | model's pick | auto (picked) | auto/fastest |")

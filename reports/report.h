@@ -64,6 +64,7 @@ struct cb_run_settings {
 	const char *sweep_by;   /* "ranks", "nodes", or NULL: no sweep */
 	const char *sweep_list; /* as given */
 	size_t scaling_bytes;   /* 0: the largest size */
+	int touch;              /* --touch */
 };
 
 /* What the header says about the whole run. */
@@ -72,6 +73,7 @@ struct cb_run_info {
 	int ranks, hosts;
 	const char *host_names; /* "a, b" */
 	int iters, warmup, check;
+	int touch; /* --touch */
 	double alpha_us, beta_gbps, gamma_gbps;
 	const char *model_source; /* "measured between ranks 0 and 1" */
 	const char *binding;      /* topo: "rank 0 -> core 0 (...)", or NULL */

@@ -171,6 +171,7 @@ static json_object *settings(const struct cb_run_settings *o)
 	add(s, "scaling_bytes",
 	    o->scaling_bytes ? json_object_new_int64((int64_t)o->scaling_bytes)
 	                     : NULL);
+	add(s, "touch", json_object_new_boolean(o->touch));
 	return s;
 }
 

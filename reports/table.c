@@ -25,6 +25,10 @@ void cb_table_header(FILE *f, const struct cb_run_info *ri)
 	        ri->iters, ri->warmup,
 	        ri->check ? "results checked bit-exact (#wrong)"
 	                  : "results not checked (-c 0)");
+	if (ri->touch)
+		fprintf(f, "# --touch: between timed calls each rank rewrites "
+		           "the input and reads the result\n#   (not timed), "
+		           "as an application step would\n");
 	fprintf(f,
 	        "# min/p50/p99/max: per-iteration times (min of the ranks' "
 	        "minima, median of their\n#   medians, max of their p99s and "
