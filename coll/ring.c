@@ -23,7 +23,12 @@
  * reduce-scatter receives skip the staging buffer and its extra pass.  On
  * device memory the staging chunks are device memory too, and a staged
  * chunk's reduction is queued on the device engine: its window slot stays
- * busy (received, then reducing) until the engine reports it done.
+ * busy (received, then reducing) until the engine reports it done.  Where
+ * the transport writes into mapped peer memory (shm), the allgather chunks
+ * are written straight into the right neighbour's receive buffer instead
+ * of sent, and the receiver waits for their notifications
+ * (coll/ring_put.h): the reducer's freshly written lines go out from its
+ * own cache instead of being pulled out of it by the other core.
  *
  * Cost (alpha-beta-gamma, n bytes, p ranks):
  *   2(p-1) alpha + 2 (p-1)/p n beta + (p-1)/p n gamma
@@ -55,6 +60,7 @@
 
 #include "coll/coll.h"
 #include "coll/reduce.h"
+#include "coll/ring_put.h"
 #include "coll/sched.h"
 #include "core/log.h"
 
@@ -80,6 +86,7 @@ struct cb_plan {
 	/* reduce_scatter, allgather, broadcast: a schedule (else NULL) */
 	struct cb_sched *sched;
 	enum cb_coll coll;
+	struct ring_put put; /* the one-sided allgather (coll/ring_put.h) */
 };
 
 /* A position in the flattened (step, chunk) sequence. */
@@ -233,6 +240,10 @@ static cb_status_t ring_allreduce_run(struct cb_plan *pl,
 	const struct cb_mem *smem = cb_comm_mem_find(comm, a->sendbuf, 0);
 	const struct cb_mem *rmem = cb_comm_mem_find(comm, a->recvbuf, 0);
 	int dev = cb_mem_is_gpu(rmem);
+	uint64_t ag_sent = 0, ag_got = 0; /* one-sided allgather chunks */
+	int ready = 0;
+	if ((st = cb_ring_put_begin(comm, &pl->put, rmem, a->recvbuf, pl->seq)))
+		return st;
 	first(&c, &rp, 0);
 	first(&c, &rc, 0);
 	first(&c, &sp, 1);
@@ -243,6 +254,13 @@ static cb_status_t ring_allreduce_run(struct cb_plan *pl,
 
 		/* Post receives ahead, up to the window. */
 		while (rp.s < c.steps && rposted - rdone < RING_WINDOW) {
+			if (rp.s >= c.p - 1 && pl->put.notify) {
+				/* allgather: the left writes it in place */
+				pl->rstate[rposted % RING_WINDOW] = 3;
+				rposted++;
+				advance(&c, &rp, 0);
+				continue;
+			}
 			int seg = recv_seg(&c, rp.s);
 			size_t off, len;
 			chunk_range(&c, seg, rp.j, &off, &len);
@@ -286,17 +304,35 @@ static cb_status_t ring_allreduce_run(struct cb_plan *pl,
 		        before(&(struct cursor){ sp.s - 1, sp.j }, &rc))) {
 			int seg = send_seg(&c, sp.s);
 			size_t off, len;
+			int ag = sp.s >= c.p - 1;
+			if (ag && !ready) {
+				/* how the allgather goes: the right's answer */
+				if ((st = cb_ring_put_ready(comm, &pl->put)) ==
+				    CB_AGAIN)
+					break;
+				if (st)
+					return st;
+				ready = 1;
+			}
 			chunk_range(&c, seg, sp.j, &off, &len);
 			const char *src = sp.s == 0 ? a->sendbuf : a->recvbuf;
-			st = cb_comm_isend(comm, pl->right, src + off * c.esize,
-			                   len * c.esize,
-			                   sp.s == 0 ? smem : rmem,
-			                   tag_of(pl, &sp),
-			                   &pl->sreq[sposted % RING_WINDOW]);
+			struct cb_req *q = &pl->sreq[sposted % RING_WINDOW];
+			if (ag && pl->put.put)
+				st = cb_comm_put(
+				        comm, pl->right, src + off * c.esize,
+				        len * c.esize, rmem, pl->put.rrm,
+				        pl->put.in.off + off * c.esize,
+				        cb_ring_put_note(pl->seq, ag_sent), q);
+			else
+				st = cb_comm_isend(
+				        comm, pl->right, src + off * c.esize,
+				        len * c.esize, sp.s == 0 ? smem : rmem,
+				        tag_of(pl, &sp), q);
 			if (st == CB_AGAIN)
 				break;
 			if (st)
 				return st;
+			ag_sent += ag && pl->put.put;
 			pl->stats.msgs_sent++;
 			pl->stats.bytes_sent += len * c.esize;
 			sposted++;
@@ -308,6 +344,33 @@ static cb_status_t ring_allreduce_run(struct cb_plan *pl,
 		while (rdone < rposted) {
 			struct cb_req *q = &pl->rreq[rdone % RING_WINDOW];
 			uint8_t *rs = &pl->rstate[rdone % RING_WINDOW];
+			if (*rs == 3) {
+				/* written in place by the left: its note */
+				uint32_t got, want = cb_ring_put_note(pl->seq,
+				                                      ag_got);
+				st = cb_comm_notify_poll(comm, pl->left, &got);
+				if (st == CB_AGAIN)
+					break;
+				if (st)
+					return st;
+				if (got != want)
+					return cb_fail(CB_ERR_PROTO,
+					               "ring: rank %d's write "
+					               "%#x arrived where %#x "
+					               "was due",
+					               pl->left, got, want);
+				size_t off, len;
+				chunk_range(&c, recv_seg(&c, rc.s), rc.j, &off,
+				            &len);
+				pl->stats.msgs_recv++;
+				pl->stats.bytes_recv += len * c.esize;
+				ag_got++;
+				*rs = 0;
+				rdone++;
+				advance(&c, &rc, 0);
+				moved = 1;
+				continue;
+			}
 			int staged = rc.s < c.p - 1 && !pl->fused;
 			size_t off = 0, len = 0;
 			if (staged)
@@ -367,7 +430,7 @@ static cb_status_t ring_allreduce_run(struct cb_plan *pl,
 		if (cb_wait_expired(&wait, moved, comm->timeout_s))
 			return ring_stalled(&c, &rc, &sc);
 	}
-	return CB_OK;
+	return cb_ring_put_end(comm, &pl->put);
 }
 
 /* ---- reduce_scatter, allgather, broadcast on the executor ---- */
@@ -544,6 +607,8 @@ static cb_status_t ring_sched_size(const struct cb_plan_cfg *cfg, size_t chunk,
 	}
 }
 
+static void ring_plan_free(struct cb_plan *pl);
+
 static cb_status_t ring_plan_build(struct cb_comm *comm,
                                    const struct cb_plan_cfg *cfg,
                                    struct cb_plan **out)
@@ -594,6 +659,13 @@ static cb_status_t ring_plan_build(struct cb_comm *comm,
 	pl->tmp_mem = cb_comm_mem_find(comm, t, 0);
 	if (!cb_mem_is_gpu(pl->tmp_mem))
 		memset(pl->tmp, 0, RING_WINDOW * pl->chunk_bytes);
+	cb_status_t st = g->n > 1 ? cb_ring_put_agree(comm, &pl->put, pl->left,
+	                                              pl->right, pl->tmp_mem)
+	                          : CB_OK;
+	if (st) {
+		ring_plan_free(pl);
+		return st;
+	}
 	*out = pl;
 	return CB_OK;
 }
@@ -603,6 +675,7 @@ static void ring_plan_free(struct cb_plan *pl)
 	if (!pl)
 		return;
 	cb_sched_destroy(pl->sched);
+	cb_ring_put_free(pl->comm, &pl->put);
 	if (pl->tmp)
 		cb_comm_mem_free(pl->comm, pl->tmp,
 		                 RING_WINDOW * pl->chunk_bytes);

@@ -316,6 +316,84 @@ static inline int cb_comm_can_recv_reduce(const struct cb_comm *c, int peer)
 }
 
 /*
+ * One-sided writes into a peer's memory (CB_TP_CAP_PUT with CB_TP_CAP_MAP:
+ * the peer's memory mapped here, as shm does).  cb_comm_can_put: the
+ * transport to @peer offers them, for host memory.  mem_export describes
+ * registered memory @m for the peer (at most CB_TP_MEM_BLOB_MAX bytes; a
+ * recorded CB_ERR_UNSUPPORTED for memory it cannot share), mem_import
+ * turns the peer's blob into a handle (outside timed regions), put writes
+ * @bytes at byte @roff of it and raises @notify (non-zero) at the peer,
+ * in order with sends; notify_poll returns the peer's notifications in
+ * order (CB_AGAIN: none yet).
+ */
+static inline int cb_comm_can_put(const struct cb_comm *c, int peer)
+{
+	const struct cb_tp_ops *ops = c->eps[peer].ops;
+	const unsigned need = CB_TP_CAP_PUT | CB_TP_CAP_MAP;
+
+	return ops && (ops->caps & need) == need && CB_TP_HAS(ops, put) &&
+	       CB_TP_HAS(ops, notify_poll) && CB_TP_HAS(ops, mem_export) &&
+	       CB_TP_HAS(ops, mem_import) && CB_TP_HAS(ops, mem_unimport) &&
+	       c->mem_kind == CB_MEM_HOST;
+}
+
+static inline cb_status_t cb_comm_mem_export(struct cb_comm *c, int peer,
+                                             const struct cb_mem *m, void *blob,
+                                             size_t *bytes)
+{
+	const struct cb_ep *ep = &c->eps[peer];
+
+	return ep->ops->mem_export(c->tp[ep->tpi].ctx, cb_comm_tp_mem(ep, m),
+	                           blob, bytes);
+}
+
+static inline cb_status_t cb_comm_mem_import(struct cb_comm *c, int peer,
+                                             const void *blob, size_t bytes,
+                                             struct cb_tp_rmem **rm)
+{
+	const struct cb_ep *ep = &c->eps[peer];
+
+	if (ep->state != CB_EP_READY)
+		return cb_comm_not_connected(c, peer);
+	return ep->ops->mem_import(ep->ep, blob, bytes, rm, NULL);
+}
+
+static inline void cb_comm_mem_unimport(struct cb_comm *c, int peer,
+                                        struct cb_tp_rmem *rm)
+{
+	const struct cb_ep *ep = &c->eps[peer];
+
+	if (rm && ep->ep)
+		ep->ops->mem_unimport(ep->ep, rm);
+}
+
+static inline cb_status_t cb_comm_put(struct cb_comm *c, int peer,
+                                      const void *buf, size_t bytes,
+                                      const struct cb_mem *m,
+                                      struct cb_tp_rmem *rm, uint64_t roff,
+                                      uint32_t notify, struct cb_req *req)
+{
+	const struct cb_ep *ep = &c->eps[peer];
+
+	if (ep->state != CB_EP_READY)
+		return cb_comm_not_connected(c, peer);
+	req->ep = ep;
+	req->kind = CB_REQ_WIRE;
+	return ep->ops->put(ep->ep, buf, bytes, cb_comm_tp_mem(ep, m), rm, roff,
+	                    notify, &req->tp);
+}
+
+static inline cb_status_t cb_comm_notify_poll(struct cb_comm *c, int peer,
+                                              uint32_t *notify)
+{
+	const struct cb_ep *ep = &c->eps[peer];
+
+	if (ep->state != CB_EP_READY)
+		return cb_comm_not_connected(c, peer);
+	return ep->ops->notify_poll(ep->ep, notify);
+}
+
+/*
  * Memory.  cb_comm_mem_alloc: a buffer from a transport that lets local
  * peers read it directly (shm), else page-aligned memory; registered with
  * every open transport.  cb_comm_mem_alloc_kind: the same for @kind
