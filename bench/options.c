@@ -660,11 +660,14 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 		return cb_fail(CB_ERR_USAGE,
 		               "--touch rewrites and reads the buffers from "
 		               "the host: --mem host only");
-	const char *rep = getenv("COLLBENCH_REPRODUCIBLE");
-	if (rep && strcmp(rep, "0") && strcmp(rep, "1"))
-		return cb_fail(CB_ERR_USAGE,
-		               "COLLBENCH_REPRODUCIBLE '%s' is not 0 or 1",
-		               rep);
+	static const char *const flags[] = { "COLLBENCH_REPRODUCIBLE",
+		                             "COLLBENCH_RING_PUT" };
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		const char *v = getenv(flags[i]);
+		if (v && strcmp(v, "0") && strcmp(v, "1"))
+			return cb_fail(CB_ERR_USAGE, "%s '%s' is not 0 or 1",
+			               flags[i], v);
+	}
 	if ((st = parse_algo(o->algo, o)))
 		return st;
 	if (o->cmd == CB_CMD_TUNE) {

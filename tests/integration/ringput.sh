@@ -69,4 +69,5 @@ elif [ "$links" -ne 2 ]; then
 else
 	pass "one rank of four refusing: 2 links one-sided (3->0, 0->1), 2 by messages, every value exact"
 fi
+expect_fail 2 "COLLBENCH_RING_PUT 'no' is not 0 or 1" env COLLBENCH_RING_PUT=no "$CB" -e 8
 finish
