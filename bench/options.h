@@ -59,8 +59,8 @@ struct cb_opts {
 	int nalgos;
 	int root;
 	int ps_servers;
-	int straggler;              /* comm rank delayed every step, or -1 */
-	int touch; /* --touch: input rewritten, result read between calls */
+	int straggler; /* comm rank delayed every step, or -1 */
+	int touch;     /* --touch: input rewritten, result read between calls */
 	double straggler_us;        /* by this much */
 	double alpha_us, beta_gbps; /* > 0: given, no calibration */
 	const char *ranks, *nodes;  /* sweep lists as given, or NULL */

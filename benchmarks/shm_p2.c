@@ -91,8 +91,8 @@ static double run(int mode, size_t n, int iters)
 	CPU_ZERO(&c);
 	CPU_SET(r, &c);
 	sched_setaffinity(0, sizeof(c), &c);
-	float *send[2] = { buf, buf + n }, *recv[2] = { buf + 2 * n,
-		                                        buf + 3 * n };
+	float *send[2] = { buf, buf + n },
+	      *recv[2] = { buf + 2 * n, buf + 3 * n };
 	float *restrict me_s = send[r], *restrict peer_s = send[!r];
 	float *restrict me_r = recv[r], *restrict peer_r = recv[!r];
 	float *init = malloc(n * sizeof(float));
@@ -198,8 +198,8 @@ int main(int argc, char **argv)
 	       app ? "; each call's input written before it and its result "
 	             "read after it (inside the time)"
 	           : "");
-	printf("%10s %10s %10s %10s %10s %10s\n", "bytes", "rd", "pull",
-	       "push", "pull/rd", "push/pull");
+	printf("%10s %10s %10s %10s %10s %10s\n", "bytes", "rd", "pull", "push",
+	       "pull/rd", "push/pull");
 	for (int s = 0; s < NS; s++) {
 		double med[NMODES];
 		for (int m = 0; m < NMODES; m++) {
