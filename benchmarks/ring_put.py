@@ -4,10 +4,18 @@
 (COLLBENCH_RING_PUT=0), with rd beside both, in interleaved rounds.
 
   benchmarks/ring_put.py [--rounds 5] [--np 2] [--min 16K] [--max 8M]
-                         [--touch] [--collbench build/collbench]
+                         [--touch] [--probe [US]] [--collbench build/collbench]
 
 Per size: the median over rounds of each one's time (us), out of place and
 in place, and the ratios.  A benchmark, not a test.
+
+--probe: the machine's state around each round.  The development VM flips,
+minutes apart, between two states in which moving cache lines between its
+two cores costs about 4x more or less (benchmarks/shm_p2.c's rd kernel with
+"app", 1 MiB: ~140 us or ~550 us), and the algorithms rank differently in
+each.  With --probe that kernel runs before and after every round; a round
+whose two probes are both below US (default 300) counts as "fast", both
+above as "slow", else "mixed" (dropped), and each state gets its own table.
 """
 import argparse
 import csv
@@ -16,6 +24,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -38,30 +47,30 @@ def run(cb, np_, lo, hi, algos, env, touch):
             for row in csv.DictReader(io.StringIO(r.stdout))]
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--np", type=int, default=2)
-    ap.add_argument("--min", default="16K")
-    ap.add_argument("--max", default="8M")
-    ap.add_argument("--touch", action="store_true")
-    ap.add_argument("--collbench",
-                    default=os.path.join(ROOT, "build", "collbench"))
-    a = ap.parse_args()
-    t = {}
-    for _ in range(a.rounds):
-        for name, algos, env in (("ring put", "ring,rd", {}),
-                                 ("ring msgs", "ring",
-                                  {"COLLBENCH_RING_PUT": "0"})):
-            for algo, b, ip, us in run(a.collbench, a.np, size(a.min),
-                                       size(a.max), algos, env, a.touch):
-                key = name if algo == "ring" else algo
-                t.setdefault((key, b, ip), []).append(us)
-    sizes = sorted({b for (_, b, _) in t})
+def probe_tool():
+    """benchmarks/shm_p2.c built into a temporary folder"""
+    exe = os.path.join(tempfile.mkdtemp(), "shm_p2")
+    subprocess.run(["cc", "-O3", "-march=native", "-o", exe,
+                    os.path.join(ROOT, "benchmarks", "shm_p2.c")], check=True)
+    return exe
+
+
+def probe(exe):
+    """shm_p2's rd kernel with "app" at 1 MiB, one round: us per call"""
+    out = subprocess.run([exe, "1", "app"], capture_output=True, text=True,
+                         check=True, timeout=300).stdout
+    for line in out.splitlines():
+        f = line.split()
+        if f and f[0] == str(1 << 20):
+            return float(f[1])
+    sys.exit("shm_p2 printed no 1 MiB row")
+
+
+def table(t, sizes, np_, touch, label_state, rounds):
     for ip, label in (("0", "out of place"), ("1", "in place")):
-        print(f"\n## allreduce float32, np {a.np}, shm, {label}"
-              f"{', --touch' if a.touch else ''}: median us over "
-              f"{a.rounds} rounds")
+        print(f"\n## allreduce float32, np {np_}, shm, {label}"
+              f"{', --touch' if touch else ''}{label_state}: median us over "
+              f"{rounds} rounds")
         print("| bytes | ring put | ring msgs | rd | msgs/put | rd/put |")
         print("|---:|---:|---:|---:|---:|---:|")
         for b in sizes:
@@ -70,6 +79,46 @@ def main():
             print(f"| {b} | {m['ring put']:.2f} | {m['ring msgs']:.2f} | "
                   f"{m['rd']:.2f} | {m['ring msgs'] / m['ring put']:.2f} | "
                   f"{m['rd'] / m['ring put']:.2f} |")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--np", type=int, default=2)
+    ap.add_argument("--min", default="16K")
+    ap.add_argument("--max", default="8M")
+    ap.add_argument("--touch", action="store_true")
+    ap.add_argument("--probe", type=float, nargs="?", const=300.0)
+    ap.add_argument("--collbench",
+                    default=os.path.join(ROOT, "build", "collbench"))
+    a = ap.parse_args()
+    exe = probe_tool() if a.probe else None
+    t = {}  # state -> {(name, bytes, inplace): [us]}
+    n = {}
+    for r in range(a.rounds):
+        p1 = probe(exe) if exe else 0
+        got = {}
+        for name, algos, env in (("ring put", "ring,rd", {}),
+                                 ("ring msgs", "ring",
+                                  {"COLLBENCH_RING_PUT": "0"})):
+            for algo, b, ip, us in run(a.collbench, a.np, size(a.min),
+                                       size(a.max), algos, env, a.touch):
+                got[(name if algo == "ring" else algo, b, ip)] = us
+        state = ""
+        if exe:
+            p2 = probe(exe)
+            state = ("fast" if max(p1, p2) < a.probe else
+                     "slow" if min(p1, p2) > a.probe else "mixed")
+            print(f"# round {r + 1}: probe {p1:.0f} / {p2:.0f} us: {state}",
+                  file=sys.stderr, flush=True)
+        n[state] = n.get(state, 0) + 1
+        for k, us in got.items():
+            t.setdefault(state, {}).setdefault(k, []).append(us)
+    for state in ("", "fast", "slow"):
+        if state in t:
+            sizes = sorted({b for (_, b, _) in t[state]})
+            table(t[state], sizes, a.np, a.touch,
+                  f", {state} state" if state else "", n[state])
 
 
 if __name__ == "__main__":
