@@ -6,7 +6,7 @@ measured and predicted, and how well --algo auto picks.
                           [--min 8] [--max 16M] [--coll allreduce]
                           [--algos ring,tree,rd,rabenseifner,ps]
                           [--tune-rounds 3 | --tuning FILE | --tuning none]
-                          [--inplace] [--touch]
+                          [--inplace] [--touch] [--probe [US]]
 
 First (--tune-rounds N > 0, the default) `collbench tune` measures each
 (np, transport) into a fresh tuning table, in this session; --tuning FILE
@@ -25,6 +25,12 @@ written stays cached by every reader, which favours algorithms that read
 all of it; see the README; --touch runs everything, tune included, with
 collbench --touch: each call's input rewritten and result read between
 timed calls, as an application step would).  Long: this is a benchmark, not a test.
+
+--probe compares like with like on a machine that flips between two
+states (benchmarks/vmstate.py; the development VM): the state is probed
+before and after each tune (retuned once if it changed meanwhile) and
+around each round's pair of runs for a shape, and only rounds in the state
+the shape was tuned in count; the tables say how many.
 """
 import argparse
 import csv
@@ -34,6 +40,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
+
+import vmstate
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -105,6 +113,9 @@ def main():
                     help="compare the in-place rows instead")
     ap.add_argument("--touch", action="store_true",
                     help="run collbench (and tune) with --touch")
+    ap.add_argument("--probe", type=float, nargs="?", const=300.0,
+                    help="count only rounds in the state the table was "
+                    "tuned in (split at US, default 300)")
     ap.add_argument("--collbench",
                     default=os.path.join(ROOT, "build", "collbench"))
     a = ap.parse_args()
@@ -113,6 +124,9 @@ def main():
     trs = a.transports.split(",")
     tuning = a.tuning
     touch = ["--touch"] if a.touch else []
+    exe = vmstate.tool() if a.probe else None
+    tuned_in = {}  # (np, tr) -> the state tune ran in ("" without --probe)
+    kept = {}  # (np, tr) -> rounds counted
     if tuning is None and a.tune_rounds > 0:
         tuning = os.path.join(tempfile.mkdtemp(prefix="cb-tune-"),
                               "tuning.json")
@@ -122,11 +136,21 @@ def main():
                        tr, "--coll", a.coll, "--algo", a.algos,
                        "--tuning", tuning, "-b", str(lo), "-e", str(hi),
                        "--rounds", str(a.tune_rounds)] + touch
-                r = subprocess.run(cmd, capture_output=True, text=True,
-                                   timeout=3600)
-                if r.returncode:
-                    sys.exit(f"{' '.join(cmd)}: {r.returncode}: {r.stderr}")
-                print(f"tuned np {np_} {tr} into {tuning}", file=sys.stderr)
+                for attempt in (1, 2):
+                    p1 = vmstate.probe(exe) if exe else 0
+                    r = subprocess.run(cmd, capture_output=True, text=True,
+                                       timeout=3600)
+                    if r.returncode:
+                        sys.exit(f"{' '.join(cmd)}: {r.returncode}: "
+                                 f"{r.stderr}")
+                    st = vmstate.state(p1, vmstate.probe(exe),
+                                       a.probe) if exe else ""
+                    tuned_in[(np_, tr)] = st
+                    if st != "mixed":
+                        break
+                print(f"tuned np {np_} {tr} into {tuning}"
+                      f"{' (' + st + ' state)' if st else ''}",
+                      file=sys.stderr)
     auto_extra = ["--tuning", tuning or "none"] + touch
     meas = {}  # (np, tr) -> {(algo, bytes): [times]}
     model = {}
@@ -134,14 +158,24 @@ def main():
     for rnd in range(a.rounds):
         for np_ in nps:
             for tr in trs:
-                r = run(a.collbench, np_, tr, a.coll, a.algos, lo, hi,
-                        touch, inplace=a.inplace)
-                for k, (t, m) in r.items():
+                p1 = vmstate.probe(exe) if exe else 0
+                rl = run(a.collbench, np_, tr, a.coll, a.algos, lo, hi,
+                         touch, inplace=a.inplace)
+                ra = run(a.collbench, np_, tr, a.coll, "auto", lo, hi,
+                         auto_extra, inplace=a.inplace)
+                if exe:
+                    st = vmstate.state(p1, vmstate.probe(exe), a.probe)
+                    want = tuned_in.get((np_, tr), "fast")
+                    print(f"round {rnd + 1} np {np_} {tr}: {st} state"
+                          f"{'' if st == want else ' (not counted)'}",
+                          file=sys.stderr)
+                    if st != want:
+                        continue
+                kept[(np_, tr)] = kept.get((np_, tr), 0) + 1
+                for k, (t, m) in rl.items():
                     meas.setdefault((np_, tr), {}).setdefault(k, []).append(t)
                     model.setdefault((np_, tr), {}).setdefault(k, []).append(m)
-                r = run(a.collbench, np_, tr, a.coll, "auto", lo, hi,
-                        auto_extra, inplace=a.inplace)
-                for (algo, b), (t, m) in r.items():
+                for (algo, b), (t, m) in ra.items():
                     auto.setdefault((np_, tr), {}).setdefault(b, []).append(
                         (t, algo))
         print(f"round {rnd + 1}/{a.rounds} done", file=sys.stderr)
@@ -155,6 +189,12 @@ def main():
     goal_worst = 0.0
     for np_ in nps:
         for tr in trs:
+            if (np_, tr) not in meas:
+                why = ("tuned across a change of state, twice"
+                       if tuned_in.get((np_, tr)) == "mixed" else
+                       "no round in the state it was tuned in")
+                print(f"\n## {a.coll}, np={np_}, {tr}: {why}")
+                continue
             M = meas[(np_, tr)]
             P = model[(np_, tr)]
             A = auto.get((np_, tr), {})
@@ -162,7 +202,8 @@ def main():
             print(f"\n## {a.coll}, np={np_}, {tr}"
                   f"{', in place' if a.inplace else ''}"
                   f"{', --touch' if a.touch else ''}: {a.stat} time (us) "
-                  f"over {a.rounds} rounds")
+                  f"over {kept[(np_, tr)]} rounds"
+                  f"{' in the ' + tuned_in.get((np_, tr), 'fast') + ' state' if exe else ''}")
             print("| size | " + " | ".join(algos) +
                   " | fastest | model's pick | auto (picked) | auto/fastest |")
             print("|---:|" + "---:|" * len(algos) + "---|---|---|---:|")

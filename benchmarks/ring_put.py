@@ -9,13 +9,10 @@
 Per size: the median over rounds of each one's time (us), out of place and
 in place, and the ratios.  A benchmark, not a test.
 
---probe: the machine's state around each round.  The development VM flips,
-minutes apart, between two states in which moving cache lines between its
-two cores costs about 4x more or less (benchmarks/shm_p2.c's rd kernel with
-"app", 1 MiB: ~140 us or ~550 us), and the algorithms rank differently in
-each.  With --probe that kernel runs before and after every round; a round
-whose two probes are both below US (default 300) counts as "fast", both
-above as "slow", else "mixed" (dropped), and each state gets its own table.
+--probe: the machine's state around each round (benchmarks/vmstate.py): a
+round whose two probes are both below US (default 300) counts as "fast",
+both above as "slow", else "mixed" (dropped); each state gets its own
+table.
 """
 import argparse
 import csv
@@ -24,7 +21,8 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
+
+import vmstate
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -45,25 +43,6 @@ def run(cb, np_, lo, hi, algos, env, touch):
     return [(row["algo"], int(row["bytes"]), row["inplace"],
              float(row["time_us"]))
             for row in csv.DictReader(io.StringIO(r.stdout))]
-
-
-def probe_tool():
-    """benchmarks/shm_p2.c built into a temporary folder"""
-    exe = os.path.join(tempfile.mkdtemp(), "shm_p2")
-    subprocess.run(["cc", "-O3", "-march=native", "-o", exe,
-                    os.path.join(ROOT, "benchmarks", "shm_p2.c")], check=True)
-    return exe
-
-
-def probe(exe):
-    """shm_p2's rd kernel with "app" at 1 MiB, one round: us per call"""
-    out = subprocess.run([exe, "1", "app"], capture_output=True, text=True,
-                         check=True, timeout=300).stdout
-    for line in out.splitlines():
-        f = line.split()
-        if f and f[0] == str(1 << 20):
-            return float(f[1])
-    sys.exit("shm_p2 printed no 1 MiB row")
 
 
 def table(t, sizes, np_, touch, label_state, rounds):
@@ -92,11 +71,11 @@ def main():
     ap.add_argument("--collbench",
                     default=os.path.join(ROOT, "build", "collbench"))
     a = ap.parse_args()
-    exe = probe_tool() if a.probe else None
+    exe = vmstate.tool() if a.probe else None
     t = {}  # state -> {(name, bytes, inplace): [us]}
     n = {}
     for r in range(a.rounds):
-        p1 = probe(exe) if exe else 0
+        p1 = vmstate.probe(exe) if exe else 0
         got = {}
         for name, algos, env in (("ring put", "ring,rd", {}),
                                  ("ring msgs", "ring",
@@ -106,9 +85,8 @@ def main():
                 got[(name if algo == "ring" else algo, b, ip)] = us
         state = ""
         if exe:
-            p2 = probe(exe)
-            state = ("fast" if max(p1, p2) < a.probe else
-                     "slow" if min(p1, p2) > a.probe else "mixed")
+            p2 = vmstate.probe(exe)
+            state = vmstate.state(p1, p2, a.probe)
             print(f"# round {r + 1}: probe {p1:.0f} / {p2:.0f} us: {state}",
                   file=sys.stderr, flush=True)
         n[state] = n.get(state, 0) + 1
