@@ -28,7 +28,7 @@ timed calls, as an application step would).  Long: this is a benchmark, not a te
 
 --probe compares like with like on a machine that flips between two
 states (benchmarks/vmstate.py; the development VM): the state is probed
-before and after each tune (retuned once if it changed meanwhile) and
+before and after each tune (retuned up to twice if it changed meanwhile) and
 around each round's pair of runs for a shape, and only rounds in the state
 the shape was tuned in count (the fast one where tune never ran in one
 state); the tables say how many.
@@ -96,6 +96,8 @@ def crossovers(best_by_size):
 
 
 def state_label(tuned):
+    if tuned is None:  # a table made before (--tuning FILE)
+        return " in the fast state"
     if tuned == "mixed":
         return (" in the fast state (tuned across changes of state, "
                 "three times)")
@@ -127,12 +129,14 @@ def main():
     ap.add_argument("--collbench",
                     default=os.path.join(ROOT, "build", "collbench"))
     a = ap.parse_args()
+    if a.probe is not None and a.probe <= 0:
+        sys.exit(f"crossover.py: --probe {a.probe:g}: not a positive time (us)")
     lo, hi = parse_size(a.min), parse_size(a.max)
     nps = [int(x) for x in a.np.split(",")]
     trs = a.transports.split(",")
     tuning = a.tuning
     touch = ["--touch"] if a.touch else []
-    exe = vmstate.tool() if a.probe else None
+    exe = vmstate.tool() if a.probe is not None else None
     tuned_in = {}  # (np, tr) -> the state tune ran in ("" without --probe)
     kept = {}  # (np, tr) -> rounds counted
     if tuning is None and a.tune_rounds > 0:

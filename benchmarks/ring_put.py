@@ -71,7 +71,9 @@ def main():
     ap.add_argument("--collbench",
                     default=os.path.join(ROOT, "build", "collbench"))
     a = ap.parse_args()
-    exe = vmstate.tool() if a.probe else None
+    if a.probe is not None and a.probe <= 0:
+        sys.exit(f"ring_put.py: --probe {a.probe:g}: not a positive time (us)")
+    exe = vmstate.tool() if a.probe is not None else None
     t = {}  # state -> {(name, bytes, inplace): [us]}
     n = {}
     for r in range(a.rounds):
