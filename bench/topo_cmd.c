@@ -269,8 +269,9 @@ static int all_rank(void *arg, const struct cb_cli_rank *r)
 		if (st != CB_ERR_ABORTED) {
 			cb_boot_abort(boot, st, -1,
 			              cb_fail_msg() ? cb_fail_msg() : "failed");
-			/* Several ranks failing at once: one line. */
-			if (cb_boot_check(boot, 300, &origin) !=
+			/* Several ranks failing at once: one line (the
+			 * store answers every report, its origin's too). */
+			if (cb_boot_check(boot, 1500, &origin) !=
 			            CB_ERR_ABORTED ||
 			    origin == rank)
 				say(st);

@@ -110,10 +110,14 @@ static void srv_answer(void *ctx, int ci, struct boot_sbuf *body)
 	boot_sbuf_put(h);
 }
 
-/* Tell every rank but @origin (@origin too with @echo: the store added to
- * its line) that the job failed with @status. */
-static void srv_abort_echo(struct boot_server *srv, int origin, int status,
-                           const char *why, int echo)
+/* Tell every rank, @origin too, that the job failed with @status.  A rank
+ * that reported waits for this answer before it tears anything down, so a
+ * peer hurt by that teardown (a write into memory it just released) reports
+ * only after the store chose a line, even when the store's thread was kept
+ * off the cores for a while; the origin also learns what the store added to
+ * its line. */
+static void srv_abort_all(struct boot_server *srv, int origin, int status,
+                          const char *why)
 {
 	int32_t o[2] = { (int32_t)htonl((uint32_t)origin),
 		         (int32_t)htonl((uint32_t)status) };
@@ -122,16 +126,9 @@ static void srv_abort_echo(struct boot_server *srv, int origin, int status,
 		return;
 	srv->aborted = 1;
 	for (int i = 0; i < srv->nclients; i++)
-		if (srv->clients[i].rank >= 0 &&
-		    (echo || srv->clients[i].rank != origin))
+		if (srv->clients[i].rank >= 0)
 			srv_send(srv, &srv->clients[i], MSG_ABORT, o, sizeof(o),
 			         why, (uint32_t)strlen(why));
-}
-
-static void srv_abort_all(struct boot_server *srv, int origin, int status,
-                          const char *why)
-{
-	srv_abort_echo(srv, origin, status, why, 0);
 }
 
 static void srv_missing(struct boot_server *srv, const char *prefix, int n,
@@ -311,7 +308,7 @@ static void srv_message(struct boot_server *srv, int ci,
 				snprintf(line + strlen(line),
 				         sizeof(line) - strlen(line),
 				         "; still missing: rank %s", who);
-				srv_abort_echo(srv, c->rank, k[0], line, 1);
+				srv_abort_all(srv, c->rank, k[0], line);
 				return;
 			}
 		}

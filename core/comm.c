@@ -489,17 +489,20 @@ int cb_comm_fail(struct cb_comm *c, cb_status_t st)
 	int origin = -1;
 
 	if (st != CB_ERR_ABORTED) {
-		/* Tell everyone, then give a notice already on its way a
-		 * moment to arrive: the store forwards only the first report
-		 * of a job's failure, so exactly one rank's line is printed
-		 * even when several ranks fail at once (the same bad option
-		 * everywhere, or the echo of a peer that died). */
+		/* Tell everyone, then wait for the store's answer before
+		 * anything is torn down: the store forwards only the first
+		 * report of a job's failure, to every rank and back to its
+		 * origin, so exactly one rank's line is printed even when
+		 * several ranks fail at once (the same bad option everywhere,
+		 * or the echo of a peer that died), and a peer that fails
+		 * because this rank released its memory reports after the
+		 * store chose.  A stall report waits while the store compares
+		 * reports (300 ms); a store that does not answer at all (rank
+		 * 0 stopped) leaves each rank its own line. */
 		int blame = st == CB_ERR_TIMEOUT ? c->stalled_on : -1;
 		cb_boot_abort(c->boot, st, blame,
 		              cb_fail_msg() ? cb_fail_msg() : "failed");
-		/* A stall report waits while the store compares reports. */
-		if (cb_boot_check(c->boot, blame >= 0 ? 1500 : 300, &origin) !=
-		    CB_ERR_ABORTED)
+		if (cb_boot_check(c->boot, 1500, &origin) != CB_ERR_ABORTED)
 			return 1;
 		/* Our own report, echoed with what the store added (who it
 		 * still misses): that is the line to print. */

@@ -13,12 +13,22 @@ start3() {
 	"$CB" --np 3 --transport "$1" --algo "${4:-ring}" -b 4M -e 4M -n 100000 --timeout "$2" \
 		>"$TMP/$3.out" 2>"$TMP/$3.err" &
 	parent=$!
-	for _ in $(seq 100); do
+	# Start-up under ThreadSanitizer takes 20 s on a VM whose page faults
+	# are slow, more beside other tests: wait for the header (the fault
+	# must land in the timed loop, not in start-up) up to 3 minutes.
+	local t
+	for t in $(seq 1800); do
 		grep -q '^#  *(B)' "$TMP/$3.out" 2>/dev/null && break
+		kill -0 "$parent" 2>/dev/null || break
 		sleep 0.1
 	done
 	mapfile -t kids < <(pgrep -P "$parent" | sort -n)
-	if [ "${#kids[@]}" -ne 3 ]; then
+	if ! grep -q '^#  *(B)' "$TMP/$3.out" 2>/dev/null; then
+		fail "$3 ($1): the run did not reach its timed loop in $((t / 10)) s: $(head -3 "$TMP/$3.err")"
+		kill -9 "${kids[@]}" "$parent" 2>/dev/null
+		wait "$parent" 2>/dev/null
+		return 1
+	elif [ "${#kids[@]}" -ne 3 ]; then
 		fail "$3 ($1): expected 3 ranks, found ${#kids[@]}"
 		kill -9 "$parent" 2>/dev/null
 		wait "$parent" 2>/dev/null
@@ -62,7 +72,9 @@ done
 # hung ALGO PATTERN: the same for an algorithm, whose stall line must match
 hung() {
 	local algo=$1 pattern=$2 rc
-	start3 shm 2 h "$algo" || return
+	# (a deadline of 5 s: start-up's own steps under a sanitizer on a
+	# busy machine can take longer than 2 s between two ranks)
+	start3 shm 5 h "$algo" || return
 	kill -STOP "${kids[1]}"
 	wait "$parent"
 	rc=$?
