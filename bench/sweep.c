@@ -476,6 +476,7 @@ cb_status_t cb_sweep(struct cb_comm *c, const struct cb_opts *o,
 	int counts[CB_MAX_COUNTS], ncounts = 1;
 	cb_status_t st = CB_OK;
 
+	cb_comm_fail_fast(c);
 	sw.all = calloc((size_t)c->world, sizeof(*sw.all));
 	sw.g.members = calloc((size_t)c->world, sizeof(int));
 	mt->o = o;
@@ -582,6 +583,10 @@ cb_status_t cb_sweep(struct cb_comm *c, const struct cb_opts *o,
 	if (!st && sw.tuner)
 		st = cb_tuner_finish(sw.tuner, sw.tab, sw.tab_path, stdout);
 out:
+	/* Failed: the store hears it before the buffers peers write into are
+	 * released (main asks again and gets the same answer). */
+	if (st)
+		(void)cb_comm_fail(c, st);
 	/* Stopped before the outputs opened: the JSON files say why. */
 	if (st && c->rank == 0 && !sw.w.o && o->cmd != CB_CMD_TUNE)
 		cb_results_early(o->argc, o->argv, o->outputs, o->noutputs, st);

@@ -69,6 +69,10 @@ struct boot_server {
 	} * stalls;
 	int nstalls;
 	uint64_t decide_ns;
+	/* Tests only (COLLBENCH_TEST_STORE_STALL_MS): the thread sleeps this
+	 * long when the first ABORT arrives, as a thread kept off the cores
+	 * would, then reads everything that came meanwhile in socket order. */
+	int stall_ms;
 	atomic_int stop; /* rank 0 is closing */
 	/* Held while the thread changes clients or keys, so rank 0's own
 	 * client can ask who is missing (boot_server_missing). */
@@ -508,6 +512,20 @@ static void srv_drain_output(struct boot_server *srv)
 	}
 }
 
+/* 1 when a client's next message is an ABORT (read later, not now). */
+static int srv_abort_next(const struct pollfd *pfd, int n)
+{
+	for (int i = 1; i <= n; i++) {
+		struct boot_hdr h;
+		if (pfd[i].fd >= 0 && (pfd[i].revents & POLLIN) &&
+		    recv(pfd[i].fd, &h, sizeof(h), MSG_PEEK | MSG_DONTWAIT) ==
+		            (ssize_t)sizeof(h) &&
+		    ntohl(h.type) == MSG_ABORT)
+			return 1;
+	}
+	return 0;
+}
+
 static void *srv_main(void *arg)
 {
 	struct boot_server *srv = arg;
@@ -569,6 +587,11 @@ static void *srv_main(void *arg)
 		}
 		int ready =
 		        poll(pfd, n + 1, srv->decide_ns || timers ? 10 : 50);
+		if (ready > 0 && srv->stall_ms > 0 && srv_abort_next(pfd, n)) {
+			usleep((useconds_t)srv->stall_ms * 1000);
+			srv->stall_ms = 0;
+			ready = poll(pfd, n + 1, 0);
+		}
 		pthread_mutex_lock(&srv->lock);
 		for (int i = 0; ready > 0 && i < n; i++) {
 			if (pfd[i + 1].fd < 0 || !pfd[i + 1].revents)
@@ -615,6 +638,10 @@ cb_status_t boot_server_start(int listen_fd, int world, double timeout_s,
 	}
 	srv->world = world;
 	srv->timeout_s = timeout_s;
+	const char *stall = getenv("COLLBENCH_TEST_STORE_STALL_MS");
+	srv->stall_ms = stall ? atoi(stall) : 0;
+	if (srv->stall_ms > 10000)
+		srv->stall_ms = 10000;
 	srv->listen_fd = listen_fd;
 	snprintf(srv->token, sizeof(srv->token), "%s", token ? token : "");
 	if (!(srv->kv = boot_kv_new(world, srv_answer, srv))) {

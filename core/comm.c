@@ -433,6 +433,17 @@ void cb_comm_destroy(struct cb_comm *c)
 	free(c);
 }
 
+/* A transport's error, in a job that ends on the first one: the store
+ * hears it now, before the error unwinds (a receive cancelled on the way
+ * out revokes the memory a peer writes into, and that peer's "remote
+ * access error" must not reach the store first). */
+static cb_status_t comm_error(struct cb_comm *c, cb_status_t st)
+{
+	if (c->fail_fast && st != CB_ERR_ABORTED && st != CB_ERR_TIMEOUT)
+		(void)cb_comm_fail(c, st);
+	return st;
+}
+
 cb_status_t cb_comm_progress(struct cb_comm *c)
 {
 	cb_status_t st, any = CB_AGAIN;
@@ -440,12 +451,12 @@ cb_status_t cb_comm_progress(struct cb_comm *c)
 	for (int i = 0; i < c->ntp; i++) {
 		st = c->tp[i].ops->progress(c->tp[i].ctx);
 		if (st < 0)
-			return st;
+			return comm_error(c, st);
 		if (st == CB_OK)
 			any = CB_OK;
 	}
 	if (c->nstaged && (st = cb_comm_pump_staged(c)) < 0)
-		return st;
+		return comm_error(c, st);
 	/* Another rank's failure reaches us through the store; look every
 	 * few milliseconds (one poll() syscall, nothing allocated).  The clock
 	 * itself is read only every 256th call: it costs as much as a poll of
@@ -484,7 +495,16 @@ cb_status_t cb_comm_progress(struct cb_comm *c)
 	return any;
 }
 
+static int comm_fail(struct cb_comm *c, cb_status_t st);
+
 int cb_comm_fail(struct cb_comm *c, cb_status_t st)
+{
+	if (!c->failed)
+		c->failed = comm_fail(c, st) + 1;
+	return c->failed - 1;
+}
+
+static int comm_fail(struct cb_comm *c, cb_status_t st)
 {
 	int origin = -1;
 

@@ -172,6 +172,8 @@ struct cb_comm {
 	uint32_t calls, idle, idle_long;
 	char local_ip[64];
 	int stalled_on; /* the rank a timed-out wait waited for, or -1 */
+	int failed;     /* cb_comm_fail's answer + 1, once it was asked */
+	int fail_fast; /* a transport's error ends the job: report it at once */
 	struct cb_tp_host host_api;
 	char nic[128];            /* host_api.nic */
 	struct cb_topo_job *topo; /* binding, NIC/GPU, inventory (topo/) */
@@ -518,10 +520,21 @@ static inline void cb_comm_stalled_on(struct cb_comm *c, int peer)
 	c->stalled_on = peer;
 }
 
+/* The job ends on the first error (a benchmark, not acceptance, which
+ * names a cut-off host and goes on): a transport's error is reported to the
+ * store where it is found, before anything unwinds. */
+static inline void cb_comm_fail_fast(struct cb_comm *c)
+{
+	c->fail_fast = 1;
+}
+
 /*
  * Report a failure to the other ranks and decide whether this rank should
  * print it: 1 when this rank found the problem itself, 0 when another rank
- * already did (its line is the one to read).
+ * already did (its line is the one to read).  Call it before freeing what
+ * peers may still write into (a peer's write refused on the way out must
+ * not reach the store before this report); a second call gives the first
+ * one's answer.
  */
 int cb_comm_fail(struct cb_comm *c, cb_status_t st);
 

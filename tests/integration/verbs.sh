@@ -139,6 +139,12 @@ fault_run qp-error "the device stopped it|peer 2 \(.*refused the access" 2 "qp_e
 # one: refused with its line (it used to wait, the receive one write short,
 # until the deadline)
 fault_run imm "over 4 rail\(s\), on rail 0 of 1" 1 "imm:at_msg=40"
+# the same with the store's thread kept off the cores for a second as the
+# report comes (as on a loaded machine): the rank that found the bad
+# immediate waits for the store's answer before its receive is cancelled,
+# so the peer whose write that cancel refuses cannot be named instead
+COLLBENCH_TEST_STORE_STALL_MS=1000 \
+	fault_run imm-stalled-store "over 4 rail\(s\), on rail 0 of 1" 1 "imm:at_msg=40"
 
 # An error counter that moves during a run is flagged: another process of
 # the host raises symbol_error while the run goes on (a clean run first).
