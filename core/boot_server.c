@@ -69,10 +69,7 @@ struct boot_server {
 	} * stalls;
 	int nstalls;
 	uint64_t decide_ns;
-	/* Tests only (COLLBENCH_TEST_STORE_STALL_MS): the thread sleeps this
-	 * long when the first ABORT arrives, as a thread kept off the cores
-	 * would, then reads everything that came meanwhile in socket order. */
-	int stall_ms;
+	int stall_ms;    /* tests: sleep at the first ABORT (srv_main) */
 	atomic_int stop; /* rank 0 is closing */
 	/* Held while the thread changes clients or keys, so rank 0's own
 	 * client can ask who is missing (boot_server_missing). */
@@ -114,12 +111,9 @@ static void srv_answer(void *ctx, int ci, struct boot_sbuf *body)
 	boot_sbuf_put(h);
 }
 
-/* Tell every rank, @origin too, that the job failed with @status.  A rank
- * that reported waits for this answer before it tears anything down, so a
- * peer hurt by that teardown (a write into memory it just released) reports
- * only after the store chose a line, even when the store's thread was kept
- * off the cores for a while; the origin also learns what the store added to
- * its line. */
+/* Tell every rank, @origin too, that the job failed with @status: a rank
+ * that reported waits for this answer before it tears anything down (see
+ * cb_comm_fail), and learns what the store added to its line. */
 static void srv_abort_all(struct boot_server *srv, int origin, int status,
                           const char *why)
 {
@@ -515,14 +509,13 @@ static void srv_drain_output(struct boot_server *srv)
 /* 1 when a client's next message is an ABORT (read later, not now). */
 static int srv_abort_next(const struct pollfd *pfd, int n)
 {
-	for (int i = 1; i <= n; i++) {
-		struct boot_hdr h;
+	struct boot_hdr h;
+
+	for (int i = 1; i <= n; i++)
 		if (pfd[i].fd >= 0 && (pfd[i].revents & POLLIN) &&
-		    recv(pfd[i].fd, &h, sizeof(h), MSG_PEEK | MSG_DONTWAIT) ==
-		            (ssize_t)sizeof(h) &&
+		    cb_sock_peek(pfd[i].fd, &h, sizeof(h)) &&
 		    ntohl(h.type) == MSG_ABORT)
 			return 1;
-	}
 	return 0;
 }
 
@@ -587,6 +580,9 @@ static void *srv_main(void *arg)
 		}
 		int ready =
 		        poll(pfd, n + 1, srv->decide_ns || timers ? 10 : 50);
+		/* COLLBENCH_TEST_STORE_STALL_MS: a thread kept off the cores
+		 * as the first ABORT comes, then a round read in socket order
+		 */
 		if (ready > 0 && srv->stall_ms > 0 && srv_abort_next(pfd, n)) {
 			usleep((useconds_t)srv->stall_ms * 1000);
 			srv->stall_ms = 0;
@@ -639,9 +635,15 @@ cb_status_t boot_server_start(int listen_fd, int world, double timeout_s,
 	srv->world = world;
 	srv->timeout_s = timeout_s;
 	const char *stall = getenv("COLLBENCH_TEST_STORE_STALL_MS");
-	srv->stall_ms = stall ? atoi(stall) : 0;
-	if (srv->stall_ms > 10000)
-		srv->stall_ms = 10000;
+	char *end = NULL;
+	long ms = stall ? strtol(stall, &end, 10) : 0;
+	if (stall && (end == stall || *end || ms < 1 || ms > 10000))
+		cb_log(CB_LOG_WARN,
+		       "COLLBENCH_TEST_STORE_STALL_MS=%s ignored "
+		       "(milliseconds, 1 to 10000)",
+		       stall);
+	else
+		srv->stall_ms = (int)ms;
 	srv->listen_fd = listen_fd;
 	snprintf(srv->token, sizeof(srv->token), "%s", token ? token : "");
 	if (!(srv->kv = boot_kv_new(world, srv_answer, srv))) {

@@ -495,15 +495,6 @@ cb_status_t cb_comm_progress(struct cb_comm *c)
 	return any;
 }
 
-static int comm_fail(struct cb_comm *c, cb_status_t st);
-
-int cb_comm_fail(struct cb_comm *c, cb_status_t st)
-{
-	if (!c->failed)
-		c->failed = comm_fail(c, st) + 1;
-	return c->failed - 1;
-}
-
 static int comm_fail(struct cb_comm *c, cb_status_t st)
 {
 	int origin = -1;
@@ -545,4 +536,11 @@ static int comm_fail(struct cb_comm *c, cb_status_t st)
 		cb_fail(why, "%s", cb_boot_abort_line(c->boot));
 	}
 	return 1;
+}
+
+int cb_comm_fail(struct cb_comm *c, cb_status_t st)
+{
+	if (!c->failed)
+		c->failed = comm_fail(c, st) + 1;
+	return c->failed - 1;
 }

@@ -211,3 +211,8 @@ cb_status_t cb_sock_recv_all(int fd, void *buf, size_t bytes,
 	}
 	return CB_OK;
 }
+
+int cb_sock_peek(int fd, void *buf, size_t bytes)
+{
+	return recv(fd, buf, bytes, MSG_PEEK | MSG_DONTWAIT) == (ssize_t)bytes;
+}

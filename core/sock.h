@@ -32,5 +32,7 @@ cb_status_t cb_sock_send_all(int fd, const void *buf, size_t bytes,
 cb_status_t cb_sock_recv_all(int fd, void *buf, size_t bytes,
                              uint64_t deadline_ns, int *err);
 int cb_sock_set_nonblock(int fd, int on);
+/* 1 when @bytes bytes are waiting on @fd (copied to @buf, left unread). */
+int cb_sock_peek(int fd, void *buf, size_t bytes);
 
 #endif
