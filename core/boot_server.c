@@ -5,9 +5,10 @@
  * Requests: HELLO (rank, world, pid, host, job token), SET, GET (answered
  * when the key exists), GATHER (answered when keys "<prefix>0" ..
  * "<prefix>N-1" all exist, with their values concatenated, or at its
- * deadline with what is there), ABORT (a rank failed: tell the others) and
- * BYE.  Replies: WELCOME (job id), VALUE, ERROR (a line), ABORT (origin rank,
- * a line).  The keys and gathers themselves are core/boot_store.c's.
+ * deadline with what is there), ABORT (a rank failed: tell every rank, the
+ * one that reported too) and BYE.  Replies: WELCOME (job id), VALUE, ERROR (a
+ * line), ABORT (origin rank, a line).  The keys and gathers themselves are
+ * core/boot_store.c's.
  *
  * One thread polls every connection.  It never waits on one client: replies
  * are queued and written as each socket takes them, so a rank that stops
@@ -132,13 +133,11 @@ static void srv_abort_all(struct boot_server *srv, int origin, int status,
 static void srv_missing(struct boot_server *srv, const char *prefix, int n,
                         char *out, size_t bytes);
 
-/*
- * A rank's deadline passed while it waited for @blame.  Its neighbours' pass
+/* A rank's deadline passed while it waited for @blame.  Its neighbours' pass
  * at about the same moment, each waiting for the next, so the first report
  * to arrive often blames a rank that is itself only waiting.  Hold reports
  * for a moment, then tell everyone the one whose blamed rank reported
- * nothing: that rank is the one that stopped.
- */
+ * nothing: that rank is the one that stopped. */
 static void srv_stall(struct boot_server *srv, int origin, int blame,
                       const char *line)
 {
@@ -580,8 +579,7 @@ static void *srv_main(void *arg)
 		}
 		int ready =
 		        poll(pfd, n + 1, srv->decide_ns || timers ? 10 : 50);
-		/* COLLBENCH_TEST_STORE_STALL_MS: a thread kept off the cores
-		 * as the first ABORT comes, then a round read in socket order
+		/* tests: a thread kept off the cores as the first ABORT comes
 		 */
 		if (ready > 0 && srv->stall_ms > 0 && srv_abort_next(pfd, n)) {
 			usleep((useconds_t)srv->stall_ms * 1000);
@@ -638,10 +636,8 @@ cb_status_t boot_server_start(int listen_fd, int world, double timeout_s,
 	char *end = NULL;
 	long ms = stall ? strtol(stall, &end, 10) : 0;
 	if (stall && (end == stall || *end || ms < 1 || ms > 10000))
-		cb_log(CB_LOG_WARN,
-		       "COLLBENCH_TEST_STORE_STALL_MS=%s ignored "
-		       "(milliseconds, 1 to 10000)",
-		       stall);
+		cb_log(CB_LOG_WARN, "%s=%s ignored (ms, 1 to 10000)",
+		       "COLLBENCH_TEST_STORE_STALL_MS", stall);
 	else
 		srv->stall_ms = (int)ms;
 	srv->listen_fd = listen_fd;
