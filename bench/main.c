@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bench/accept.h"
+#include "acceptance/accept.h"
 #include "bench/cli.h"
 #include "bench/options.h"
 #include "bench/results_cmd.h"

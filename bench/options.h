@@ -42,7 +42,7 @@ struct cb_opts {
 		CB_CMD_TOPO,
 		CB_CMD_RESULTS, /* plot, compare, report: bench/results_cmd.c */
 		CB_CMD_TUNE,    /* a run that writes the tuning table */
-		CB_CMD_ACCEPT   /* acceptance: bench/accept_cmd.c */
+		CB_CMD_ACCEPT   /* acceptance: acceptance/cmd.c */
 	} cmd;
 	size_t min_bytes, max_bytes, step_bytes; /* step 0: use factor */
 	double factor;
@@ -77,7 +77,7 @@ struct cb_opts {
 	int argc;        /* the command line as given, for the JSON record */
 	char **argv;
 	const char *plot;   /* --plot FILE.png|.svg, or NULL */
-	const char *tuning; /* --tuning FILE, or NULL (bench/tuning.h) */
+	const char *tuning; /* --tuning FILE, or NULL (select/tuning.h) */
 	int rounds;         /* tune: interleaved rounds (default 3) */
 	int iters_set;      /* -n was given */
 };

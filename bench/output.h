@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "bench/calibrate.h"
+#include "select/calibrate.h"
 #include "bench/measure.h"
 #include "bench/options.h"
 #include "reports/report.h"

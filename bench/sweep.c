@@ -3,11 +3,11 @@
  * bench/sweep.c - the sweep driver: for each collective, each group (all
  * ranks, or the first k ranks or hosts of a --ranks/--nodes sweep),
  * datatype, op and size, and each algorithm that applies at that size
- * (bench/select.c), measure the point on every member (bench/measure.c),
+ * (select/select.c), measure the point on every member (bench/measure.c),
  * gather every rank's figures at rank 0 and hand the rows to the outputs
  * (bench/output.c).  Ranks outside the group wait at the store.  The
  * model's parameters are measured once before the first point
- * (bench/calibrate.c).
+ * (select/calibrate.c).
  */
 #include "bench/sweep.h"
 
@@ -16,13 +16,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bench/calibrate.h"
+#include "select/calibrate.h"
 #include "bench/counters.h"
 #include "bench/measure.h"
 #include "bench/output.h"
-#include "bench/select.h"
-#include "bench/tune.h"
-#include "bench/tuning.h"
+#include "select/select.h"
+#include "select/tune.h"
+#include "select/tuning.h"
 #include "bench/verify.h"
 #include "coll/coll.h"
 #include "core/log.h"

@@ -13,7 +13,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "bench/accept.h"
+#include "acceptance/accept.h"
 #include "core/log.h"
 #include "fuzz.h"
 

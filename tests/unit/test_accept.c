@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bench/accept.h"
+#include "acceptance/accept.h"
 #include "check.h"
 #include "core/log.h"
 #include "reports/results.h"

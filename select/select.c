@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench/select.c - which algorithms run at each point (bench/select.h).
+ * select/select.c - which algorithms run at each point (select/select.h).
  *
  * --algo auto takes every algorithm that implements the collective on
  * this group (ps with dedicated servers only by name: it changes what is
  * measured; ps-async never: it is not one call) and, at each size, the
  * one `collbench tune` measured fastest for this job's shape
- * (bench/tuning.h), or, for a shape the table does not hold, the one
+ * (select/tuning.h), or, for a shape the table does not hold, the one
  * whose alpha-beta-gamma model (coll/, with the parameters of
- * bench/calibrate.c) is fastest.
+ * select/calibrate.c) is fastest.
  */
-#include "bench/select.h"
+#include "select/select.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench/accept_stage.c - acceptance's stages other than the pairs:
+ * acceptance/stage.c - acceptance's stages other than the pairs:
  *
  *   inventory    every rank reads its host's NICs with the reader of the
  *                transport between hosts (topo/nic.h: netdev for tcp,
@@ -19,8 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bench/accept.h"
-#include "bench/calibrate.h"
+#include "acceptance/accept.h"
+#include "select/calibrate.h"
 #include "bench/verify.h"
 #include "coll/coll.h"
 #include "core/log.h"

@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench/accept.h - `collbench acceptance`, shared by its files:
+ * acceptance/accept.h - `collbench acceptance`, shared by its files:
  *
- *   accept_cmd.c    options, the stages in order, outputs, exit status
- *   accept_pair.c   the tournament and one pair's measurements
- *   accept_judge.c  which pairs are outside tolerance, and who is to blame
- *   accept_stage.c  inventory, collectives, the burn's counters
+ *   cmd.c    options, the stages in order, outputs, exit status
+ *   pair.c   the tournament and one pair's measurements
+ *   judge.c  which pairs are outside tolerance, and who is to blame
+ *   stage.c  inventory, collectives, the burn's counters
  *
  * The record itself (struct cb_acc) and its writers are reports/accept.h.
  */
-#ifndef CB_BENCH_ACCEPT_H
-#define CB_BENCH_ACCEPT_H
+#ifndef CB_ACCEPTANCE_ACCEPT_H
+#define CB_ACCEPTANCE_ACCEPT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -50,7 +50,7 @@ enum {
 	CB_ACC_OUT_HTML
 };
 
-/* ---- the tournament (accept_pair.c) ---- */
+/* ---- the tournament (pair.c) ---- */
 
 /* Rounds of a round-robin tournament of @m players: m - 1, or m when m is
  * odd (each player sits out once). */
@@ -59,7 +59,7 @@ int cb_acc_rounds(int m);
  * returns how many (floor(m / 2), one fewer when a player sits out). */
 int cb_acc_round_pairs(int m, int r, int (*pairs)[2]);
 
-/* ---- one rank's part of a stage (accept_pair.c) ---- */
+/* ---- one rank's part of a stage (pair.c) ---- */
 
 /* What one rank measured or saw, sent to rank 0 (plain data). */
 struct cb_acc_meas {
@@ -115,7 +115,7 @@ cb_status_t cb_acc_stage_pairs(struct cb_acc_ctx *x, int (*pairs)[2], int n,
                                int run, int alone, double wait_s,
                                struct cb_acc_pair *out);
 
-/* ---- judgement (accept_judge.c) ---- */
+/* ---- judgement (judge.c) ---- */
 
 /* The cluster's reference figures: per node, the median of its pairs;
  * then the median over nodes (so one bad host's n - 1 pairs do not drag
@@ -131,7 +131,7 @@ void cb_acc_judge_connect(struct cb_acc *a, enum cb_acc_stage_id stage);
 /* Findings of the pairwise stage: nodes, hosts, groups, paths. */
 void cb_acc_judge_pairs(struct cb_acc *a, enum cb_acc_stage_id stage);
 
-/* ---- the other stages (accept_stage.c) ---- */
+/* ---- the other stages (stage.c) ---- */
 
 cb_status_t cb_acc_inventory(struct cb_acc_ctx *x);
 cb_status_t cb_acc_collectives(struct cb_acc_ctx *x, double *busbw_out);
@@ -140,7 +140,7 @@ cb_status_t cb_acc_counters(struct cb_acc_ctx *x);
 /* Rank 0: findings for counters that grew. */
 void cb_acc_judge_counters(struct cb_acc *a);
 
-/* ---- rank 0's summaries and outputs (accept_out.c) ---- */
+/* ---- rank 0's summaries and outputs (out.c) ---- */
 
 struct cb_results_meta;
 struct cb_run_info;
@@ -158,7 +158,7 @@ void cb_acc_meta(struct cb_comm *c, const struct cb_acc_opts *o,
 /* Every output; 0 PASS, 1 FAIL or a write failed. */
 int cb_acc_outputs(const struct cb_acc_opts *o, struct cb_acc *a);
 
-/* ---- the command (accept_cmd.c, accept_opts.c) ---- */
+/* ---- the command (cmd.c, opts.c) ---- */
 
 /* CB_ERR_USAGE, recorded, for a bad value; o->help for -h. */
 cb_status_t cb_acc_parse(int argc, char **argv, struct cb_acc_opts *o);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench/accept_opts.c - `collbench acceptance`'s options: every value is
+ * acceptance/opts.c - `collbench acceptance`'s options: every value is
  * checked here, so a bad one gets one line and status 2 before any rank
  * starts.  Tolerances take "0.9" or "90%"; rates GB/s or "100Gb/s";
  * durations "90", "30s", "10m", "2h".  An expectations file holds lines
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/accept.h"
+#include "acceptance/accept.h"
 #include "bench/options.h"
 #include "core/log.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench/accept_judge.c - which pairs are outside tolerance, and what to
+ * acceptance/judge.c - which pairs are outside tolerance, and what to
  * blame: a node, a host, a group of hosts, or the path between two.
  *
  * A pair is judged against the cluster itself and against absolute
@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/accept.h"
+#include "acceptance/accept.h"
 
 static int cmp_dbl(const void *a, const void *b)
 {

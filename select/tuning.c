@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench/tuning.c - the tuning table (bench/tuning.h) as a small JSON file,
+ * select/tuning.c - the tuning table (select/tuning.h) as a small JSON file,
  * read and written with json-c:
  *
  *   { "schema": "collbench-tuning", "schema_version": 1,
@@ -18,7 +18,7 @@
  * in place (send buffer = receive buffer) the fastest of "inplace_us"
  * (optional: without it, of "time_us").
  */
-#include "bench/tuning.h"
+#include "select/tuning.h"
 
 #include <errno.h>
 #include <json-c/json.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* bench/tune.c - `collbench tune`'s collection of times (bench/tune.h). */
-#include "bench/tune.h"
+/* select/tune.c - `collbench tune`'s collection of times (select/tune.h). */
+#include "select/tune.h"
 
 #include <stdlib.h>
 #include <string.h>

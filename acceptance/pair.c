@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench/accept_pair.c - acceptance's pairs: the round-robin tournament that
+ * acceptance/pair.c - acceptance's pairs: the round-robin tournament that
  * schedules them, and what two nodes do together.
  *
  * The tournament (the circle method): n - 1 rounds of disjoint pairs (n
@@ -35,7 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/accept.h"
+#include "acceptance/accept.h"
 #include "core/log.h"
 
 #define WINDOW   4

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench/tuning.h - the measured tuning table `collbench tune` writes and
+ * select/tuning.h - the measured tuning table `collbench tune` writes and
  * `--algo auto` reads: for each job shape (collective, transport, ranks,
  * hosts, dedicated servers) and size of a grid, every applicable
  * algorithm's median time over interleaved rounds, and so the fastest.
@@ -10,8 +10,8 @@
  * that file exists.  A shape the table does not hold falls back to the
  * cost model; the run's header says which decided.
  */
-#ifndef CB_BENCH_TUNING_H
-#define CB_BENCH_TUNING_H
+#ifndef CB_SELECT_TUNING_H
+#define CB_SELECT_TUNING_H
 
 #include <stddef.h>
 

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench/accept_cmd.c - `collbench acceptance`: accept a newly cabled
+ * acceptance/cmd.c - `collbench acceptance`: accept a newly cabled
  * cluster in one command, under the launchers clusters already run, and
  * name the bad node or cable with a verdict.
  *
  * Stages, in the order vendors' bring-up procedures use, each reported as
- * it finishes (bench/accept.h lists who does what):
+ * it finishes (acceptance/accept.h lists who does what):
  *   inventory     hosts alike, NICs up at the same speed, MTU, driver,
  *                 firmware;
  *   connectivity  every pair of nodes connects and exchanges a small
@@ -32,7 +32,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "bench/accept.h"
+#include "acceptance/accept.h"
 #include "bench/cli.h"
 #include "bench/options.h"
 #include "cb_config.h"

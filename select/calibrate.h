@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* bench/calibrate.h - the cost model's link and reduction parameters. */
-#ifndef CB_BENCH_CALIBRATE_H
-#define CB_BENCH_CALIBRATE_H
+/* select/calibrate.h - the cost model's link and reduction parameters. */
+#ifndef CB_SELECT_CALIBRATE_H
+#define CB_SELECT_CALIBRATE_H
 
 #include "bench/options.h"
 #include "core/comm.h"

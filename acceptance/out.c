@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench/accept_out.c - what rank 0 makes of acceptance's figures beside the
+ * acceptance/out.c - what rank 0 makes of acceptance's figures beside the
  * pairs: the collectives' and the burn's judgement and summaries, the run
  * object's facts, and the outputs (stdout and every -O file).
  */
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "bench/accept.h"
+#include "acceptance/accept.h"
 #include "cb_config.h"
 #include "core/log.h"
 #include "reports/results.h"

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench/calibrate.c - the cost model's parameters, measured once at the
+ * select/calibrate.c - the cost model's parameters, measured once at the
  * start of a run: alpha (latency) and beta (bandwidth) of the slowest kind
  * of link by a short ping-pong between two ranks, gamma (the local
  * reduction rate) on each rank; everyone takes rank 0's figures.  Given
  * --alpha-us and --beta-gbps, nothing is measured between ranks.
  */
-#include "bench/calibrate.h"
+#include "select/calibrate.h"
 
 #include <stdlib.h>
 #include <string.h>

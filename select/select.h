@@ -1,18 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench/select.h - which algorithms run: the candidates of a section (a
+ * select/select.h - which algorithms run: the candidates of a section (a
  * collective on one group) from --algo, and at each size the one or ones
  * that run (all listed, the one whose range holds the size, or auto's
  * pick).
  */
-#ifndef CB_BENCH_SELECT_H
-#define CB_BENCH_SELECT_H
+#ifndef CB_SELECT_SELECT_H
+#define CB_SELECT_SELECT_H
 
 #include <stddef.h>
 
-#include "bench/calibrate.h"
+#include "select/calibrate.h"
 #include "bench/options.h"
-#include "bench/tuning.h"
+#include "select/tuning.h"
 #include "coll/coll.h"
 
 #define CB_MAX_CAND 16

@@ -1,18 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench/tune.h - `collbench tune`: the sweep runs every applicable
+ * select/tune.h - `collbench tune`: the sweep runs every applicable
  * algorithm at every size, --rounds times over (interleaved: round 1 of
  * every size and algorithm, then round 2, ...), and rank 0 keeps each
  * out-of-place row's time here; at the end, the median per algorithm and
- * size goes into the tuning table (bench/tuning.h), merged with what the
+ * size goes into the tuning table (select/tuning.h), merged with what the
  * file held for other job shapes, and a summary goes to stdout.
  */
-#ifndef CB_BENCH_TUNE_H
-#define CB_BENCH_TUNE_H
+#ifndef CB_SELECT_TUNE_H
+#define CB_SELECT_TUNE_H
 
 #include <stdio.h>
 
-#include "bench/tuning.h"
+#include "select/tuning.h"
 #include "reports/report.h"
 
 struct cb_tuner;
