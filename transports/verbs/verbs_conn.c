@@ -98,7 +98,13 @@ static cb_status_t qp_make(struct cb_tp_ep *ep, int rail, struct rdma_cm_id *id)
 			               errno);
 	}
 	if (id) {
-		if (rdma_create_qp(id, r->pd, &ia))
+		int bad = rdma_create_qp(id, r->pd, &ia);
+		if (bad && ia.cap.max_inline_data) {
+			/* siw takes 80 inline bytes at most */
+			r->max_inline = ia.cap.max_inline_data = 0;
+			bad = rdma_create_qp(id, r->pd, &ia);
+		}
+		if (bad)
 			return ep_fail(ep, CB_ERR_SYS,
 			               "rdma_create_qp failed for", errno);
 		q->qp = id->qp;

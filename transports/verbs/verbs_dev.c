@@ -24,6 +24,8 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
+#include <ifaddrs.h>
+#include <netpacket/packet.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,6 +131,39 @@ static int gid_zero(const union ibv_gid *g)
 {
 	static const uint8_t z[16];
 	return !memcmp(g->raw, z, 16);
+}
+
+/* The IPv4 address of the network interface under rail @r, for rdma_cm
+ * where the GID holds none: the interface sysfs names for the GID, else the
+ * one whose MAC address leads the GID (iWARP: siw's GID is its interface's
+ * MAC, and its gid_attrs name no interface).  0 when none is found. */
+static int netdev_ipv4(struct vb_rail *r)
+{
+	static const uint8_t zero[6];
+	char name[sizeof(r->netdev)];
+	struct ifaddrs *ifs, *i;
+	int ok = 0;
+
+	if (getifaddrs(&ifs))
+		return 0;
+	snprintf(name, sizeof(name), "%s", r->netdev);
+	for (i = ifs; i && !name[0]; i = i->ifa_next) {
+		const struct sockaddr_ll *l = (const void *)i->ifa_addr;
+		if (l && l->sll_family == AF_PACKET && l->sll_halen == 6 &&
+		    memcmp(l->sll_addr, zero, 6) &&
+		    !memcmp(l->sll_addr, r->gid.raw, 6))
+			snprintf(name, sizeof(name), "%s", i->ifa_name);
+	}
+	for (i = ifs; i && name[0] && !ok; i = i->ifa_next)
+		if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
+		    !strcmp(i->ifa_name, name)) {
+			const struct sockaddr_in *a = (const void *)i->ifa_addr;
+			r->ipv4 = a->sin_addr.s_addr;
+			snprintf(r->netdev, sizeof(r->netdev), "%s", name);
+			ok = 1;
+		}
+	freeifaddrs(ifs);
+	return ok;
 }
 
 /* Choose the GID of a RoCE port into *@idx (and r->gid). */
@@ -251,8 +286,14 @@ static cb_status_t open_rail(struct cb_tp_ctx *ctx, struct vb_rail *r,
 	snprintf(rel, sizeof(rel), "ports/%d/gid_attrs/ndevs/%d", r->port,
 	         r->gid_index > 0 ? r->gid_index : 0);
 	sysfs_read(c->device, rel, r->netdev, sizeof(r->netdev));
-	if (!gid_ipv4(&r->gid, &r->ipv4) && h->local_ip)
+	if (!gid_ipv4(&r->gid, &r->ipv4) && !netdev_ipv4(r) && h->local_ip)
 		inet_pton(AF_INET, h->local_ip, &r->ipv4);
+	if (r->link == VB_LINK_IWARP && r->netdev[0]) {
+		char a[INET_ADDRSTRLEN];
+		inet_ntop(AF_INET, &r->ipv4, a, sizeof(a));
+		h->log(CB_TP_LOG_INFO, "%s:%d iWARP on %s (%s)", r->name,
+		       r->port, r->netdev, a);
+	}
 	if (r->link == VB_LINK_ROCE) {
 		char a[INET6_ADDRSTRLEN];
 		inet_ntop(AF_INET6, r->gid.raw, a, sizeof(a));
