@@ -22,7 +22,8 @@
 # `ulimit -l unlimited`, with a torchrun-style environment: RANK=NODE_RANK=i
 # WORLD_SIZE=N LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 MASTER_ADDR=10.77.0.1
 # MASTER_PORT=29500, and RDMA_VM_GUEST=i RDMA_VM_IP=10.77.0.(i+1)
-# RDMA_VM_DEV=rxe0|siw0 RDMA_VM_NETDEV. /etc/hosts names every guest.
+# RDMA_VM_DEV=rxe0|siw0 RDMA_VM_NETDEV, and the caller's COLLBENCH_*
+# variables. /etc/hosts names every guest.
 # Each guest's output is printed after the run, prefixed "[rdma-vmI] ".
 # Exit status: the first non-zero status a guest's CMD ended with (in the
 # order they ended), else 0; 124 when a guest missed a deadline (it is killed
@@ -217,6 +218,7 @@ trap 'exit 130' INT TERM
 {
 	echo "RDMA_VM_CMD=($(printf '%q ' "$@"))"
 	echo "RDMA_VM_CWD=$(printf '%q' "$PWD")"
+	export -p | grep '^declare -x COLLBENCH_' || :
 	echo "RDMA_VM_N=$guests RDMA_VM_DEVTYPE=$dev RDMA_VM_NETDEV=$netdev RDMA_VM_MTU=$mtu"
 } >"$run/job"
 cat >"$run/stage2" <<'EOF'
@@ -226,6 +228,7 @@ mount -t proc proc /proc
 mount -t sysfs sys /sys
 mkdir -p /dev/pts /dev/shm && mount -t devpts devpts /dev/pts && mount -t tmpfs shm /dev/shm
 mount -t tmpfs tmp /tmp && chmod 1777 /tmp
+ln -sf /proc/self/fd /dev/fd && ln -sf fd/0 /dev/stdin && ln -sf fd/1 /dev/stdout && ln -sf fd/2 /dev/stderr
 g=$(sed -n 's/.*rdmavm\.guest=\([0-9]\).*/\1/p' /proc/cmdline)
 R=/run/rdma-vm
 . $R/job

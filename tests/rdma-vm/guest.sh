@@ -1,0 +1,88 @@
+#!/bin/bash
+# tests/rdma-vm/guest.sh MODE COLLBENCH - one guest's part of the rdma-vm
+# suite (run.sh boots the guests with tools/rdma-vm.sh): this guest's rank
+# runs every collective and algorithm over the verbs transport on the
+# kernel's soft RDMA device ($RDMA_VM_DEV: rxe0 or siw0), then checks what
+# only a real stack can show.  MODE: rxe-oob, rxe-cm (RoCE v2, out-of-band or
+# rdma_cm connection), siw (iWARP, rdma_cm).  fork+exec is slow under TCG:
+# sysfs is read with one grep each time, never a loop of cats.
+set -u
+mode=$1 cb=$2
+dev=$RDMA_VM_DEV rank=$RANK
+port=/sys/class/infiniband/$dev/ports/1
+out=/tmp/collbench.out
+fails=0
+fail() {
+	echo "FAIL rank $rank ($mode): $*"
+	fails=$((fails + 1))
+}
+counters() { grep -H . "$port"/counters/* "$port"/hw_counters/* 2>/dev/null; }
+
+case $mode in
+rxe-oob) cm=oob ;;
+rxe-cm | siw) cm=rdma_cm ;;
+*) echo "guest.sh: unknown mode $mode" && exit 2 ;;
+esac
+counters >/tmp/before
+# TCG: ~0.1 Gb/s and ms round trips between guests; sizes 0-64K, factor 8,
+# one warm-up and two timed calls: a correctness run.
+t0=$(date +%s)
+timeout 420 "$cb" --transport verbs --nic "$dev" --verbs-cm "$cm" \
+	--coll all --algo all -b 0 -e 64K -f 8 -w 1 -n 2 -d float32,int32 \
+	--timeout 60 -v >"$out" 2>&1
+rc=$?
+t1=$(date +%s)
+counters >/tmp/after
+[ $rc = 0 ] || fail "collbench ended with status $rc: $(grep -m3 '^collbench' "$out")"
+grep '^collbench: ' "$out" | grep -v -E ': (auto|no job token)' | head -8
+
+# Every value right: rank 0 prints the table and its verdict.
+if [ "$rank" = 0 ]; then
+	rows=$(grep -c '^ *[0-9]' "$out")
+	grep -q '^# Wrong values: 0 OK' "$out" || fail "no '# Wrong values: 0 OK' line"
+	grep -q '^# Wrong values: [1-9]' "$out" && fail "$(grep -m1 '^# Wrong values' "$out")"
+	[ "$rows" -ge 200 ] || fail "only $rows rows (every collective x algorithm x 2 dtypes gives 268)"
+	echo "rank 0: $rows rows, $(grep -m1 '^# Wrong values' "$out"), $((t1 - t0)) s"
+fi
+
+# The GID: on RoCE the RoCE v2 one of this guest's IPv4 address, by index,
+# as the table in sysfs has it; on iWARP the interface's address for rdma_cm.
+ip=$RDMA_VM_IP
+if [ "${mode%%-*}" = rxe ]; then
+	line=$(grep -m1 -o "$dev:1 RoCE v2, GID index [0-9]* ([^)]*)" "$out")
+	idx=$(sed -n 's/.*GID index \([0-9]*\) .*/\1/p' <<<"$line")
+	addr=$(sed -n 's/.*(\(.*\))/\1/p' <<<"$line")
+	[ "$addr" = "::ffff:$ip" ] || fail "collbench's GID is '$addr' (log: '$line'), not ::ffff:$ip"
+	hex=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' ${ip//./ })
+	table=$(grep -H . "$port"/gids/* "$port"/gid_attrs/types/* 2>/dev/null)
+	want=$(grep -m1 "/gids/[0-9]*:$hex\$" <<<"$table" | sed 's|.*/gids/\([0-9]*\):.*|\1|')
+	v2=$(grep -c "/gid_attrs/types/$idx:RoCE v2\$" <<<"$table")
+	if [ -z "$idx" ] || [ "$idx" != "$want" ] || [ "$v2" != 1 ]; then
+		fail "GID index '$idx' is not the table's RoCE v2 GID of $ip (index '$want'; type: $(grep "/types/$idx:" <<<"$table"))"
+	else
+		echo "rank $rank: GID index $idx = sysfs gids/$idx ($hex), RoCE v2: as perftest -x $idx"
+	fi
+else
+	grep -q "$dev:1 iWARP on eth0 ($ip)" "$out" ||
+		fail "no '$dev:1 iWARP on eth0 ($ip)' line: rdma_cm bound elsewhere"
+fi
+
+# The port counters moved, as the kernel counts them (rxe: hw_counters).
+for f in before after; do sed 's/:\([^:]*\)$/|\1/' /tmp/$f | sort >/tmp/$f.j; done
+moved=$(join -t '|' /tmp/before.j /tmp/after.j |
+	awk -F'|' '$3 > $2 {n = split($1, p, "/"); printf "%s %d->%d; ", p[n], $2, $3}')
+if [ -s /tmp/before ]; then
+	[ -n "$moved" ] || fail "no port counter of $port moved"
+	case $mode in rxe*)
+		grep -q 'sent_pkts' <<<"$moved" && grep -q 'rcvd_pkts' <<<"$moved" ||
+			fail "rxe's hw_counters sent_pkts/rcvd_pkts did not move: $moved"
+		;;
+	esac
+	echo "rank $rank: counters moved: ${moved:0:300}"
+else
+	[ "$mode" = siw ] || fail "no counters under $port"
+	echo "rank $rank: $dev has no port counters in sysfs (siw keeps none)"
+fi
+
+[ $fails = 0 ] || { sed -n '1,40p' "$out" | grep -v '^ *[0-9]' | sed 's/^/  | /'; exit 1; }
+echo "PASS rank $rank ($mode)"
