@@ -244,6 +244,11 @@ else
 fi
 ip link set "$RDMA_VM_NETDEV" mtu "$RDMA_VM_MTU" up &&
 	ip addr add "10.77.0.$((g + 1))/24" dev "$RDMA_VM_NETDEV" || fail "cannot configure $RDMA_VM_NETDEV"
+for _ in $(seq 100); do # the carrier (dummy0 says "unknown")
+	read -r st </sys/class/net/$RDMA_VM_NETDEV/operstate
+	[ "$st" = up ] || [ "$st" = unknown ] && break
+	sleep 0.1
+done
 case $RDMA_VM_DEVTYPE in
 rxe) modprobe -a rdma_rxe ib_uverbs rdma_ucm && rdma link add rxe0 type rxe netdev "$RDMA_VM_NETDEV" ||
 	fail "cannot make rxe0 on $RDMA_VM_NETDEV" ;;
