@@ -84,5 +84,35 @@ else
 	echo "rank $rank: $dev has no port counters in sysfs (siw keeps none)"
 fi
 
+# One host, two ranks (guest 0 alone, the launcher's variables dropped):
+# the case that failed on siw (rdma_cm bound the rendezvous's 127.0.0.1).
+# Then bad input: one line and a plain non-zero status.
+one() { timeout 120 env -u RANK -u WORLD_SIZE "$cb" --np 2 --transport verbs -b 8 -e 8 -w 0 -n 1 --timeout 30 "$@" 2>&1; }
+# bad WHAT ARGS...: collbench refuses ARGS with one line naming WHAT.
+bad() {
+	local what=$1 o r n
+	shift
+	o=$(one "$@")
+	r=$?
+	n=$(grep -c . <<<"$o")
+	if [ $r = 0 ] || [ $r -ge 124 ] || [ "$n" != 1 ] || ! grep -q -- "$what" <<<"$o"; then
+		fail "$* gave status $r and $n lines (want one naming '$what'): $(head -c 400 <<<"$o")"
+	else
+		echo "rank 0: $* refused (status $r): $o"
+	fi
+}
+if [ "$rank" = 0 ]; then
+	o=$(one --nic "$dev" --coll allreduce)
+	grep -q '^# Wrong values: 0 OK' <<<"$o" ||
+		fail "2 ranks on one host over $dev: $(grep -m2 '^collbench' <<<"$o")"
+	bad nosuch0 --nic nosuch0
+	if [ "$mode" = siw ]; then
+		bad 'rdma_cm only' --nic "$dev" --verbs-cm oob
+	else
+		bad 'gid-index' --nic "$dev" --gid-index 200
+		bad "$dev:7" --nic "$dev:7"
+	fi
+fi
+
 [ $fails = 0 ] || { sed -n '1,40p' "$out" | grep -v '^ *[0-9]' | sed 's/^/  | /'; exit 1; }
 echo "PASS rank $rank ($mode)"
