@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/log.h"
@@ -192,6 +193,18 @@ static void scale_point(struct cb_outputs *w, const struct cb_sect *g,
 		};
 }
 
+/* -S 1: a table row starts with the local time, as nccl-tests'. */
+static void timestamp(FILE *f)
+{
+	char buf[32];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	if (localtime_r(&now, &tm) &&
+	    strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm))
+		fprintf(f, "[%s]", buf);
+}
+
 void cb_output_point(struct cb_outputs *w, const struct cb_sect *g,
                      const struct cb_rank_result *all,
                      const struct cb_algo *algo, const struct cb_coll_args *a,
@@ -216,10 +229,13 @@ void cb_output_point(struct cb_outputs *w, const struct cb_sect *g,
 		fputs("\r\033[K", stderr);
 		w->progress_shown = 0;
 	}
-	for (int i = 0; i < o->noutputs; i++)
-		if (w->out[i])
-			cb_report_point(w->out[i], o->outputs[i].format, rows,
-			                nrows);
+	for (int i = 0; i < o->noutputs; i++) {
+		if (!w->out[i])
+			continue;
+		if (o->timestamps && o->outputs[i].format == CB_FMT_TABLE)
+			timestamp(w->out[i]);
+		cb_report_point(w->out[i], o->outputs[i].format, rows, nrows);
+	}
 	if (w->schedlog)
 		schedule_log(w, g, all, algo, a, bytes);
 	scale_point(w, g, algo, a, bytes, busbw0);
