@@ -57,6 +57,14 @@ static cb_status_t save_so_far(struct cb_outputs *w)
 	return cb_results_save_all(w->res, w->o->outputs, w->o->noutputs);
 }
 
+/* -a's words for the table's header */
+static const char *const across[4] = {
+	"the first rank's (-a 0)",
+	"averaged across ranks",
+	"the smallest across ranks (-a 2)",
+	"the largest across ranks (-a 3)",
+};
+
 cb_status_t cb_output_open(struct cb_outputs *w, const struct cb_opts *o,
                            const struct cb_comm *c, const struct cb_model *m,
                            const char *auto_source)
@@ -99,6 +107,7 @@ cb_status_t cb_output_open(struct cb_outputs *w, const struct cb_opts *o,
 		.mem_kind = c->mem_kind == CB_MEM_GPU ? "gpu" : NULL,
 		.memory = cb_comm_mem_summary(c),
 		.auto_source = auto_source,
+		.across = across[o->average & 3],
 	};
 	if (cb_results_wanted(o->outputs, o->noutputs, o->plot) &&
 	    (st = cb_results_for_run(o->argc, o->argv, &w->settings, c, &ri,
