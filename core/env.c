@@ -55,6 +55,7 @@ static const struct {
 	{ "shm-map", "COLLBENCH_SHM_MAP" },
 	{ "shm-rndv-bytes", "COLLBENCH_SHM_RNDV_BYTES" },
 	{ "gpu-copy", "COLLBENCH_GPU_COPY" },
+	{ "ring-put", "COLLBENCH_RING_PUT" },
 	{ "bind", "COLLBENCH_BIND" },
 	{ "topo-xml", "COLLBENCH_TOPO_XML" },
 };
