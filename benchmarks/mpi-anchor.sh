@@ -6,6 +6,7 @@
 # (sm: the vader BTL) or over loopback TCP only (tcp).  Prints
 # mpi_anchor's CSV (see mpi_anchor.c: -c COLL -b MIN -e MAX -f F -n ITERS).
 # Installs (apt, when missing): openmpi-bin libopenmpi-dev.
+# MPI_ANCHOR_BIND=none leaves the ranks unbound (default: a core each).
 # Exit 77 when Open MPI cannot be had, 2 on a usage error.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -27,7 +28,7 @@ root=()
 [ "$(id -u)" -eq 0 ] && root=(--allow-run-as-root)
 # Open MPI's own binding (a core each) where the cores suffice, as collbench's
 # --bind auto does; none when the ranks outnumber the cores.
-bind=core
+bind=${MPI_ANCHOR_BIND:-core}
 [ "$np" -le "$(nproc)" ] || bind=none
 OMPI_MCA_rmaps_base_oversubscribe=1 exec mpirun "${root[@]}" -np "$np" --bind-to $bind \
 	"${mca[@]}" "$tmp/mpi_anchor" "$@"
