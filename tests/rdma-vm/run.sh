@@ -3,7 +3,7 @@
 # Linux kernel's own RDMA stack: two QEMU guests (two hosts, one rank each)
 # booted by tools/rdma-vm.sh, joined by a private link, with rxe (RoCE v2) or
 # siw (iWARP) on it; tests/rdma-vm/guest.sh in each.  MODE: rxe-oob, rxe-cm,
-# siw.  Skipped (77, one line) where the verbs module is not built or qemu or
+# siw, rxe-linkdown (linkdown.sh instead).  Skipped (77, one line) where the verbs module is not built or qemu or
 # Debian's kernel cannot be had (tools/rdma-vm.sh says which).
 set -u
 mode=$1 cb=$(realpath "$2")
@@ -15,14 +15,16 @@ if ! ls "$plugins"/libcollbench-verbs.so >/dev/null 2>&1; then
 	exit 77
 fi
 export COLLBENCH_PLUGIN_PATH=$(realpath "$plugins")
+script=$here/guest.sh
 case $mode in
 rxe-oob | rxe-cm) dev=rxe ;;
+rxe-linkdown) dev=rxe script=$here/linkdown.sh ;;
 siw) dev=siw ;;
 *) echo "run.sh: unknown mode $mode" && exit 2 ;;
 esac
 t0=$(date +%s)
 "$vm" --guests 2 --dev "$dev" --boot-timeout "${RDMA_VM_BOOT_TIMEOUT:-240}" \
-	--timeout "${RDMA_VM_TIMEOUT:-480}" -- bash "$here/guest.sh" "$mode" "$cb"
+	--timeout "${RDMA_VM_TIMEOUT:-480}" -- bash "$script" "$mode" "$cb"
 rc=$?
 echo "rdma-vm $mode: status $rc, $(($(date +%s) - t0)) s wall (boot included)"
 exit $rc
