@@ -53,7 +53,7 @@ usage() {
 	exit 2
 }
 
-guests=1 dev=rxe netdev= timeout=300 boot_timeout=180 smp=1 mem=1024 mtu=1500
+guests=1 dev=rxe netdev='' timeout=300 boot_timeout=180 smp=1 mem=1024 mtu=1500
 keep=0 prepare=0
 num() { [[ "$2" =~ ^[0-9]+$ ]] || usage "$1 wants a number, not '$2'"; }
 while [ $# -gt 0 ]; do
@@ -144,8 +144,8 @@ build_initrd() {
 	rm -rf "$t" && mkdir -p "$t"/{bin,mods,proc,sys,dev,lower,upper,newroot} || return 1
 	cp /bin/busybox "$t/bin/busybox" || return 1
 	: >"$t/mods/order"
-	for m in $(for m in virtio_pci 9pnet_virtio 9p overlay; do
-		modprobe -d "$kroot" -S "$kver" --show-depends "$m"
+	for m in $(for b in virtio_pci 9pnet_virtio 9p overlay; do
+		modprobe -d "$kroot" -S "$kver" --show-depends "$b"
 	done | awk '$1 == "insmod" {print $2}'); do
 		grep -qx "${m##*/}" "$t/mods/order" && continue
 		cp "$m" "$t/mods/" && echo "${m##*/}" >>"$t/mods/order" || return 1

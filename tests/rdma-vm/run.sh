@@ -14,7 +14,8 @@ if ! ls "$plugins"/libcollbench-verbs.so >/dev/null 2>&1; then
 	echo "SKIP: the verbs module is not built (libibverbs-dev, librdmacm-dev)"
 	exit 77
 fi
-export COLLBENCH_PLUGIN_PATH=$(realpath "$plugins")
+COLLBENCH_PLUGIN_PATH=$(realpath "$plugins")
+export COLLBENCH_PLUGIN_PATH
 script=$here/guest.sh
 case $mode in
 rxe-oob | rxe-cm) dev=rxe ;;
