@@ -5,13 +5,18 @@
 # Installs nothing: needs perftest (Debian: apt-get install perftest) and,
 # with --emulated, the verbs emulation built (tools/test.sh).
 #
-#   benchmarks/verbs-vs-perftest.sh [--emulated] [--dev DEV] [--gid-index N]
+#   benchmarks/verbs-vs-perftest.sh [--emulated | --vm] [--dev DEV] [--gid-index N]
 #       [--peer HOST] [--rounds 5] [--sizes "64K 1M 8M"] [--iters N]
 #
 #   --emulated   both on the project's verbs emulation (tools/emulated-rdma.sh):
 #                the ratio then shows collbench's own protocol overhead, as
 #                both pay the same emulated fabric; the absolute figures mean
 #                nothing about hardware
+#   --vm         both in one QEMU guest on the kernel's soft-RoCE (rxe0 on a
+#                dummy interface, tools/rdma-vm.sh; GID index 1, the RoCE v2
+#                one of its IPv4 address): a real provider, still software
+#                and under TCG, so again only the ratio means something -
+#                collbench's protocol cost - never the figures
 #   --dev DEV    the device (perftest -d, collbench --nic); default: the
 #                first one ibv_devices lists
 #   --gid-index  RoCE: the GID (perftest -x, collbench --gid-index)
@@ -27,10 +32,13 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 CB=${CB:-$root/build/collbench}
-emu=() dev= gid= peer= rounds=5 sizes="64K 1M 8M" iters=2000
+emu=() dev='' gid='' peer='' rounds=5 sizes="64K 1M 8M" iters=2000 vm=0
+args=()
+for a in "$@"; do [ "$a" = --vm ] || args+=("$a"); done
 while [ $# -gt 0 ]; do
 	case $1 in
 	--emulated) emu=("$root/tools/emulated-rdma.sh") ;;
+	--vm) vm=1 ;;
 	--dev) dev=$2; shift ;;
 	--gid-index) gid=$2; shift ;;
 	--peer) peer=$2; shift ;;
@@ -41,6 +49,14 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
+if [ $vm = 1 ] && [ -z "${RDMA_VM_GUEST:-}" ]; then
+	[ ${#emu[@]} = 0 ] || { echo "verbs-vs-perftest.sh: --vm or --emulated, not both" >&2; exit 2; }
+	CB=$(realpath "$CB")
+	[ -n "$gid" ] || args+=(--gid-index 1)
+	exec "$root/tools/rdma-vm.sh" --dev rxe --timeout 1800 -- env CB="$CB" \
+		COLLBENCH_PLUGIN_PATH="${COLLBENCH_PLUGIN_PATH:-$(dirname "$CB")/transports}" \
+		"$here/verbs-vs-perftest.sh" "${args[@]}"
+fi
 command -v ib_write_bw >/dev/null || { echo "verbs-vs-perftest.sh: no ib_write_bw (Debian: perftest)" >&2; exit 77; }
 [ -x "$CB" ] || { echo "verbs-vs-perftest.sh: no collbench at $CB (build first, or set CB)" >&2; exit 2; }
 if [ ${#emu[@]} -gt 0 ]; then
