@@ -37,6 +37,7 @@
 #include "core/boot_store.h"
 #include "core/boot_wire.h"
 #include "core/log.h"
+#include "core/strbuf.h"
 #include "core/sock.h"
 
 struct client {
@@ -704,14 +705,12 @@ static void srv_missing(struct boot_server *srv, const char *prefix, int n,
 		for (int i = 0; i < srv->nclients && !joined; i++)
 			joined = srv->clients[i].rank == r &&
 			         srv->clients[i].fd >= 0;
-		len += (size_t)snprintf(out + len,
-		                        len < bytes ? bytes - len : 0, "%s%d%s",
-		                        shown ? ", " : "", r,
-		                        joined ? "" : " (never connected)");
+		cb_buf_appendf(out, bytes, &len, "%s%d%s", shown ? ", " : "", r,
+		               joined ? "" : " (never connected)");
 		shown++;
 	}
-	if (more && len < bytes)
-		snprintf(out + len, bytes - len, " and %d more", more);
+	if (more)
+		cb_buf_appendf(out, bytes, &len, " and %d more", more);
 }
 
 void boot_server_missing(struct boot_server *srv, const char *prefix, int n,

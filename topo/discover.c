@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "core/strbuf.h"
 #include "topo/topo.h"
 
 #define LINK_SPEED_INFO "LinkSpeedMbps"
@@ -178,8 +179,8 @@ static void add_alias(struct cb_topo_dev *d, const char *name)
 
 	if (!strcmp(name, d->name))
 		return;
-	snprintf(d->aliases + n, sizeof(d->aliases) - n, "%s%s", n ? "," : "",
-	         name);
+	cb_buf_appendf(d->aliases, sizeof(d->aliases), &n, "%s%s", n ? "," : "",
+	               name);
 }
 
 static void name_gpu(struct found *f)

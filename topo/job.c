@@ -19,6 +19,7 @@
 #include "core/bootstrap.h"
 #include "core/comm.h"
 #include "core/log.h"
+#include "core/strbuf.h"
 #include "topo/topo.h"
 
 #define SHOW_RANKS 16 /* in the binding line */
@@ -150,23 +151,19 @@ static cb_status_t nic_for_binding(const struct cb_topo *t, const char *list,
 		if (known_by_transport(known, n))
 			continue;
 		char topo[256] = "", tps[512] = "";
+		size_t l = 0;
 		for (int i = 0; i < t->nnics; i++)
-			snprintf(topo + strlen(topo),
-			         sizeof(topo) - strlen(topo), "%s%s",
-			         i ? ", " : "", cb_topo_nic(t, i)->name);
+			cb_buf_appendf(topo, sizeof(topo), &l, "%s%s",
+			               i ? ", " : "", cb_topo_nic(t, i)->name);
 		/* "verbs:a,b;tcp:lo" -> "verbs: a, b; tcp: lo" */
+		l = 0;
 		for (const char *p = known ? known : ""; *p; p++) {
-			size_t l = strlen(tps);
 			if (l + 3 >= sizeof(tps))
 				break;
-			if (*p == ':')
-				snprintf(tps + l, sizeof(tps) - l, ": ");
-			else if (*p == ',')
-				snprintf(tps + l, sizeof(tps) - l, ", ");
-			else if (*p == ';')
-				snprintf(tps + l, sizeof(tps) - l, "; ");
+			if (*p == ':' || *p == ',' || *p == ';')
+				cb_buf_appendf(tps, sizeof(tps), &l, "%c ", *p);
 			else
-				snprintf(tps + l, sizeof(tps) - l, "%c", *p);
+				cb_buf_appendf(tps, sizeof(tps), &l, "%c", *p);
 		}
 		return cb_fail(CB_ERR_USAGE,
 		               "--nic %s: no such NIC here (topology: %s%s%s)",
@@ -255,19 +252,18 @@ static char *binding_line(const struct entry *all, int world, int nhosts)
 		         all[0].note, all[0].note[0] ? ")" : "");
 		return s;
 	}
-	for (int r = 0; r < world && r < SHOW_RANKS && n < cap; r++)
-		n += (size_t)snprintf(
-		        s + n, cap - n, "%srank %d%s%s -> %s%s%s%s",
-		        r ? ", " : "", r, nhosts > 1 ? " on " : "",
-		        nhosts > 1 ? all[r].inv.host : "", all[r].bind,
-		        !same_note && all[r].note[0] ? " [" : "",
-		        same_note ? "" : all[r].note,
-		        !same_note && all[r].note[0] ? "]" : "");
-	if (world > SHOW_RANKS && n < cap)
-		n += (size_t)snprintf(s + n, cap - n, ", ... (%d more)",
-		                      world - SHOW_RANKS);
-	if (same_note && all[0].note[0] && n < cap)
-		snprintf(s + n, cap - n, "; %s", all[0].note);
+	for (int r = 0; r < world && r < SHOW_RANKS; r++)
+		cb_buf_appendf(s, cap, &n, "%srank %d%s%s -> %s%s%s%s",
+		               r ? ", " : "", r, nhosts > 1 ? " on " : "",
+		               nhosts > 1 ? all[r].inv.host : "", all[r].bind,
+		               !same_note && all[r].note[0] ? " [" : "",
+		               same_note ? "" : all[r].note,
+		               !same_note && all[r].note[0] ? "]" : "");
+	if (world > SHOW_RANKS)
+		cb_buf_appendf(s, cap, &n, ", ... (%d more)",
+		               world - SHOW_RANKS);
+	if (same_note && all[0].note[0])
+		cb_buf_appendf(s, cap, &n, "; %s", all[0].note);
 	return s;
 }
 
@@ -323,11 +319,11 @@ static cb_status_t inventory(struct cb_topo_job *j, struct entry *all,
 	j->differing = cb_topo_inv_compare(j->hosts, j->nhosts, j->diff);
 	inventory_lines(j, cap);
 	n = strlen(j->inventory);
-	if (notopo && n < cap)
-		snprintf(j->inventory + n, cap - n,
-		         "\n%d rank%s sent no topology (built without hwloc): "
-		         "not compared",
-		         notopo, notopo == 1 ? "" : "s");
+	if (notopo)
+		cb_buf_appendf(j->inventory, cap, &n,
+		               "\n%d rank%s sent no topology (built without "
+		               "hwloc): not compared",
+		               notopo, notopo == 1 ? "" : "s");
 	return CB_OK;
 }
 
@@ -335,7 +331,7 @@ static cb_status_t inventory(struct cb_topo_job *j, struct entry *all,
 static void inventory_lines(struct cb_topo_job *j, size_t cap)
 {
 	char line[1024];
-	size_t n;
+	size_t n = 0;
 
 	if (j->nhosts == 1) {
 		cb_topo_inv_str(&j->hosts[0], line, sizeof(line));
@@ -349,22 +345,22 @@ static void inventory_lines(struct cb_topo_job *j, size_t cap)
 		         line);
 		return;
 	}
-	n = (size_t)snprintf(j->inventory, cap,
-	                     "%d hosts, %d unlike the others (see below)",
-	                     j->nhosts, j->differing);
-	for (int h = 0; h < j->nhosts && n < cap; h++) {
+	cb_buf_appendf(j->inventory, cap, &n,
+	               "%d hosts, %d unlike the others (see below)", j->nhosts,
+	               j->differing);
+	for (int h = 0; h < j->nhosts; h++) {
 		if (!j->diff[h].differs)
 			continue;
-		n += (size_t)snprintf(j->inventory + n, cap - n,
-		                      "\nWARNING: host %s differs: %s",
-		                      j->hosts[h].host, j->diff[h].why);
+		cb_buf_appendf(j->inventory, cap, &n,
+		               "\nWARNING: host %s differs: %s",
+		               j->hosts[h].host, j->diff[h].why);
 		cb_log(CB_LOG_WARN, "inventory: host %s differs: %s",
 		       j->hosts[h].host, j->diff[h].why);
 	}
-	for (int h = 0; h < j->nhosts && n < cap; h++) {
+	for (int h = 0; h < j->nhosts; h++) {
 		cb_topo_inv_str(&j->hosts[h], line, sizeof(line));
-		n += (size_t)snprintf(j->inventory + n, cap - n, "\n%s: %s",
-		                      j->hosts[h].host, line);
+		cb_buf_appendf(j->inventory, cap, &n, "\n%s: %s",
+		               j->hosts[h].host, line);
 	}
 }
 
@@ -379,9 +375,8 @@ static cb_status_t gpu_paths(struct cb_topo_job *j, const struct entry *all,
 			continue;
 		if (!j->gpu_paths && !(j->gpu_paths = malloc(cap)))
 			return cb_fail(CB_ERR_NOMEM, "out of memory");
-		n += (size_t)snprintf(j->gpu_paths + n, cap - n, "%s%s: %s",
-		                      n ? "\n" : "", all[r].inv.host,
-		                      all[r].gpus);
+		cb_buf_appendf(j->gpu_paths, cap, &n, "%s%s: %s", n ? "\n" : "",
+		               all[r].inv.host, all[r].gpus);
 	}
 	return CB_OK;
 }

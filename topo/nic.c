@@ -10,6 +10,7 @@
  * of a network namespace); not loopback, bridges, or the address-less
  * veths of containers, whose names differ from host to host.
  */
+#include "core/strbuf.h"
 #include "topo/nic.h"
 
 #include <arpa/inet.h>
@@ -436,8 +437,8 @@ static void append(char *why, const char *fmt, const char *a, const char *b,
 	if (k + 4 >= 256)
 		return;
 	if (k)
-		k += (size_t)snprintf(why + k, 256 - k, "; ");
-	snprintf(why + k, 256 - k, fmt, a, b, c, d);
+		cb_buf_appendf(why, 256, &k, "; ");
+	cb_buf_appendf(why, 256, &k, fmt, a, b, c, d);
 }
 
 int cb_nic_compare(const struct cb_nic_info *const *nics, const int *counts,
