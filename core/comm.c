@@ -150,11 +150,6 @@ struct host_info {
 	int32_t pid;
 };
 
-const char *cb_comm_host_name(const struct cb_comm *c, int r)
-{
-	return c->hosts[c->host_of_rank[r]];
-}
-
 static cb_status_t comm_hosts(struct cb_comm *c, const char *name,
                               const char *key)
 {
@@ -493,6 +488,24 @@ cb_status_t cb_comm_progress(struct cb_comm *c)
 	if (any == CB_AGAIN && (c->oversubscribed || c->idle_long >= 4096))
 		sched_yield();
 	return any;
+}
+
+cb_status_t cb_comm_wait(struct cb_comm *c, struct cb_req *req)
+{
+	struct cb_wait w = { 0 };
+	cb_status_t st;
+
+	while ((st = cb_comm_test(req)) == CB_AGAIN) {
+		cb_status_t pst = cb_comm_progress(c);
+		if (pst < 0)
+			return pst;
+		if (cb_wait_expired(&w, pst == CB_OK, c->timeout_s))
+			return cb_fail(CB_ERR_TIMEOUT,
+			               "timed out after %g s waiting for a "
+			               "copy or a message to complete",
+			               c->timeout_s);
+	}
+	return st;
 }
 
 static int comm_fail(struct cb_comm *c, cb_status_t st)

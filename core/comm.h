@@ -202,7 +202,10 @@ cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg,
 void cb_comm_destroy(struct cb_comm *comm);
 
 /* Name of rank @r's host, for messages. */
-const char *cb_comm_host_name(const struct cb_comm *c, int r);
+static inline const char *cb_comm_host_name(const struct cb_comm *c, int r)
+{
+	return c->hosts[c->host_of_rank[r]];
+}
 
 /*
  * Connect the @n ranks in @peers that are not connected yet (self and
