@@ -35,6 +35,7 @@
 #include "acceptance/accept.h"
 #include "bench/cli.h"
 #include "bench/options.h"
+#include "bench/place.h"
 #include "cb_config.h"
 #include "coll/reduce.h"
 #include "core/log.h"
@@ -623,6 +624,7 @@ static int acc_rank(void *arg, const struct cb_cli_rank *r)
 		.timeout_s = o->timeout_s,
 		.transport = o->transport,
 		.reduce = cb_reduce,
+		.place = &cb_place_topo,
 	};
 	char tr[32], hn[1024];
 	struct cb_results_meta meta;

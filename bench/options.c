@@ -562,7 +562,9 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 				        "--chunk-bytes must be at least 8");
 			break;
 		case OPT_TOPO:
-			st = cb_topo_opt(longopts[li].name, optarg);
+			st = cb_topo_opt_check(longopts[li].name, optarg);
+			if (!st)
+				cb_opt_set(longopts[li].name, optarg);
 			break;
 		case OPT_TUNING:
 			o->tuning = optarg;

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
-#include "topo/topo.h"
+#include "core/strbuf.h"
 
 #ifndef CB_PLUGIN_DIR
 #define CB_PLUGIN_DIR "/usr/local/lib/collbench"
@@ -265,32 +265,29 @@ static cb_status_t comm_publish(struct cb_comm *c)
 	return CB_OK;
 }
 
-/* Tell topo which device names the transports of this run know, so --nic may
- * name one hwloc does not (an emulated RDMA device, an interface):
+/* The device names the transports of this run know, for the placement, so
+ * --nic may name one hwloc does not (an emulated RDMA device, an interface):
  * "verbs:cbemu0,cbemu1;tcp:lo,eth0". */
-static void comm_known_nics(const char *transport)
+static void comm_known_nics(const char *transport, char *list, size_t cap)
 {
 	const char *auto_tps[] = { "shm", "tcp", NULL };
 	const char *one[] = { transport, NULL };
 	const char **names = strcmp(transport, "auto") ? one : auto_tps;
 	struct cb_tp_dev devs[32];
-	char list[1024] = "";
+	size_t n = 0;
 
 	for (int i = 0; names[i]; i++) {
 		struct cb_tp_entry e;
-		int n = 0;
+		int nd = 0;
 		cb_tp_find(names[i], &e);
 		if (!e.ops || !CB_TP_HAS(e.ops, devices) ||
-		    e.ops->devices(devs, 32, &n) != CB_OK)
+		    e.ops->devices(devs, 32, &nd) != CB_OK)
 			continue;
-		snprintf(list + strlen(list), sizeof(list) - strlen(list),
-		         "%s%s:", list[0] ? ";" : "", names[i]);
-		for (int d = 0; d < n && d < 32; d++)
-			snprintf(list + strlen(list),
-			         sizeof(list) - strlen(list), "%s%.63s",
-			         d ? "," : "", devs[d].name);
+		cb_buf_appendf(list, cap, &n, "%s%s:", n ? ";" : "", names[i]);
+		for (int d = 0; d < nd && d < 32; d++)
+			cb_buf_appendf(list, cap, &n, "%s%.63s", d ? "," : "",
+			               devs[d].name);
 	}
-	cb_opt_set("nic-known", list);
 }
 
 cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg, struct cb_comm **out)
@@ -320,16 +317,19 @@ cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg, struct cb_comm **out)
 	}
 	if ((st = comm_hosts(c, name, key)))
 		goto fail;
-	comm_known_nics(cfg->transport);
 	/* Bind before transports allocate anything (first touch). */
-	if ((st = cb_topo_job_setup(c->boot, c->rank, c->world, c->local_rank,
-	                            c->local_size, &c->topo)))
-		goto fail;
+	c->place = cfg->place;
+	if (c->place) {
+		char known[1024] = "";
+		comm_known_nics(cfg->transport, known, sizeof(known));
+		if ((st = c->place->setup(c, known, &c->topo)))
+			goto fail;
+	}
 	cb_boot_local_addr(c->boot, c->local_ip, sizeof(c->local_ip));
 	{
 		const char *nic = cb_opt_get("nic");
-		if (!nic)
-			nic = cb_topo_job_nic(c->topo);
+		if (!nic && c->place)
+			nic = c->place->nic(c->topo);
 		snprintf(c->nic, sizeof(c->nic), "%s", nic ? nic : "");
 	}
 
@@ -345,7 +345,7 @@ cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg, struct cb_comm **out)
 		.local_ip = c->local_ip,
 		.timeout_s = c->timeout_s,
 		.nic = c->nic[0] ? c->nic : NULL,
-		.gpu = cb_topo_job_gpu(c->topo),
+		.gpu = c->place ? c->place->gpu(c->topo) : -1,
 		.option = cb_opt_get,
 		.log = host_log,
 		.fail = host_fail,
@@ -419,7 +419,8 @@ void cb_comm_destroy(struct cb_comm *c)
 		dmabuf_comm = NULL;
 	free(c->mem_lines);
 	cb_boot_close(c->boot);
-	cb_topo_job_free(c->topo);
+	if (c->place)
+		c->place->free(c->topo);
 	for (int h = 0; c->hosts && h < c->nhosts; h++)
 		free(c->hosts[h]);
 	free(c->hosts);

@@ -177,11 +177,28 @@ struct cb_comm {
 	struct cb_tp_host host_api;
 	char nic[128];            /* host_api.nic */
 	struct cb_topo_job *topo; /* binding, NIC/GPU, inventory (topo/) */
+	const struct cb_comm_place *place; /* what made @topo, or NULL */
 	struct cb_mem *mem[CB_MEM_MAX];
 	int nmem;
 	uint32_t connects;      /* endpoints connected so far */
 	uint32_t late_connects; /* of those, connected by a call's first run
 	                         * instead of by its plan */
+};
+
+/*
+ * Job placement: binding, this rank's NIC and GPU, the hosts' inventory
+ * (topo/'s, wired in by the caller as bench/place.c does, so the core does
+ * not reach up for it).  @setup runs once the ranks know their hosts and
+ * before a transport allocates anything (first touch); every rank calls it
+ * (it may gather over c->boot).  @nic_known: the device names the run's
+ * transports list, "verbs:cbemu0,cbemu1;tcp:lo".
+ */
+struct cb_comm_place {
+	cb_status_t (*setup)(struct cb_comm *c, const char *nic_known,
+	                     struct cb_topo_job **job);
+	const char *(*nic)(const struct cb_topo_job *job); /* or NULL */
+	int (*gpu)(const struct cb_topo_job *job);         /* or -1 */
+	void (*free)(struct cb_topo_job *job);
 };
 
 struct cb_comm_cfg {
@@ -195,6 +212,8 @@ struct cb_comm_cfg {
 	 * caller, so the core does not reach up for them). */
 	void (*reduce)(enum cb_dtype dt, enum cb_op op, void *dst,
 	               const void *a, const void *b, size_t count);
+	const struct cb_comm_place *place; /* NULL: no binding, no NIC or GPU
+	                                    * chosen but --nic's */
 };
 
 cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg,

@@ -16,8 +16,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/bootstrap.h"
-#include "core/comm.h"
 #include "core/log.h"
 #include "core/strbuf.h"
 #include "topo/topo.h"
@@ -52,9 +50,10 @@ struct cb_topo_job {
  * containers, are different hosts on one machine, and binding each host's
  * ranks from core 0 would pile them onto the same cores.
  */
-static cb_status_t machine_place(struct cb_boot *boot, int rank, int world,
-                                 int *mrank, int *msize)
+static cb_status_t machine_place(const struct cb_topo_job_cfg *cfg, int *mrank,
+                                 int *msize)
 {
+	int rank = cfg->rank, world = cfg->world;
 	char mine[40] = "", *all;
 	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
 	cb_status_t st;
@@ -68,8 +67,8 @@ static cb_status_t machine_place(struct cb_boot *boot, int rank, int world,
 		gethostname(mine, sizeof(mine) - 1);
 	if (!(all = calloc((size_t)world, sizeof(mine))))
 		return cb_fail(CB_ERR_NOMEM, "out of memory");
-	st = cb_boot_allgather(boot, "every rank's machine", mine, sizeof(mine),
-	                       all);
+	st = cfg->allgather(cfg->ctx, "every rank's machine", mine,
+	                    sizeof(mine), all);
 	*mrank = *msize = 0;
 	for (int r = 0; !st && r < world; r++) {
 		if (strncmp(all + (size_t)r * sizeof(mine), mine, sizeof(mine)))
@@ -81,7 +80,8 @@ static cb_status_t machine_place(struct cb_boot *boot, int rank, int world,
 	return st;
 }
 
-static cb_status_t read_options(enum cb_topo_bind *mode, const char **nic,
+static cb_status_t read_options(const struct cb_topo_job_cfg *cfg,
+                                enum cb_topo_bind *mode, const char **nic,
                                 int *gpu)
 {
 	const char *v;
@@ -89,11 +89,11 @@ static cb_status_t read_options(enum cb_topo_bind *mode, const char **nic,
 
 	*mode = CB_TOPO_BIND_AUTO;
 	*gpu = -1;
-	*nic = cb_opt_get("nic");
-	if ((v = cb_opt_get("bind")) &&
+	*nic = cfg->nic;
+	if ((v = cfg->bind) &&
 	    cb_topo_bind_parse(v, "--bind (or COLLBENCH_BIND)", mode))
 		return CB_ERR_USAGE;
-	if ((v = cb_opt_get("gpu"))) {
+	if ((v = cfg->gpu)) {
 		errno = 0;
 		long g = strtol(v, &end, 10);
 		if (errno || end == v || *end || g < 0 || g > 1023)
@@ -109,7 +109,7 @@ static cb_status_t read_options(enum cb_topo_bind *mode, const char **nic,
  * --nic takes a list ("mlx5_0,mlx5_1": a transport stripes over them); the
  * binding follows the first one the topology knows.  A name it does not
  * know is fine when a transport of the run lists it among its devices (the
- * core puts those in "nic-known" as "verbs:cbemu0,cbemu1;tcp:lo": an
+ * caller lists those in nic_known as "verbs:cbemu0,cbemu1;tcp:lo": an
  * emulated RDMA device has no PCI address); any other is a usage error
  * naming what there is.
  */
@@ -131,10 +131,9 @@ static int known_by_transport(const char *known, const char *name)
 }
 
 static cb_status_t nic_for_binding(const struct cb_topo *t, const char *list,
-                                   const char **out)
+                                   const char *known, const char **out)
 {
 	static char first[64];
-	const char *known = cb_opt_get("nic-known");
 	char buf[256];
 
 	*out = NULL;
@@ -174,8 +173,9 @@ static cb_status_t nic_for_binding(const struct cb_topo *t, const char *list,
 }
 
 /* Plan and apply this rank's binding; fills bind and note. */
-static cb_status_t bind_me(struct cb_topo *t, int local_rank, int local_size,
-                           struct entry *me, struct cb_topo_job *j)
+static cb_status_t bind_me(const struct cb_topo_job_cfg *cfg, struct cb_topo *t,
+                           int local_rank, int local_size, struct entry *me,
+                           struct cb_topo_job *j)
 {
 	struct cb_topo_slot *slots;
 	enum cb_topo_bind mode;
@@ -184,9 +184,9 @@ static cb_status_t bind_me(struct cb_topo *t, int local_rank, int local_size,
 	int gpu;
 	cb_status_t st;
 
-	if ((st = read_options(&mode, &nic, &gpu)))
+	if ((st = read_options(cfg, &mode, &nic, &gpu)))
 		return st;
-	if (nic && (st = nic_for_binding(t, nic, &nic)))
+	if (nic && (st = nic_for_binding(t, nic, cfg->nic_known, &nic)))
 		return st;
 	if (!(slots = calloc((size_t)local_size, sizeof(*slots))))
 		return cb_fail(CB_ERR_NOMEM, "out of memory");
@@ -381,14 +381,15 @@ static cb_status_t gpu_paths(struct cb_topo_job *j, const struct entry *all,
 	return CB_OK;
 }
 
-cb_status_t cb_topo_job_setup(struct cb_boot *boot, int rank, int world,
-                              int local_rank, int local_size,
+cb_status_t cb_topo_job_setup(const struct cb_topo_job_cfg *cfg,
                               struct cb_topo_job **out)
 {
+	int rank = cfg->rank, world = cfg->world;
+	int local_rank = cfg->local_rank, local_size = cfg->local_size;
 	struct cb_topo_job *j = calloc(1, sizeof(*j));
 	struct entry *me = calloc(1, sizeof(*me)), *all = NULL;
 	struct cb_topo *t = NULL;
-	char name[64], env[48];
+	char env[48];
 	const char *xml;
 	cb_status_t st;
 
@@ -397,15 +398,15 @@ cb_status_t cb_topo_job_setup(struct cb_boot *boot, int rank, int world,
 		goto out;
 	}
 	j->gpu = -1;
-	cb_host_identity(name, sizeof(name), me->key, sizeof(me->key));
+	snprintf(me->key, sizeof(me->key), "%s", cfg->host_key);
 	me->rank = rank;
 	/* Every rank takes part, hwloc or not, so the gathers line up. */
 	if (local_rank >= 0 &&
-	    (st = machine_place(boot, rank, world, &local_rank, &local_size)))
+	    (st = machine_place(cfg, &local_rank, &local_size)))
 		goto out;
 	snprintf(env, sizeof(env), "COLLBENCH_TOPO_XML_%d", rank);
 	if (!(xml = getenv(env)) || !*xml)
-		xml = cb_opt_get("topo-xml");
+		xml = cfg->topo_xml;
 	st = cb_topo_load(xml, NULL, &t);
 	if (st == CB_ERR_UNAVAILABLE) {
 		cb_fail_clear();
@@ -415,10 +416,10 @@ cb_status_t cb_topo_job_setup(struct cb_boot *boot, int rank, int world,
 		goto out;
 	} else {
 		me->has_topo = 1;
-		cb_topo_inv_fill(t, name, &me->inv);
+		cb_topo_inv_fill(t, cfg->host_name, &me->inv);
 		if (local_rank < 0)
 			snprintf(me->bind, sizeof(me->bind), "unbound");
-		else if ((st = bind_me(t, local_rank, local_size, me, j)))
+		else if ((st = bind_me(cfg, t, local_rank, local_size, me, j)))
 			goto out;
 	}
 	if (!(all = calloc(rank == 0 ? (size_t)world : 1, sizeof(*all)))) {
@@ -427,8 +428,8 @@ cb_status_t cb_topo_job_setup(struct cb_boot *boot, int rank, int world,
 	}
 	/* Only rank 0 reads them: gathered to it alone, not to everyone
 	 * (a world of summaries to each of a world of ranks). */
-	if ((st = cb_boot_gather_root(boot, "every rank's topology", me,
-	                              sizeof(*me), all, 0, NULL)))
+	if ((st = cfg->gather_root(cfg->ctx, "every rank's topology", me,
+	                           sizeof(*me), all)))
 		goto out;
 	if (rank == 0) {
 		int nhosts = 0;

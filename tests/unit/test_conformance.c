@@ -42,6 +42,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench/place.h"
 #include "coll/reduce.h"
 #include "core/comm.h"
 #include "core/log.h"
@@ -535,7 +536,8 @@ static struct cb_comm *make_comm(int rank, int np, int listen_fd,
 		                   .transport = transport,
 		                   .mem = mem_kind == CB_MEM_GPU ? "gpu"
 		                                                 : "host",
-		                   .reduce = cb_reduce };
+		                   .reduce = cb_reduce,
+		                   .place = &cb_place_topo };
 
 	comm_rank = rank;
 	cb_log_set_rank(rank);

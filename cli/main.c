@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench/main.c - the collbench command: parse, decide how ranks start
+ * cli/main.c - the collbench command: parse, decide how ranks start
  * (forked here, or one per process under a launcher), run, and turn the
  * outcome into one line and an exit status.
  *
@@ -14,9 +14,10 @@
 #include "acceptance/accept.h"
 #include "bench/cli.h"
 #include "bench/options.h"
-#include "bench/results_cmd.h"
-#include "bench/sweep.h"
-#include "bench/topo_cmd.h"
+#include "bench/place.h"
+#include "cli/results_cmd.h"
+#include "cli/sweep.h"
+#include "cli/topo_cmd.h"
 #include "cb_config.h"
 #include "coll/coll.h"
 #include "coll/reduce.h"
@@ -50,6 +51,7 @@ static int rank_main(void *arg, const struct cb_cli_rank *r)
 		.transport = o->transport,
 		.mem = o->mem,
 		.reduce = cb_reduce,
+		.place = &cb_place_topo,
 	};
 
 	cb_log_set_rank(r->rank);

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench/sweep.c - the sweep driver: for each collective, each group (all
+ * cli/sweep.c - the sweep driver: for each collective, each group (all
  * ranks, or the first k ranks or hosts of a --ranks/--nodes sweep),
  * datatype, op and size, and each algorithm that applies at that size
  * (select/select.c), measure the point on every member (bench/measure.c),
  * gather every rank's figures at rank 0 and hand the rows to the outputs
- * (bench/output.c).  Ranks outside the group wait at the store.  The
+ * (cli/output.c).  Ranks outside the group wait at the store.  The
  * model's parameters are measured once before the first point
  * (select/calibrate.c).
  */
-#include "bench/sweep.h"
+#include "cli/sweep.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,9 +17,9 @@
 #include <unistd.h>
 
 #include "select/calibrate.h"
-#include "bench/counters.h"
+#include "cli/counters.h"
 #include "bench/measure.h"
-#include "bench/output.h"
+#include "cli/output.h"
 #include "select/select.h"
 #include "select/tune.h"
 #include "select/tuning.h"
