@@ -107,7 +107,8 @@ static void srv_answer(void *ctx, int ci, struct boot_sbuf *body)
 		boot_sbuf_put(h);
 		return;
 	}
-	((struct boot_hdr *)(void *)h->data)->val_bytes = htonl(body->bytes);
+	boot_hdr_encode((struct boot_hdr *)(void *)h->data, MSG_VALUE, 0,
+	                body->bytes);
 	if (boot_outq_push(&c->out, c->fd, h) == 0)
 		boot_outq_push(&c->out, c->fd, body);
 	boot_sbuf_put(h);
