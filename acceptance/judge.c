@@ -39,7 +39,7 @@ static int cmp_dbl(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static double median(double *v, int n)
+double cb_acc_median(double *v, int n)
 {
 	if (n <= 0)
 		return 0;
@@ -74,9 +74,9 @@ static double ref_of(struct cb_acc *a, enum metric m)
 				mine[k++] = value(p, m);
 		}
 		if (k)
-			node[nn++] = median(mine, k);
+			node[nn++] = cb_acc_median(mine, k);
 	}
-	r = median(node, nn);
+	r = cb_acc_median(node, nn);
 out:
 	free(node);
 	free(mine);
@@ -239,8 +239,8 @@ static int judge_all(struct cb_acc *a, enum cb_acc_stage_id stage,
 			v[k++] = value(&a->pairs[i], metric);
 			ps->slow[i] = 0;
 		}
-	describe(a, first, metric, v ? median(v, k) : 0, " (median pair)", 0,
-	         what, sizeof(what));
+	describe(a, first, metric, v ? cb_acc_median(v, k) : 0,
+	         " (median pair)", 0, what, sizeof(what));
 	free(v);
 	cb_acc_find(a, stage, "job", -1, -1,
 	            "every pair of all %d nodes: %s: the whole fabric, or the "
@@ -285,8 +285,8 @@ static void judge_nodes(struct cb_acc *a, enum cb_acc_stage_id stage,
 			if (p->ok && (p->a == x || p->b == x))
 				v[k++] = value(p, metric);
 		}
-		describe(a, first, metric, median(v, k), " to every peer", 1,
-		         what, sizeof(what));
+		describe(a, first, metric, cb_acc_median(v, k),
+		         " to every peer", 1, what, sizeof(what));
 		cb_acc_find(a, stage, "node", a->nodes[x].host, -1, "%s %s: %s",
 		            a->set.rails ? "node" : "host",
 		            node_label(a, x, label, sizeof(label)), what);
@@ -390,8 +390,8 @@ static void judge_groups(struct cb_acc *a, enum cb_acc_stage_id stage,
 		}
 		names(a, s, sn, sizeof(sn));
 		names(a, &t[x * nn], tn, sizeof(tn));
-		describe(a, first, metric, v ? median(v, k) : 0, "", 1, what,
-		         sizeof(what));
+		describe(a, first, metric, v ? cb_acc_median(v, k) : 0, "", 1,
+		         what, sizeof(what));
 		free(v);
 		cb_acc_find(
 		        a, stage, "group", -1, -1,

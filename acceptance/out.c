@@ -17,20 +17,6 @@
 #include "reports/results.h"
 #include "topo/topo.h"
 
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median_of(double *v, int n)
-{
-	if (!n)
-		return 0;
-	qsort(v, (size_t)n, sizeof(*v), cmp_dbl);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 void cb_acc_judge_colls(struct cb_acc *a)
 {
 	for (int i = 0; i < a->ncolls && !a->shared_cores[0]; i++) {
@@ -102,8 +88,8 @@ void cb_acc_pass_summary(struct cb_acc *a, double t, double allreduce)
 		p->slow_pairs += cb_acc_outside(a, q, why, sizeof(why));
 		k++;
 	}
-	p->median_bw_gbps = median_of(bw, k);
-	p->median_lat_us = median_of(lat, k);
+	p->median_bw_gbps = cb_acc_median(bw, k);
+	p->median_lat_us = cb_acc_median(lat, k);
 	if (!k)
 		p->min_bw_gbps = 0;
 	free(bw);

@@ -2,6 +2,8 @@
 /* bench/place.c - topo's job placement over the bootstrap (bench/place.h). */
 #include "bench/place.h"
 
+#include "bench/cli.h"
+#include "coll/reduce.h"
 #include "core/bootstrap.h"
 #include "topo/topo.h"
 
@@ -56,3 +58,21 @@ const struct cb_comm_place cb_place_topo = {
 	.gpu = cb_topo_job_gpu,
 	.free = cb_topo_job_free,
 };
+
+struct cb_comm_cfg cb_place_comm_cfg(const struct cb_cli_rank *r,
+                                     double timeout_s, const char *transport,
+                                     const char *mem)
+{
+	return (struct cb_comm_cfg){
+		.rank = r->rank,
+		.world = r->world,
+		.host = r->host,
+		.port = r->port,
+		.listen_fd = r->listen_fd,
+		.timeout_s = timeout_s,
+		.transport = transport,
+		.mem = mem,
+		.reduce = cb_reduce,
+		.place = &cb_place_topo,
+	};
+}

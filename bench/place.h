@@ -12,9 +12,16 @@
 #include "core/comm.h"
 
 struct cb_boot;
+struct cb_cli_rank;
 
 /* For cb_comm_cfg.place. */
 extern const struct cb_comm_place cb_place_topo;
+
+/* A run's communicator for rank @r: its rendezvous, these settings (@mem
+ * NULL: host memory), coll's host reduction and topo's placement. */
+struct cb_comm_cfg cb_place_comm_cfg(const struct cb_cli_rank *r,
+                                     double timeout_s, const char *transport,
+                                     const char *mem);
 
 /* cb_topo_job_setup for @boot's ranks, with --bind, --nic, --gpu and
  * --topo-xml from the option store; @nic_known may be NULL. */

@@ -20,7 +20,6 @@
 #include "cli/topo_cmd.h"
 #include "cb_config.h"
 #include "coll/coll.h"
-#include "coll/reduce.h"
 #include "core/comm.h"
 #include "core/log.h"
 #include "reports/results.h"
@@ -41,18 +40,8 @@ static int rank_main(void *arg, const struct cb_cli_rank *r)
 	struct cb_comm *comm = NULL;
 	uint64_t wrong = 0;
 	cb_status_t st;
-	struct cb_comm_cfg cfg = {
-		.rank = r->rank,
-		.world = r->world,
-		.host = r->host,
-		.port = r->port,
-		.listen_fd = r->listen_fd,
-		.timeout_s = o->timeout_s,
-		.transport = o->transport,
-		.mem = o->mem,
-		.reduce = cb_reduce,
-		.place = &cb_place_topo,
-	};
+	struct cb_comm_cfg cfg =
+	        cb_place_comm_cfg(r, o->timeout_s, o->transport, o->mem);
 
 	cb_log_set_rank(r->rank);
 	if (r->rank == 0 && r->listen_fd < 0) /* under a launcher */

@@ -77,30 +77,25 @@ const char *cb_coll_busbw_formula(enum cb_coll coll)
 	}
 }
 
+/* Nothing for a barrier, else @count, or @count per rank (@per_rank). */
+static size_t elems(enum cb_coll coll, size_t count, int n, int per_rank)
+{
+	if (coll == CB_COLL_BARRIER)
+		return 0;
+	return per_rank ? count * (size_t)n : count;
+}
+
 size_t cb_coll_send_elems(enum cb_coll coll, size_t count, int n)
 {
-	switch (coll) {
-	case CB_COLL_REDUCE_SCATTER:
-	case CB_COLL_ALLTOALL:
-		return count * (size_t)n;
-	case CB_COLL_BARRIER:
-		return 0;
-	default:
-		return count;
-	}
+	return elems(coll, count, n,
+	             coll == CB_COLL_REDUCE_SCATTER ||
+	                     coll == CB_COLL_ALLTOALL);
 }
 
 size_t cb_coll_recv_elems(enum cb_coll coll, size_t count, int n)
 {
-	switch (coll) {
-	case CB_COLL_ALLGATHER:
-	case CB_COLL_ALLTOALL:
-		return count * (size_t)n;
-	case CB_COLL_BARRIER:
-		return 0;
-	default:
-		return count;
-	}
+	return elems(coll, count, n,
+	             coll == CB_COLL_ALLGATHER || coll == CB_COLL_ALLTOALL);
 }
 
 size_t cb_coll_size_elems(enum cb_coll coll, size_t count, int n)
