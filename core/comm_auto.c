@@ -37,7 +37,9 @@ int cb_comm_pick(const struct cb_comm *c, int peer)
 		return 0;
 	for (int i = 0; i < c->nwire; i++) {
 		const struct cb_tp_ops *o = c->tp[i].ops;
-		if (!!(o->caps & CB_TP_CAP_SAME_HOST) != same)
+		if (!!(o->caps & CB_TP_CAP_SAME_HOST) != same ||
+		    (c->mem_kind == CB_MEM_HOST &&
+		     !(o->caps & CB_TP_CAP_HOST_MEM)))
 			continue;
 		if (!same && c->remote_tps &&
 		    !(c->remote_tps[peer] & c->remote_tps[c->rank] &
