@@ -428,6 +428,7 @@ void emu_conn_flush(struct emu_conn *c);
 bool emu_conn_dead(struct emu_conn *c);
 int64_t emu_conn_last_rx(struct emu_conn *c);
 void emu_conn_detach_qp(struct emu_conn *c, struct emu_qp *qp);
+void emu_conn_forget_range(struct emu_conn *c, const void *addr, size_t len);
 void emu_engine_forget_qp(struct emu_qp *qp);
 void emu_engine_forget_mr(struct emu_mr *mr);
 int emu_qp_path(struct emu_qp *qp);
