@@ -587,10 +587,17 @@ static void settings_for(struct cb_comm *c, const struct cb_acc_opts *o,
                          struct cb_acc *a, char *tr, size_t bytes)
 {
 	a->set = o->set;
-	/* What connects the nodes: tcp between hosts under auto. */
-	if (!strcmp(o->transport, "auto"))
-		snprintf(tr, bytes, "%s", c->nhosts > 1 ? "tcp" : c->transport);
-	else
+	/* What connects the nodes: under auto, what this rank reaches the
+	 * other hosts with (verbs or tcp: core/comm_auto.c). */
+	if (!strcmp(o->transport, "auto")) {
+		const char *t = c->transport;
+		for (int p = 0; p < c->world && c->nhosts > 1; p++)
+			if (c->host_of_rank[p] != c->host) {
+				t = c->tp[cb_comm_pick(c, p)].ops->name;
+				break;
+			}
+		snprintf(tr, bytes, "%s", t);
+	} else
 		snprintf(tr, bytes, "%s", o->transport);
 	a->set.transport = tr;
 }

@@ -195,21 +195,7 @@ static cb_status_t comm_hosts(struct cb_comm *c, const char *name,
 	return CB_OK;
 }
 
-/* Which transport (index into c->tp) connects us to @peer. */
-static int comm_pick(const struct cb_comm *c, int peer)
-{
-	int same = c->host_of_rank[peer] == c->host;
-
-	if (c->nwire == 1)
-		return 0;
-	for (int i = 0; i < c->nwire; i++)
-		if (!!(c->tp[i].ops->caps & CB_TP_CAP_SAME_HOST) == same)
-			return i;
-	return 0;
-}
-
-/* Open transport @name; @alone: it must connect every pair of ranks. */
-static cb_status_t comm_open_tp(struct cb_comm *c, const char *name, int alone)
+cb_status_t cb_comm_open_tp(struct cb_comm *c, const char *name, int alone)
 {
 	struct cb_tp_entry e;
 	cb_status_t st;
@@ -257,7 +243,7 @@ static cb_status_t comm_publish(struct cb_comm *c)
 	if (!c->eps)
 		return cb_fail(CB_ERR_NOMEM, "out of memory");
 	for (int p = 0; p < c->world; p++) {
-		int t = comm_pick(c, p);
+		int t = cb_comm_pick(c, p);
 		c->eps[p] = (struct cb_ep){ .peer = p, .tpi = t };
 		if (p != c->rank)
 			c->eps[p].ops = c->tp[t].ops;
@@ -270,7 +256,7 @@ static cb_status_t comm_publish(struct cb_comm *c)
  * "verbs:cbemu0,cbemu1;tcp:lo,eth0". */
 static void comm_known_nics(const char *transport, char *list, size_t cap)
 {
-	const char *auto_tps[] = { "shm", "tcp", NULL };
+	const char *auto_tps[] = { "shm", "tcp", "verbs", NULL };
 	const char *one[] = { transport, NULL };
 	const char **names = strcmp(transport, "auto") ? one : auto_tps;
 	struct cb_tp_dev devs[32];
@@ -362,14 +348,9 @@ cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg, struct cb_comm **out)
 	                      ? CB_MEM_GPU
 	                      : CB_MEM_HOST;
 	if (!strcmp(cfg->transport, "auto")) {
-		int shared_host = c->nhosts < c->world;
-		const char *local = c->mem_kind == CB_MEM_GPU ? "gpu" : "shm";
-		if (shared_host && (st = comm_open_tp(c, local, 0)))
+		if ((st = cb_comm_open_auto(c)))
 			goto fail;
-		if ((c->nhosts > 1 || c->world == 1) &&
-		    (st = comm_open_tp(c, "tcp", 0)))
-			goto fail;
-	} else if ((st = comm_open_tp(c, cfg->transport, 1))) {
+	} else if ((st = cb_comm_open_tp(c, cfg->transport, 1))) {
 		goto fail;
 	}
 	c->nwire = c->ntp;
@@ -386,7 +367,7 @@ cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg, struct cb_comm **out)
 			    CB_TP_HAS(c->tp[i].ops, local_test))
 				c->engine = i;
 		if (c->engine < 0) {
-			if ((st = comm_open_tp(c, "gpu", 0)))
+			if ((st = cb_comm_open_tp(c, "gpu", 0)))
 				goto fail;
 			c->engine = c->ntp - 1;
 		}
@@ -425,6 +406,7 @@ void cb_comm_destroy(struct cb_comm *c)
 		free(c->hosts[h]);
 	free(c->hosts);
 	free(c->host_of_rank);
+	free(c->remote_tps);
 	free(c->eps);
 	free(c);
 }

@@ -181,6 +181,11 @@ struct cb_comm {
 	const struct cb_comm_place *place; /* what made @topo, or NULL */
 	struct cb_mem *mem[CB_MEM_MAX];
 	int nmem;
+	/* --transport auto across hosts (core/comm_auto.c): what each rank
+	 * opened, bits by cb_tp_names ([world]; NULL otherwise), and what the
+	 * pairs got, for the header. */
+	uint32_t *remote_tps;
+	char auto_line[320];
 	uint32_t connects;      /* endpoints connected so far */
 	uint32_t late_connects; /* of those, connected by a call's first run
 	                         * instead of by its plan */
@@ -219,6 +224,12 @@ struct cb_comm_cfg {
 
 cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg,
                            struct cb_comm **comm);
+/* Open transport @name; @alone: it must connect every pair of ranks. */
+cb_status_t cb_comm_open_tp(struct cb_comm *c, const char *name, int alone);
+/* --transport auto (core/comm_auto.c): open what connects each pair, and
+ * which of the open transports (index into tp) connects us to @peer. */
+cb_status_t cb_comm_open_auto(struct cb_comm *c);
+int cb_comm_pick(const struct cb_comm *c, int peer);
 void cb_comm_destroy(struct cb_comm *comm);
 
 /* Name of rank @r's host, for messages. */

@@ -308,4 +308,7 @@ void cb_comm_describe(const struct cb_comm *c, char *buf, size_t bytes)
 		cb_buf_appendf(buf, bytes, &n, "%s%s: %s", n ? "\n" : "",
 		               c->tp[i].ops->name, line);
 	}
+	if (c->auto_line[0] && n + 1 < bytes)
+		snprintf(buf + n, bytes - n, "%sauto: %s", n ? "\n" : "",
+		         c->auto_line);
 }

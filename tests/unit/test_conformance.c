@@ -685,6 +685,14 @@ int main(int argc, char **argv)
 	struct cb_tp_entry e;
 	cb_tp_find(transport, &e);
 	if (!e.ops || !e.available) {
+		/* meson, a build with the verbs module: never a skip */
+		const char *req = getenv("COLLBENCH_EMU_REQUIRED");
+		if (req && !strcmp(req, "1") && !strcmp(transport, "verbs")) {
+			printf("%s: %s: FAILED (this build has the verbs "
+			       "module; COLLBENCH_EMU_REQUIRED=1)\n",
+			       transport, e.why);
+			return 1;
+		}
 		printf("%s: %s: skipped\n", transport, e.why);
 		return 77;
 	}
