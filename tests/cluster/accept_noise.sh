@@ -1,0 +1,69 @@
+#!/bin/bash
+# accept_noise.sh COLLBENCH - `collbench acceptance` judging with the noise
+# it measured, on 8 test hosts of network namespaces (tests/cluster/hosts.sh)
+# whose links are NOT shaped: their speed is whatever veth and the shared
+# cores give, noisier than most fabrics (and noisier yet when other jobs
+# run on this machine: a fair test of telling noise from faults):
+#  - healthy, twice: PASS (a WARN naming the noise is fine), no host named,
+#    and the JSON has the noise, the plan and any warning;
+#  - host 3's cable at a third of the rate the healthy run measured (tc tbf
+#    both ways), twice: FAIL naming host node3 and nothing else.
+# Longer loops of the same runs: benchmarks/acceptance.sh --unshaped.
+. "$(dirname "$0")/../integration/lib.sh"
+. "$(dirname "$0")/hosts.sh"
+
+[ "$(id -u)" -eq 0 ] || { echo "SKIP: network namespaces need root"; exit 77; }
+command -v ip >/dev/null && command -v tc >/dev/null ||
+	{ echo "SKIP: no ip or tc (iproute2)"; exit 77; }
+trap 'cluster_down; rm -rf "$TMP"' EXIT
+
+N=8
+quick=(--bw-bytes 256K --lat-iters 50 --pair-timeout 3 --timeout 20 --stages pairwise)
+fresh() {
+	cluster_down
+	cluster_up $N || { echo "SKIP: cannot make network namespaces here"; exit 77; }
+}
+fails() { grep '^FAIL ' "$TMP/$1.0.out"; }
+warns() { grep '^WARN ' "$TMP/$1.0.out" | cut -c1-150; }
+
+ref=
+for k in 1 2; do
+	fresh
+	KILL_AFTER=5 run_hosts ok$k $N "${quick[@]}" -O "$TMP/ok$k.json"
+	if [ "${RC[0]}" -ne 0 ] || fails ok$k | grep -q . ||
+		! grep -q '^VERDICT: PASS' "$TMP/ok$k.0.out"; then
+		fail "healthy $k of 2, unshaped: exit ${RC[0]}: $(fails ok$k) $(tail -1 "$TMP/ok$k.0.out")"
+		continue
+	fi
+	if ! out=$(python3 - "$TMP/ok$k.json" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1]))["acceptance"]
+n = a.get("noise") or {}
+bad = [k for k in ("sigma", "floor_gbps", "tell_pct") if not isinstance(n.get(k), (int, float))]
+if [s["step"] for s in a.get("plan", [])] != ["quick", "repeat", "locate", "confirm"]: bad.append("plan")
+if a["findings"]: bad.append("findings")
+print(bad or f"{a['reference']['bw_gbps']:.4g} sigma={n['sigma']:.3f}")
+sys.exit(1 if bad else 0)
+PY
+	); then
+		fail "healthy $k: JSON: $out"
+		continue
+	fi
+	ref=${out%% *}
+	pass "healthy $k of 2, unshaped: PASS, no host named (median ${ref} GB/s, ${out#* }); $(warns ok$k)"
+done
+[ -n "$ref" ] || ref=1
+# a third of what a healthy pair measured, in Mbit/s
+slow=$(python3 -c "print(max(50, int($ref * 8000 / 3)))")mbit
+for k in 1 2; do
+	fresh
+	shape_host 3 "$slow" || { echo "SKIP: no tc tbf here"; exit 77; }
+	KILL_AFTER=5 run_hosts bad$k $N "${quick[@]}"
+	if [ "${RC[0]}" -ne 1 ] || [ "$(fails bad$k | wc -l)" -ne 1 ] ||
+		! fails bad$k | grep -q '^FAIL pairwise: host node3 (eth0): bandwidth .* to every peer'; then
+		fail "host 3 at $slow ($k of 2): exit ${RC[0]}: $(fails bad$k) $(warns bad$k) $(tail -1 "$TMP/bad$k.0.out")"
+	else
+		pass "host 3 at $slow, a third ($k of 2): $(fails bad$k | cut -c1-160)"
+	fi
+done
+finish
