@@ -253,6 +253,11 @@ cb_status_t cb_acc_planned(struct cb_acc_ctx *x, int serial)
 			pairs[i][0] = msg[2 + 2 * i];
 			pairs[i][1] = msg[3 + 2 * i];
 		}
+		/* One at a time where ranks share cores: the rounds'
+		 * repetitions for the quick tier, more for the re-measures
+		 * (4 of ~80 ms, the best counts).  The suspects' effort for
+		 * every round doubled the time and, on this 2-core machine
+		 * under other jobs, did not narrow the repeats' spread. */
 		int mode = !serial                   ? CB_ACC_CONCURRENT
 		           : stage >= CB_ACCP_LOCATE ? CB_ACC_ALONE_SUSPECT
 		                                     : CB_ACC_ALONE_SERIAL;

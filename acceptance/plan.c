@@ -58,7 +58,7 @@ struct cb_accp {
 	int nm, capm;
 	struct cb_accp_find *f;
 	int nf, capf;
-	unsigned char *dropped, *cleared, *suspect, *named, *busy;
+	unsigned char *dropped, *cleared, *suspect, *named, *busy, *tied;
 	int *need, *lt, *lo; /* locate: partners wanted, measured, outside */
 	int *qt, *qo;        /* the quick tier: pairs, outside */
 	int *used;           /* [n][MAXP] locate partners */
@@ -141,7 +141,7 @@ struct cb_accp *cb_accp_new(const struct cb_accp_cfg *c)
 	p->batch = calloc((size_t)n, sizeof(*p->batch));
 	p->first = calloc(2 * (size_t)n, sizeof(*p->first));
 	p->who = calloc((size_t)n, sizeof(int));
-	p->dropped = calloc((size_t)n, 5);
+	p->dropped = calloc((size_t)n, 6);
 	p->need = calloc((size_t)n, 5 * sizeof(int));
 	p->used = calloc((size_t)n * MAXP, sizeof(int));
 	p->lv = calloc((size_t)n * MAXP, sizeof(double));
@@ -155,6 +155,7 @@ struct cb_accp *cb_accp_new(const struct cb_accp_cfg *c)
 	p->suspect = p->dropped + 2 * n;
 	p->named = p->dropped + 3 * n;
 	p->busy = p->dropped + 4 * n;
+	p->tied = p->dropped + 5 * n;
 	p->lt = p->need + n;
 	p->lo = p->need + 2 * n;
 	p->qt = p->need + 3 * n;
@@ -316,12 +317,17 @@ static void spread(struct cb_accp *p, struct qpair *q, int nq, double *w,
 		if (q[i].nv && qvalue(&q[i]) > 0 && !skip[q[i].a] &&
 		    !skip[q[i].b])
 			w[k++] = log(qvalue(&q[i]));
-	double mid = median(w, k);
+	double mid = median(w, k); /* (sorts w) */
+	double q25 = k ? exp(w[(k - 1) / 4]) : r->ref;
 	for (int i = 0; i < k; i++)
 		w[i] = fabs(w[i] - mid);
 	r->sigma_cl = 1.4826 * median(w, k);
-	r->sigma = fmax(fmax(r->sigma_rep, r->sigma_cl), 0.005);
-	double band = exp(-r->k * r->sigma);
+	/* Below the cluster's lower quartile by more than k repeat sigmas:
+	 * a cluster whose healthy pairs differ (placement, cables) widens
+	 * the floor by its own spread, the repeats by theirs. */
+	r->sigma = fmax(r->sigma_rep, 0.005);
+	double band =
+	        fmin(1, r->ref > 0 ? q25 / r->ref : 1) * exp(-r->k * r->sigma);
 	r->floor = r->ref * fmin(p->c.tolerance, band);
 	r->tell_pct = 100 * (1 - band);
 	r->warn = band < p->c.tolerance;
@@ -534,8 +540,9 @@ static int tie_break(struct cb_accp *p)
 	int more = 0;
 
 	for (int x = 0; x < p->n; x++)
-		if (p->suspect[x] && p->need[x] == 3 && p->lt[x] == 3 &&
+		if (p->suspect[x] && !p->tied[x] && p->lt[x] == 3 &&
 		    p->lo[x] == 2) {
+			p->tied[x] = 1; /* once: partners may run out */
 			p->need[x] = 5;
 			more = 1;
 		}

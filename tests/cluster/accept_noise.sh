@@ -7,7 +7,10 @@
 #  - healthy, twice: PASS (a WARN naming the noise is fine), no host named,
 #    and the JSON has the noise, the plan and any warning;
 #  - host 3's cable at a third of the rate the healthy run measured (tc tbf
-#    both ways), twice: FAIL naming host node3 and nothing else.
+#    both ways), twice: FAIL naming host node3 and nothing else - or, when
+#    the noise it measured is too wide to tell a 67% fault, PASS with the
+#    warning that says so and no host named (never a wrong host, never a
+#    silent miss).  The output says which, so counts can be read off.
 # Longer loops of the same runs: benchmarks/acceptance.sh --unshaped.
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/hosts.sh"
@@ -57,13 +60,19 @@ done
 slow=$(python3 -c "print(max(50, int($ref * 8000 / 3)))")mbit
 for k in 1 2; do
 	fresh
-	shape_host 3 "$slow" || { echo "SKIP: no tc tbf here"; exit 77; }
-	KILL_AFTER=5 run_hosts bad$k $N "${quick[@]}"
-	if [ "${RC[0]}" -ne 1 ] || [ "$(fails bad$k | wc -l)" -ne 1 ] ||
-		! fails bad$k | grep -q '^FAIL pairwise: host node3 (eth0): bandwidth .* to every peer'; then
-		fail "host 3 at $slow ($k of 2): exit ${RC[0]}: $(fails bad$k) $(warns bad$k) $(tail -1 "$TMP/bad$k.0.out")"
+	# A bucket smaller than one window of 4 x 256K: else the first,
+	# single-window repetition leaves at the veth's own speed.
+	TBF_BURST=256kb shape_host 3 "$slow" || { echo "SKIP: no tc tbf here"; exit 77; }
+	KILL_AFTER=5 run_hosts bad$k $N "${quick[@]}" -O "$TMP/bad$k.json"
+	tell=$(python3 -c "import json,sys; print(int(json.load(open(sys.argv[1]))['acceptance']['noise']['tell_pct']))" "$TMP/bad$k.json" 2>/dev/null || echo 0)
+	if [ "${RC[0]}" -eq 1 ] && [ "$(fails bad$k | wc -l)" -eq 1 ] &&
+		fails bad$k | grep -q '^FAIL pairwise: host node3 (eth0): bandwidth .* to every peer'; then
+		pass "host 3 at $slow, a third ($k of 2): named: $(fails bad$k | cut -c1-160)"
+	elif [ "${RC[0]}" -eq 0 ] && ! fails bad$k | grep -q . && [ "$tell" -ge 66 ]; then
+		# Too noisy to tell a 67% fault, and it says so: no host blamed.
+		pass "host 3 at $slow ($k of 2): NOT named, and said why: $(warns bad$k)"
 	else
-		pass "host 3 at $slow, a third ($k of 2): $(fails bad$k | cut -c1-160)"
+		fail "host 3 at $slow ($k of 2): exit ${RC[0]}, could tell ${tell}%: $(fails bad$k) $(warns bad$k) $(tail -1 "$TMP/bad$k.0.out")"
 	fi
 done
 finish
