@@ -72,7 +72,7 @@ struct cb_accp_find {
 
 struct cb_accp_result {
 	double ref;       /* the median over nodes of each node's median */
-	double sigma;     /* the robust spread used: max of the two, floored */
+	double sigma;     /* the repeats' spread used, at least 0.5% */
 	double sigma_rep; /* between repeats of the same pair */
 	double sigma_cl;  /* between pairs, over the cluster (MAD) */
 	double k;
