@@ -7,6 +7,8 @@
 # is checked as tests/integration/chaos.py says (CI runs 9 of them).  Ends
 # with the counts per moment, action and mode, and exits 1 if any run
 # broke a rule.  Uses build/ (tools/run.sh makes it), at low priority.
+# Installs nothing: needs build/, python3, and root with
+# iproute2 for the namespace hosts (those jobs are skipped without).
 set -u
 cd "$(dirname "$0")/.."
 runs=${1:-200}
