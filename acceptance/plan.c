@@ -254,10 +254,13 @@ int cb_accp_next(struct cb_accp *p, int (*pairs)[2], int *stage)
 			}
 			break;
 		case CB_ACCP_REPEAT:
-			if (p->r < p->nrep) {
-				/* quick round r's pairs again, as measured */
-				for (int i = p->rep_at[p->r];
-				     i < p->rep_at[p->r + 1]; i++)
+			/* quick round r's pairs again, as measured; twice
+			 * over where they are fewer than 12 pairs (4 nodes:
+			 * 3 healthy pairs give 9 differences, not 3) */
+			if (p->r < p->nrep * (p->nfirst < 12 ? 2 : 1)) {
+				int rr = p->r % p->nrep;
+				for (int i = p->rep_at[rr];
+				     i < p->rep_at[rr + 1]; i++)
 					cb_accp_put(p, p->first[i][0],
 					            p->first[i][1], -1);
 				p->r++;

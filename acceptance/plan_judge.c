@@ -31,7 +31,7 @@ double cb_accp_median(double *v, int n)
 
 struct qpair {
 	int a, b, nv, fails;
-	double v[2];
+	double v[3]; /* up to 3 measurements of it */
 };
 
 static int by_pair(const void *x, const void *y)
@@ -67,7 +67,7 @@ static struct qpair *quick_pairs(struct cb_accp *p, int *nq)
 		struct qpair *e = &q[n - 1];
 		if (!s[i].ok)
 			e->fails++;
-		else if (e->nv < 2)
+		else if (e->nv < 3)
 			e->v[e->nv++] = s[i].bw;
 	}
 	free(s);
@@ -77,7 +77,9 @@ static struct qpair *quick_pairs(struct cb_accp *p, int *nq)
 
 static double qvalue(const struct qpair *e)
 {
-	return e->nv == 2 ? (e->v[0] + e->v[1]) / 2 : e->nv ? e->v[0] : 0;
+	double v[3] = { e->v[0], e->v[1], e->v[2] };
+
+	return e->nv ? cb_accp_median(v, e->nv) : 0;
 }
 
 static int q_out(const struct cb_accp *p, const struct qpair *e)
@@ -94,9 +96,12 @@ static void spread(struct cb_accp *p, struct qpair *q, int nq, double *w,
 	int k = 0;
 
 	for (int i = 0; i < nq; i++)
-		if (q[i].nv == 2 && q[i].v[0] > 0 && q[i].v[1] > 0 &&
-		    !skip[q[i].a] && !skip[q[i].b])
-			w[k++] = fabs(log(q[i].v[0] / q[i].v[1]));
+		for (int x = 0; x < q[i].nv && !skip[q[i].a] && !skip[q[i].b];
+		     x++)
+			for (int y = x + 1; y < q[i].nv; y++)
+				if (q[i].v[x] > 0 && q[i].v[y] > 0)
+					w[k++] = fabs(
+					        log(q[i].v[x] / q[i].v[y]));
 	double md = cb_accp_median(w, k);
 	r->sigma_rep = 1.4826 * md / sqrt(2.0);
 	r->vary_pct = 100 * (exp(md) - 1);
@@ -218,7 +223,7 @@ void cb_accp_judge_quick(struct cb_accp *p)
 {
 	int nq = 0, n = p->n;
 	struct qpair *q = quick_pairs(p, &nq);
-	double *w = calloc(2 * (size_t)nq + (size_t)n + 2, sizeof(double));
+	double *w = calloc(3 * (size_t)nq + (size_t)n + 2, sizeof(double));
 	int *tot = p->qt, *out = p->qo;
 	int *fail = calloc((size_t)n, sizeof(int));
 
