@@ -158,7 +158,7 @@ static void judge_rest(struct cb_acc *a)
 
 static void verdict(struct cb_acc *a, struct cb_accp *P)
 {
-	const struct cb_accp_result *r = cb_accp_result(P);
+	const struct cb_accp_result *r = cb_accp_verdict(P);
 
 	a->ref_bw_gbps = r->ref;
 	a->suspects = r->suspect_pairs;

@@ -154,15 +154,6 @@ void cb_accp_drop(struct cb_accp *p, int x)
 		p->dropped[x] = 1;
 }
 
-void cb_accp_put(struct cb_accp *p, int a, int b, int who)
-{
-	if (a == b || p->dropped[a] || p->dropped[b])
-		return;
-	p->batch[p->nb][0] = a < b ? a : b;
-	p->batch[p->nb][1] = a < b ? b : a;
-	p->who[p->nb++] = who;
-}
-
 /* ---- the quick tier ---- */
 
 static void quick_round(struct cb_accp *p, int r)
@@ -339,7 +330,7 @@ void cb_accp_feed(struct cb_accp *p, const double *bw, const int *ok)
 	p->nb = 0;
 }
 
-const struct cb_accp_result *cb_accp_result(struct cb_accp *p)
+const struct cb_accp_result *cb_accp_verdict(struct cb_accp *p)
 {
 	p->res.finds = p->f;
 	p->res.nfinds = p->nf;

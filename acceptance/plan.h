@@ -9,7 +9,7 @@
  * wide to tell a fault of the asked size.
  *
  * `collbench acceptance` drives it over the real fabric (acceptance/cmd.c);
- * the fabric simulator (acceptance/sim.c, collbench-accept-sim) drives the
+ * the fabric simulator (tests/sim/sim.c, collbench-accept-sim) drives the
  * same code over a modelled fat tree.  docs/acceptance-judging.md says how
  * it judges and how the plan grows.
  */
@@ -96,7 +96,7 @@ struct cb_accp *cb_accp_new(const struct cb_accp_cfg *c);
 void cb_accp_free(struct cb_accp *p);
 
 /* The next round: up to n / 2 disjoint pairs into @pairs (a < b), its
- * stage into *@stage.  0: the plan is done (cb_accp_result). */
+ * stage into *@stage.  0: the plan is done (cb_accp_verdict). */
 int cb_accp_next(struct cb_accp *p, int (*pairs)[2], int *stage);
 /* What the round just handed out measured: @bw[i] GB/s (the slower
  * direction), @ok[i] 0 when pair i failed. */
@@ -106,6 +106,6 @@ void cb_accp_feed(struct cb_accp *p, const double *bw, const int *ok);
 void cb_accp_drop(struct cb_accp *p, int x);
 
 /* The verdict, once cb_accp_next returned 0 (valid until cb_accp_free). */
-const struct cb_accp_result *cb_accp_result(struct cb_accp *p);
+const struct cb_accp_result *cb_accp_verdict(struct cb_accp *p);
 
 #endif

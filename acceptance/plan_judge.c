@@ -27,6 +27,15 @@ double cb_accp_median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+void cb_accp_put(struct cb_accp *p, int a, int b, int who)
+{
+	if (a == b || p->dropped[a] || p->dropped[b])
+		return;
+	p->batch[p->nb][0] = a < b ? a : b;
+	p->batch[p->nb][1] = a < b ? b : a;
+	p->who[p->nb++] = who;
+}
+
 /* ---- the judge of the quick tier ---- */
 
 struct qpair {

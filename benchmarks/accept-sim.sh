@@ -1,7 +1,7 @@
 #!/bin/bash
 # benchmarks/accept-sim.sh [-r RUNS] [--cb-sim PATH] - acceptance's planner
 # and judge (acceptance/plan.c) over the modelled fat tree of
-# acceptance/sim.c, many seeds per case: 64 to 4096 hosts, 0 to 4 faults
+# tests/sim/sim.c, many seeds per case: 64 to 4096 hosts, 0 to 4 faults
 # of each kind (slow cable at a third, lossy cable at 1%, a flapping link
 # down 30% of the time, a leaf uplink at a quarter), quiet (noise sigma
 # 0.05, 2% busy moments) and noisy (0.15, 5%).  One line per case from

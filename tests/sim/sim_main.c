@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * acceptance/sim_main.c - collbench-accept-sim: acceptance's real planner
+ * tests/sim/sim_main.c - collbench-accept-sim: acceptance's real planner
  * and judge (acceptance/plan.c) driven over the modelled fabric of
- * acceptance/sim.c, run after run with seeds S, S+1, ...; one line a run
+ * tests/sim/sim.c, run after run with seeds S, S+1, ...; one line a run
  * and a summary: faults named exactly, false alarms (a good host, leaf or
  * path named), rounds against 2 log2(n) + 4k + 8, modelled time.
  *
@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "acceptance/plan.h"
-#include "acceptance/sim.h"
+#include "sim.h"
 
 struct opts {
 	struct cb_accsim_cfg sim;
@@ -242,7 +242,7 @@ static int one_run(const struct opts *o, uint64_t seed, struct score *sc)
 		sc->seconds += cb_accsim_round(s, pairs, np, bw, ok);
 		cb_accp_feed(p, bw, ok);
 	}
-	const struct cb_accp_result *r = cb_accp_result(p);
+	const struct cb_accp_result *r = cb_accp_verdict(p);
 	for (int k = 0; k < SIM_NKINDS; k++)
 		sc->faults += o->sim.faults[k];
 	for (int i = 0; i < r->nfinds; i++) {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * acceptance/sim.c - the modelled fabric (acceptance/sim.h).
+ * tests/sim/sim.c - the modelled fabric (tests/sim/sim.h).
  *
  * A pair's bandwidth is the slower of its two cables (each the nominal
  * rate times a log-normal cable-to-cable factor, times a fault's), and,
@@ -20,7 +20,7 @@
  * link), as acceptance/pair.c does; a round lasts its slowest pair plus
  * the store's gather (5 ms + 20 us a host).
  */
-#include "acceptance/sim.h"
+#include "sim.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * acceptance/sim.h - a modelled fabric for acceptance's planner and judge
+ * tests/sim/sim.h - a modelled fabric for acceptance's planner and judge
  * (acceptance/plan.h): hosts on leaf switches of a two-level fat tree,
  * each with its cable's rate, uplinks shared by the pairs that cross them
  * in a round, a latency, and faults (a slow cable, a lossy one, a link
  * that flaps, a slow uplink) placed by a seeded generator, as is the
  * noise every measurement gets.  A round of pairs returns what that
  * fabric would measure, and how long the real tool would take for it.
- * Used by collbench-accept-sim (acceptance/sim_main.c) only.
+ * Used by collbench-accept-sim (tests/sim/sim_main.c) only: a test
+ * instrument, outside the product folders.
  */
 #ifndef CB_ACCEPTANCE_SIM_H
 #define CB_ACCEPTANCE_SIM_H
