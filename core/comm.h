@@ -151,9 +151,15 @@ struct cb_comm {
 	int oversubscribed;
 	struct cb_boot *boot;
 	double timeout_s;
-	struct {
+	struct cb_comm_tp {
 		const struct cb_tp_ops *ops;
 		struct cb_tp_ctx *ctx;
+		/* The services lent to this transport: its own table, so
+		 * each callback's `self` leads back here (its name, its
+		 * communicator). */
+		struct cb_tp_host host;
+		struct cb_comm *comm;
+		char name[16];
 	} tp[CB_MAX_TP];
 	int ntp; /* open transports: the nwire that connect peers first,
 	          * then the device memory engine when it connects nobody */
@@ -174,8 +180,11 @@ struct cb_comm {
 	int stalled_on; /* the rank a timed-out wait waited for, or -1 */
 	int failed;     /* cb_comm_fail's answer + 1, once it was asked */
 	int fail_fast; /* a transport's error ends the job: report it at once */
-	struct cb_tp_host host_api;
-	char nic[128];            /* host_api.nic */
+	struct cb_tp_host host_api; /* what every tp[].host starts from */
+	char nic[128];              /* host_api.nic */
+	/* The host reduction (cb_comm_cfg.reduce). */
+	void (*reduce)(enum cb_dtype dt, enum cb_op op, void *dst,
+	               const void *a, const void *b, size_t count);
 	struct cb_topo_job *topo; /* binding, NIC/GPU, inventory (topo/) */
 	struct cb_mem *mem[CB_MEM_MAX];
 	int nmem;
@@ -196,6 +205,11 @@ struct cb_comm_cfg {
 	void (*reduce)(enum cb_dtype dt, enum cb_op op, void *dst,
 	               const void *a, const void *b, size_t count);
 };
+
+/* Inside the core (and its unit tests): fill @c's template of the host
+ * services from its fields; and lend transport @name its own copy, @t. */
+void cb_comm_host_init(struct cb_comm *c, uint64_t job_id, int gpu);
+void cb_comm_tp_init(struct cb_comm *c, struct cb_comm_tp *t, const char *name);
 
 cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg,
                            struct cb_comm **comm);

@@ -58,7 +58,7 @@ static cb_status_t vb_query(char *why, size_t why_bytes)
 static cb_status_t parse_int(const struct cb_tp_host *h, const char *key,
                              long lo, long hi, long dflt, long *out)
 {
-	const char *v = h->option(key);
+	const char *v = h->option(h, key);
 	char *end;
 
 	*out = dflt;
@@ -66,8 +66,9 @@ static cb_status_t parse_int(const struct cb_tp_host *h, const char *key,
 		return CB_OK;
 	long x = strtol(v, &end, 10);
 	if (*end || end == v || x < lo || x > hi)
-		return h->fail(CB_ERR_USAGE, "verbs: --%s '%s' is not %ld..%ld",
-		               key, v, lo, hi);
+		return h->fail(h, CB_ERR_USAGE,
+		               "verbs: --%s '%s' is not %ld..%ld", key, v, lo,
+		               hi);
 	*out = x;
 	return CB_OK;
 }
@@ -77,17 +78,17 @@ static void vb_close(struct cb_tp_ctx *ctx);
 static cb_status_t vb_open(const struct cb_tp_host *h, struct cb_tp_ctx **out)
 {
 	struct cb_tp_ctx *ctx = calloc(1, sizeof(*ctx));
-	const char *cm = h->option("verbs-cm");
+	const char *cm = h->option(h, "verbs-cm");
 	cb_status_t st;
 	long v;
 
 	if (!ctx)
-		return h->fail(CB_ERR_NOMEM, "verbs: out of memory");
+		return h->fail(h, CB_ERR_NOMEM, "verbs: out of memory");
 	ctx->host = h;
-	srand48((long)(h->now_ns() ^ (uint64_t)getpid() ^
+	srand48((long)(h->now_ns(h) ^ (uint64_t)getpid() ^
 	               ((uint64_t)h->rank << 20)));
 	if (cm && strcmp(cm, "oob") && strcmp(cm, "rdma_cm")) {
-		st = h->fail(CB_ERR_USAGE,
+		st = h->fail(h, CB_ERR_USAGE,
 		             "verbs: --verbs-cm '%s' is not oob or rdma_cm",
 		             cm);
 		goto fail;
@@ -103,7 +104,7 @@ static cb_status_t vb_open(const struct cb_tp_host *h, struct cb_tp_ctx **out)
 	ctx->eps = calloc((size_t)h->world, sizeof(*ctx->eps));
 	ctx->active = calloc((size_t)h->world, sizeof(int));
 	if (!ctx->eps || !ctx->active) {
-		st = h->fail(CB_ERR_NOMEM, "verbs: out of memory");
+		st = h->fail(h, CB_ERR_NOMEM, "verbs: out of memory");
 		goto fail;
 	}
 	if ((st = vb_open_rails(ctx)))
@@ -112,7 +113,7 @@ static cb_status_t vb_open(const struct cb_tp_host *h, struct cb_tp_ctx **out)
 	if (!ctx->use_cm && ctx->rail[0].link == VB_LINK_IWARP) {
 		if (cm) {
 			st = h->fail(
-			        CB_ERR_USAGE,
+			        h, CB_ERR_USAGE,
 			        "verbs: %s is iWARP, which connects "
 			        "through rdma_cm only (drop --verbs-cm oob)",
 			        ctx->rail[0].name);
@@ -135,7 +136,7 @@ static cb_status_t vb_open(const struct cb_tp_host *h, struct cb_tp_ctx **out)
 		r->cq = r->pd ? ibv_create_cq(r->ctx, cqe, NULL, NULL, 0)
 		              : NULL;
 		if (!r->cq) {
-			st = h->fail(CB_ERR_SYS,
+			st = h->fail(h, CB_ERR_SYS,
 			             "verbs: cannot make a protection domain "
 			             "and completion queue on %s: %s",
 			             r->name, strerror(errno));
@@ -146,7 +147,7 @@ static cb_status_t vb_open(const struct cb_tp_host *h, struct cb_tp_ctx **out)
 	if (ctx->use_cm && (st = vb_cm_listen(ctx)))
 		goto fail;
 	for (int i = 0; i < ctx->nrails; i++)
-		h->log(CB_TP_LOG_INFO, "rail %d: %s:%d, %s, MTU %u%s", i,
+		h->log(h, CB_TP_LOG_INFO, "rail %d: %s:%d, %s, MTU %u%s", i,
 		       ctx->rail[i].name, ctx->rail[i].port,
 		       vb_link_name(ctx->rail[i].link),
 		       128u << ctx->rail[i].mtu,
@@ -223,7 +224,7 @@ static cb_status_t vb_reg_device(struct cb_tp_ctx *ctx,
 
 	if (h->size <= offsetof(struct cb_tp_host, gpu_dmabuf) ||
 	    !h->gpu_dmabuf ||
-	    h->gpu_dmabuf(mem->base, mem->bytes, &fd, &off) != CB_OK)
+	    h->gpu_dmabuf(h, mem->base, mem->bytes, &fd, &off) != CB_OK)
 		return CB_ERR_UNSUPPORTED;
 	for (int i = 0; i < ctx->nrails; i++) {
 		mr->mr[i] = ibv_reg_dmabuf_mr(ctx->rail[i].pd, off, mem->bytes,
@@ -232,7 +233,7 @@ static cb_status_t vb_reg_device(struct cb_tp_ctx *ctx,
 		                                      IBV_ACCESS_REMOTE_WRITE |
 		                                      IBV_ACCESS_REMOTE_READ);
 		if (!mr->mr[i]) {
-			h->log(CB_TP_LOG_INFO,
+			h->log(h, CB_TP_LOG_INFO,
 			       "GPUDirect RDMA refused on %s (%s): device "
 			       "memory goes through pinned host memory",
 			       ctx->rail[i].name, strerror(errno));
@@ -256,7 +257,7 @@ static cb_status_t vb_mem_reg(struct cb_tp_ctx *ctx,
 	cb_status_t st;
 
 	if (!(mr = calloc(1, sizeof(*mr))))
-		return h->fail(CB_ERR_NOMEM, "verbs: out of memory");
+		return h->fail(h, CB_ERR_NOMEM, "verbs: out of memory");
 	mr->base = mem->base;
 	mr->bytes = mem->bytes;
 	if (mem->kind == CB_MEM_GPU) {
@@ -279,7 +280,7 @@ static cb_status_t vb_mem_reg(struct cb_tp_ctx *ctx,
 				ibv_dereg_mr(mr->mr[i]);
 			free(mr);
 			return h->fail(
-			        CB_ERR_SYS,
+			        h, CB_ERR_SYS,
 			        "verbs: cannot register %zu bytes on %s: "
 			        "%s%s",
 			        mem->bytes, ctx->rail[0].name, strerror(e),
@@ -311,7 +312,7 @@ static cb_status_t vb_mem_export(struct cb_tp_ctx *ctx,
 		               .bytes = mem->bytes };
 
 	if (!mem->mr)
-		return ctx->host->fail(CB_ERR_UNSUPPORTED,
+		return ctx->host->fail(ctx->host, CB_ERR_UNSUPPORTED,
 		                       "verbs: only registered memory can be "
 		                       "exported");
 	if (*bytes < sizeof(x))
@@ -332,12 +333,12 @@ static cb_status_t vb_mem_import(struct cb_tp_ep *ep, const void *blob,
 	char why[128];
 
 	if (vb_wire_export(blob, bytes, &x, why, sizeof(why)))
-		return ep->ctx->host->fail(CB_ERR_PROTO,
+		return ep->ctx->host->fail(ep->ctx->host, CB_ERR_PROTO,
 		                           "verbs: rank %d's exported memory "
 		                           "handle does not parse: %s",
 		                           ep->peer, why);
 	if (!(rm = calloc(1, sizeof(*rm))))
-		return ep->ctx->host->fail(CB_ERR_NOMEM,
+		return ep->ctx->host->fail(ep->ctx->host, CB_ERR_NOMEM,
 		                           "verbs: out of memory");
 	rm->addr = x.addr;
 	rm->bytes = x.bytes;
