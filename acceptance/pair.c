@@ -37,6 +37,7 @@
 
 #include "acceptance/accept.h"
 #include "core/log.h"
+#include "core/worker.h"
 
 #define WINDOW   4
 #define LAT_WARM 10
@@ -140,16 +141,22 @@ struct pair {
 	struct cb_req req[2 * WINDOW + 3];
 };
 
+/* Post; "no room now" (CB_AGAIN) is no failure: post again, within the
+ * pair's deadline. */
 static cb_status_t post_send(struct pair *p, const void *buf, size_t bytes,
                              uint64_t tag, struct cb_req *r)
 {
-	return cb_comm_isend(p->x->c, p->prank, buf, bytes, p->x->mem, tag, r);
+	return cb_worker_isend(p->x->c, p->prank, buf, bytes, p->x->mem, tag, r,
+	                       p->x->o->set.pair_timeout_s,
+	                       "posting a send to");
 }
 
 static cb_status_t post_recv(struct pair *p, void *buf, size_t bytes,
                              uint64_t tag, struct cb_req *r)
 {
-	return cb_comm_irecv(p->x->c, p->prank, buf, bytes, p->x->mem, tag, r);
+	return cb_worker_irecv(p->x->c, p->prank, buf, bytes, p->x->mem, tag, r,
+	                       p->x->o->set.pair_timeout_s,
+	                       "posting a receive from");
 }
 
 /* One command to the serving side. */
