@@ -115,10 +115,14 @@ static struct cb_comm_tp *host_tp(const struct cb_tp_host *self)
 	                                     offsetof(struct cb_comm_tp, host));
 }
 
+const char *cb_comm_option(const struct cb_comm *c, const char *key)
+{
+	return c->option ? c->option(c->option_arg, key) : cb_opt_get(key);
+}
+
 static const char *host_option(const struct cb_tp_host *self, const char *key)
 {
-	(void)self;
-	return cb_opt_get(key);
+	return cb_comm_option(host_tp(self)->comm, key);
 }
 
 static void host_log(const struct cb_tp_host *self, int level, const char *fmt,
@@ -371,6 +375,8 @@ cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg, struct cb_comm **out)
 	c->world = cfg->world;
 	c->stalled_on = -1;
 	c->timeout_s = cfg->timeout_s;
+	c->option = cfg->option;
+	c->option_arg = cfg->option_arg;
 	cb_host_identity(name, sizeof(name), key, sizeof(key));
 
 	struct cb_boot_cfg bc = { .rank = cfg->rank,
@@ -393,7 +399,7 @@ cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg, struct cb_comm **out)
 		goto fail;
 	cb_boot_local_addr(c->boot, c->local_ip, sizeof(c->local_ip));
 	{
-		const char *nic = cb_opt_get("nic");
+		const char *nic = cb_comm_option(c, "nic");
 		if (!nic)
 			nic = cb_topo_job_nic(c->topo);
 		snprintf(c->nic, sizeof(c->nic), "%s", nic ? nic : "");

@@ -182,9 +182,11 @@ struct cb_comm {
 	int fail_fast; /* a transport's error ends the job: report it at once */
 	struct cb_tp_host host_api; /* what every tp[].host starts from */
 	char nic[128];              /* host_api.nic */
-	/* The host reduction (cb_comm_cfg.reduce). */
+	/* The host reduction and the option view (cb_comm_cfg's). */
 	void (*reduce)(enum cb_dtype dt, enum cb_op op, void *dst,
 	               const void *a, const void *b, size_t count);
+	const char *(*option)(void *arg, const char *key);
+	void *option_arg;
 	struct cb_topo_job *topo; /* binding, NIC/GPU, inventory (topo/) */
 	struct cb_mem *mem[CB_MEM_MAX];
 	int nmem;
@@ -204,10 +206,17 @@ struct cb_comm_cfg {
 	 * caller, so the core does not reach up for them). */
 	void (*reduce)(enum cb_dtype dt, enum cb_op op, void *dst,
 	               const void *a, const void *b, size_t count);
+	/* The options this communicator and its transports see ("nic",
+	 * "tcp-streams", ...; NULL when unset); NULL: the process's option
+	 * store, cb_opt_get. */
+	const char *(*option)(void *arg, const char *key);
+	void *option_arg;
 };
 
 /* Inside the core (and its unit tests): fill @c's template of the host
- * services from its fields; and lend transport @name its own copy, @t. */
+ * services from its fields; and lend transport @name its own copy, @t.
+ * cb_comm_option: @key in @c's option view. */
+const char *cb_comm_option(const struct cb_comm *c, const char *key);
 void cb_comm_host_init(struct cb_comm *c, uint64_t job_id, int gpu);
 void cb_comm_tp_init(struct cb_comm *c, struct cb_comm_tp *t, const char *name);
 

@@ -4,8 +4,9 @@
  * (core/comm.c, transport ABI v3): every open transport gets a table of its
  * own and each callback's `self` leads back to it, so two transports open in
  * one process (shm and tcp in a --transport auto run across hosts) keep
- * their own log prefixes whatever order they were opened in; the host
- * reduction is the communicator's; no engine, no dma-buf.
+ * their own log prefixes whatever order they were opened in; options come
+ * from the communicator's own view (two communicators, two views), the
+ * host reduction is the communicator's; no engine, no dma-buf.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,12 @@ static void count_reduce(enum cb_dtype dt, enum cb_op op, void *dst,
 	(void)a;
 	(void)b;
 	reduced += (int)count;
+}
+
+/* One communicator's option view: its arg is its tcp-streams. */
+static const char *view(void *arg, const char *key)
+{
+	return strcmp(key, "tcp-streams") ? NULL : arg;
 }
 
 /* What @fn printed on stderr, into @out. */
@@ -90,6 +97,23 @@ int main(void)
 	CHECK(strstr(err, "shm: from the second") == NULL);
 	if (check_failures)
 		fprintf(stderr, "logged:\n%s", err);
+
+	/* options: this communicator's view; another's (none given: the
+	 * process's store) is its own */
+	struct cb_comm *c2 = calloc(1, sizeof(*c2));
+	c->option = view;
+	c->option_arg = "4";
+	cb_opt_set("tcp-streams", "2");
+	c2->engine = -1;
+	cb_comm_host_init(c2, 8, -1);
+	cb_comm_tp_init(c2, &c2->tp[0], "tcp");
+	const struct cb_tp_host *t1 = &c->tp[1].host, *t2 = &c2->tp[0].host;
+	CHECK(t1->option(t1, "tcp-streams") &&
+	      !strcmp(t1->option(t1, "tcp-streams"), "4"));
+	CHECK(t1->option(t1, "tcp-if") == NULL);
+	CHECK(t2->option(t2, "tcp-streams") &&
+	      !strcmp(t2->option(t2, "tcp-streams"), "2"));
+	free(c2);
 
 	/* the reduction through either table is the communicator's */
 	c->tp[1].host.reduce(&c->tp[1].host, CB_DT_INT32, CB_OP_SUM, &d, &a, &b,
