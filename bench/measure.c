@@ -366,7 +366,7 @@ int cb_measure_rows(const struct cb_opts *o, const struct cb_sect *g,
 
 	for (int ip = 0; ip < nrows; ip++) {
 		struct cb_row *r = &rows[ip];
-		double t = 0, tmax = -1;
+		double t = 0, tmax = -1, tmin = -1, t0 = -1;
 		int np50 = 0;
 		*r = (struct cb_row){
 			.ranks = g->n,
@@ -391,6 +391,10 @@ int cb_measure_rows(const struct cb_opts *o, const struct cb_sect *g,
 			if (k >= workers)
 				continue;
 			t += x->mean[ip];
+			if (t0 < 0)
+				t0 = x->mean[ip];
+			if (tmin < 0 || x->mean[ip] < tmin)
+				tmin = x->mean[ip];
 			if (x->mean[ip] > tmax) {
 				tmax = x->mean[ip];
 				r->slowest = g->members[k];
@@ -405,7 +409,12 @@ int cb_measure_rows(const struct cb_opts *o, const struct cb_sect *g,
 				p50s[np50++] = x->p50[ip];
 		}
 		r->p50_us = median(p50s, np50);
-		r->time_us = t / workers;
+		/* -a: the first worker's, the average (default), the
+		 * smallest or the largest of the workers' means */
+		r->time_us = o->average == 0   ? t0
+		             : o->average == 2 ? tmin
+		             : o->average == 3 ? tmax
+		                               : t / workers;
 		r->algbw_gbps = cb_algbw_gbps(
 		        bytes * (size_t)(algo->bw_mult > 0 ? algo->bw_mult : 1),
 		        r->time_us);

@@ -51,11 +51,12 @@ static cb_status_t parse_double(const char *s, const char *what, double lo,
 	return CB_OK;
 }
 
-static cb_status_t parse_list(const char *s, const char *what, int all,
-                              int (*parse)(const char *), int *out, int *n,
-                              const char *names)
+static cb_status_t parse_list(const char *s, const char *flag, const char *what,
+                              int all, int (*parse)(const char *), int *out,
+                              int *n, const char *names)
 {
 	char buf[256];
+	cb_status_t st;
 
 	*n = 0;
 	if (!strcmp(s, "all")) {
@@ -63,6 +64,8 @@ static cb_status_t parse_list(const char *s, const char *what, int all,
 			out[(*n)++] = i;
 		return CB_OK;
 	}
+	if ((st = cb_opts_no_empty_item(s, flag, ',')))
+		return st;
 	snprintf(buf, sizeof(buf), "%s", s);
 	for (char *save, *t = strtok_r(buf, ",", &save); t;
 	     t = strtok_r(NULL, ",", &save)) {
@@ -115,7 +118,6 @@ enum {
 	OPT_IB_SL,
 	OPT_VERBS_CM,
 	OPT_VERBS_EAGER,
-	OPT_TIMEOUT,
 	OPT_FORMAT,
 	OPT_CHUNK,
 	OPT_VERSION,
@@ -133,7 +135,13 @@ enum {
 	OPT_TUNING,
 	OPT_ROUNDS,
 	OPT_TOUCH,
+	OPT_REPORT_GBITS,
 };
+
+/* The short options; nccl-tests' letters mean what they mean there
+ * (-T timeout, -a, -z, -N, -S, -J), and perftest's -D is refused.
+ * docs/options.md lists every one, with the ones kept from perftest. */
+#define SHORTOPTS "+:b:e:f:i:w:n:c:d:o:O:r:vhT:a:z:N:S:J:D:"
 
 static const struct option longopts[] = {
 	{ "minbytes", required_argument, NULL, 'b' },
@@ -148,6 +156,13 @@ static const struct option longopts[] = {
 	{ "output", required_argument, NULL, 'O' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
+	{ "average", required_argument, NULL, 'a' },
+	{ "blocking", required_argument, NULL, 'z' },
+	{ "run_cycles", required_argument, NULL, 'N' },
+	{ "report_timestamps", required_argument, NULL, 'S' },
+	{ "output_file", required_argument, NULL, 'J' },
+	{ "duration", required_argument, NULL, 'D' },
+	{ "report_gbits", no_argument, NULL, OPT_REPORT_GBITS },
 	{ "coll", required_argument, NULL, OPT_COLL },
 	{ "algo", required_argument, NULL, OPT_ALGO },
 	{ "np", required_argument, NULL, OPT_NP },
@@ -159,7 +174,7 @@ static const struct option longopts[] = {
 	{ "ib-sl", required_argument, NULL, OPT_IB_SL },
 	{ "verbs-cm", required_argument, NULL, OPT_VERBS_CM },
 	{ "verbs-eager-bytes", required_argument, NULL, OPT_VERBS_EAGER },
-	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "timeout", required_argument, NULL, 'T' },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "chunk-bytes", required_argument, NULL, OPT_CHUNK },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -197,147 +212,315 @@ static cb_status_t check_transport(const char *t)
 	               t);
 }
 
-static void algo_names(char *names, size_t cap)
-{
-	snprintf(names, cap, "auto, all");
-	for (int i = 0; cb_algos[i]; i++)
-		snprintf(names + strlen(names), cap - strlen(names), ", %s",
-		         cb_algos[i]->name);
-}
+/* What one parse holds beside @o: the lists as given, checked at the
+ * end, and which options were given. */
+struct pstate {
+	const char *dl, *ol, *cl; /* -d, -o, --coll */
+	int bset, eset, mem_given, cycles_set;
+	const char *name; /* the long option's name (OPT_TOPO) */
+};
 
-static cb_status_t find_algo(const char *name, const struct cb_algo **out)
+/* A value checked here, handed on to a transport through the option
+ * store; @canon (or @arg) is what the transport reads. */
+static cb_status_t store_int(const char *key, const char *arg, long lo, long hi)
 {
-	char names[256];
-
-	if ((*out = cb_algo_find(name)) && (*out)->colls)
-		return CB_OK;
-	algo_names(names, sizeof(names));
-	return cb_fail(CB_ERR_USAGE, "unknown algorithm '%s' (one of: %s)",
-	               name, names);
-}
-
-/* "auto"; "all"; "ring,tree"; or "rd:0-64K;ring:64K-max". */
-static cb_status_t parse_algo(const char *s, struct cb_opts *o)
-{
-	char buf[512];
+	char flag[48];
+	int v;
 	cb_status_t st;
 
-	o->nalgos = 0;
-	if (!strcmp(s, "auto")) {
-		o->algo_mode = CB_ALGO_AUTO;
-		return CB_OK;
-	}
-	o->algo_mode = CB_ALGO_LIST;
-	if (!strcmp(s, "all")) {
-		/* all but those that run only when named (ps-async) */
-		for (int i = 0; cb_algos[i] && o->nalgos < CB_MAX_ALGO_SEL; i++)
-			if (cb_algos[i]->colls &&
-			    !(cb_algos[i]->flags & CB_ALGO_NAMED_ONLY))
-				o->algos[o->nalgos++] =
-				        (struct cb_algo_sel){ cb_algos[i], 0,
-					                      SIZE_MAX };
-		return CB_OK;
-	}
-	if (strlen(s) >= sizeof(buf))
-		return cb_fail(CB_ERR_USAGE, "--algo value too long");
-	snprintf(buf, sizeof(buf), "%s", s);
-	int ranges = strchr(s, ':') != NULL;
-	if (ranges)
-		o->algo_mode = CB_ALGO_RANGES;
-	for (char *save, *t = strtok_r(buf, ranges ? ";" : ",", &save); t;
-	     t = strtok_r(NULL, ranges ? ";" : ",", &save)) {
-		struct cb_algo_sel sel = { NULL, 0, SIZE_MAX };
-		char *colon = strchr(t, ':');
-		if (o->nalgos == CB_MAX_ALGO_SEL)
-			return cb_fail(CB_ERR_USAGE,
-			               "--algo: at most %d entries",
-			               CB_MAX_ALGO_SEL);
-		if (ranges) {
-			char *dash;
-			if (!colon || !(dash = strchr(colon + 1, '-')))
-				return cb_fail(CB_ERR_USAGE,
-				               "--algo '%s': a size range is "
-				               "NAME:LOW-HIGH, e.g. "
-				               "rd:0-64K;ring:64K-max",
-				               t);
-			*colon = *dash = 0;
-			if (strchr(t, ','))
-				return cb_fail(
-				        CB_ERR_USAGE,
-				        "--algo '%s': with size ranges, "
-				        "separate the entries with ';' and "
-				        "give every entry a range",
-				        s);
-			if ((st = cb_parse_size(colon + 1, "--algo range start",
-			                        &sel.lo)))
-				return st;
-			if (strcmp(dash + 1, "max") &&
-			    (st = cb_parse_size(dash + 1, "--algo range end",
-			                        &sel.hi)))
-				return st;
-			if (sel.hi <= sel.lo)
-				return cb_fail(
-				        CB_ERR_USAGE,
-				        "--algo %s: the range %s-%s is empty",
-				        t, colon + 1, dash + 1);
-		} else if (colon) {
-			return cb_fail(CB_ERR_USAGE,
-			               "--algo '%s': give every entry a size "
-			               "range, or none",
-			               s);
-		}
-		if ((st = find_algo(t, &sel.algo)))
-			return st;
-		o->algos[o->nalgos++] = sel;
-	}
-	if (o->nalgos == 0)
-		return cb_fail(CB_ERR_USAGE, "empty --algo list");
+	snprintf(flag, sizeof(flag), "--%s", key);
+	if (!(st = parse_int(arg, flag, lo, hi, &v)))
+		cb_opt_set(key, arg);
+	return st;
+}
+
+/* -J FILE: nccl-tests' JSON report, as -O FILE.json. */
+static cb_status_t add_json(struct cb_opts *o, const char *path)
+{
+	const char *dot = strrchr(path, '.');
+
+	if (dot && strcasecmp(dot, ".json") &&
+	    (!strcasecmp(dot, ".csv") || !strcasecmp(dot, ".txt") ||
+	     !strcasecmp(dot, ".table")))
+		return cb_fail(CB_ERR_USAGE,
+		               "-J %s writes JSON: for another format, -O %s",
+		               path, path);
+	if (o->noutputs == CB_MAX_OUTPUTS)
+		return cb_fail(CB_ERR_USAGE, "at most %d -O files",
+		               CB_MAX_OUTPUTS - 1);
+	o->outputs[o->noutputs++] = (struct cb_output){ path, CB_FMT_JSON };
 	return CB_OK;
 }
 
-/* Every collective asked for must have an algorithm asked for. */
-static cb_status_t check_algos(const struct cb_opts *o)
+/* Sizes, iterations, what is measured and how it is reported: 1 if @c is
+ * one of them (*@st its verdict), else 0. */
+static int opt_measure(int c, const char *arg, struct cb_opts *o,
+                       struct pstate *ps, cb_status_t *st)
 {
-	if (o->algo_mode == CB_ALGO_AUTO)
-		return CB_OK;
-	for (int i = 0; i < o->nalgos && !strcmp(o->mem, "gpu"); i++)
-		if (o->algos[i].algo->flags & CB_ALGO_HOST_ONLY)
-			return cb_fail(
+	switch (c) {
+	case 'b':
+		*st = cb_parse_size(arg, "-b", &o->min_bytes);
+		ps->bset = 1;
+		return 1;
+	case 'e':
+		*st = cb_parse_size(arg, "-e", &o->max_bytes);
+		ps->eset = 1;
+		return 1;
+	case 'f':
+		*st = parse_double(arg, "-f", 1.0001, 1024, &o->factor);
+		o->step_bytes = 0;
+		return 1;
+	case 'i':
+		*st = cb_parse_size(arg, "-i", &o->step_bytes);
+		if (!*st && o->step_bytes == 0)
+			*st = cb_fail(CB_ERR_USAGE, "-i must be above 0");
+		return 1;
+	case 'w':
+		*st = parse_int(arg, "-w", 0, 1000000, &o->warmup);
+		return 1;
+	case 'n':
+		*st = parse_int(arg, "-n", 1, 100000000, &o->iters);
+		o->iters_set = 1;
+		return 1;
+	case 'c':
+		*st = parse_int(arg, "-c", 0, 1, &o->check);
+		return 1;
+	case 'd':
+		ps->dl = arg;
+		return 1;
+	case 'o':
+		ps->ol = arg;
+		return 1;
+	case 'a':
+		*st = parse_int(arg, "-a", 0, 3, &o->average);
+		return 1;
+	case 'N':
+		*st = parse_int(arg, "-N", 0, 1000000000, &o->cycles);
+		ps->cycles_set = 1;
+		return 1;
+	case 'z':
+		*st = cb_fail(CB_ERR_USAGE,
+		              "-z %s: collbench's calls are always blocking "
+		              "(each completes before the next starts); there "
+		              "is no other mode (perftest's -z is --verbs-cm "
+		              "rdma_cm)",
+		              arg);
+		return 1;
+	case 'D':
+		*st = cb_fail(CB_ERR_USAGE,
+		              "-D/--duration %s: a run times -n calls per "
+		              "size, -N cycles of the sweep (0: until "
+		              "stopped); a timed burn is collbench acceptance "
+		              "--duration",
+		              arg);
+		return 1;
+	case OPT_REPORT_GBITS:
+		*st = cb_fail(CB_ERR_USAGE,
+		              "--report_gbits: collbench reports GB/s (1e9 "
+		              "bytes/s) in every format; Gb/s is 8 times that");
+		return 1;
+	case 'S':
+		*st = parse_int(arg, "-S", 0, 1, &o->timestamps);
+		return 1;
+	case OPT_ROUNDS:
+		*st = parse_int(arg, "--rounds", 1, 1000, &o->rounds);
+		return 1;
+	case OPT_TOUCH:
+		o->touch = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* --straggler RANK:DELAY_US */
+static cb_status_t parse_straggler(const char *arg, struct cb_opts *o)
+{
+	const char *colon = strchr(arg, ':');
+	char rk[32];
+	cb_status_t st;
+
+	if (!colon || (size_t)(colon - arg) >= sizeof(rk))
+		return cb_fail(CB_ERR_USAGE,
+		               "--straggler '%s' is not RANK:DELAY_US (e.g. "
+		               "1:500)",
+		               arg);
+	snprintf(rk, sizeof(rk), "%.*s", (int)(colon - arg), arg);
+	if ((st = parse_int(rk, "--straggler rank", 0, 1 << 24, &o->straggler)))
+		return st;
+	return parse_double(colon + 1, "--straggler delay", 0, 1e8,
+	                    &o->straggler_us);
+}
+
+/* Collectives, algorithms and the model. */
+static int opt_coll(int c, const char *arg, struct cb_opts *o,
+                    struct pstate *ps, cb_status_t *st)
+{
+	switch (c) {
+	case OPT_COLL:
+		ps->cl = arg;
+		return 1;
+	case OPT_ALGO:
+		o->algo = arg;
+		return 1;
+	case 'r':
+		*st = parse_int(arg, "--root", 0, 1 << 24, &o->root);
+		return 1;
+	case OPT_PS_SERVERS:
+		*st = parse_int(arg, "--ps-servers", 0, 1 << 24,
+		                &o->ps_servers);
+		return 1;
+	case OPT_ALPHA:
+		*st = parse_double(arg, "--alpha-us", 1e-6, 1e7, &o->alpha_us);
+		return 1;
+	case OPT_BETA:
+		*st = parse_double(arg, "--beta-gbps", 1e-6, 1e6,
+		                   &o->beta_gbps);
+		return 1;
+	case OPT_RANKS:
+	case OPT_NODES: {
+		int tmp[CB_MAX_COUNTS], n;
+		const char *what = c == OPT_RANKS ? "--ranks" : "--nodes";
+		/* the syntax now; the values once the world is known */
+		*st = cb_parse_counts(arg, what, 0, tmp, &n);
+		*(c == OPT_RANKS ? &o->ranks : &o->nodes) = arg;
+		return 1;
+	}
+	case OPT_SCALING_SIZE:
+		*st = cb_parse_size(arg, "--scaling-size", &o->scaling_bytes);
+		return 1;
+	case OPT_CHUNK:
+		*st = cb_parse_size(arg, "--chunk-bytes", &o->chunk_bytes);
+		if (!*st && o->chunk_bytes < 8)
+			*st = cb_fail(CB_ERR_USAGE,
+			              "--chunk-bytes must be at least 8");
+		return 1;
+	case OPT_TUNING:
+		o->tuning = arg;
+		return 1;
+	case OPT_STRAGGLER:
+		*st = parse_straggler(arg, o);
+		return 1;
+	}
+	return 0;
+}
+
+/* Ranks, transports, topology. */
+static int opt_transport(int c, const char *arg, struct cb_opts *o,
+                         struct pstate *ps, cb_status_t *st)
+{
+	char h[256], p[16];
+
+	switch (c) {
+	case OPT_NP:
+		*st = parse_int(arg, "--np", 1, CB_MAX_LOCAL_RANKS, &o->np);
+		o->np_set = 1;
+		return 1;
+	case OPT_TRANSPORT:
+		o->transport = arg;
+		*st = check_transport(arg);
+		return 1;
+	case OPT_MEM:
+		o->mem = arg;
+		ps->mem_given = 1;
+		if (strcmp(arg, "host") && strcmp(arg, "gpu"))
+			*st = cb_fail(CB_ERR_USAGE, "--mem '%s': host or gpu",
+			              arg);
+		return 1;
+	case OPT_RENDEZVOUS:
+		o->rendezvous = arg;
+		*st = cb_boot_parse_hostport(arg, h, sizeof(h), p, sizeof(p));
+		return 1;
+	case 'T':
+		*st = parse_double(arg, "--timeout", 0.1, 86400, &o->timeout_s);
+		return 1;
+	case OPT_TCP_IF:
+		cb_opt_set("tcp-if", arg);
+		return 1;
+	case OPT_TCP_STREAMS:
+		*st = store_int("tcp-streams", arg, 1, 8);
+		return 1;
+	case OPT_GID_INDEX:
+		*st = store_int("gid-index", arg, 0, 255);
+		return 1;
+	case OPT_IB_SL:
+		*st = store_int("ib-sl", arg, 0, 15);
+		return 1;
+	case OPT_VERBS_CM:
+		if (strcmp(arg, "oob") && strcmp(arg, "rdma_cm"))
+			*st = cb_fail(CB_ERR_USAGE,
+			              "--verbs-cm '%s' is not oob or rdma_cm",
+			              arg);
+		cb_opt_set("verbs-cm", arg);
+		return 1;
+	case OPT_VERBS_EAGER: {
+		size_t v;
+		char bytes[32];
+		/* a size, 4K as 4096: the transport reads plain bytes */
+		if (!(*st = cb_parse_size(arg, "--verbs-eager-bytes", &v)) &&
+		    v > 8192)
+			*st = cb_fail(CB_ERR_USAGE,
+			              "--verbs-eager-bytes '%s' is above 8K "
+			              "(8192)",
+			              arg);
+		snprintf(bytes, sizeof(bytes), "%zu", v);
+		if (!*st)
+			cb_opt_set("verbs-eager-bytes", bytes);
+		return 1;
+	}
+	case OPT_TOPO:
+		*st = cb_topo_opt(ps->name, arg);
+		return 1;
+	}
+	return 0;
+}
+
+/* Outputs, and what stops the parse at once (help, version). */
+static int opt_output(int c, const char *arg, struct cb_opts *o,
+                      cb_status_t *st)
+{
+	const char *dot;
+
+	switch (c) {
+	case 'O':
+		*st = add_output(o, arg);
+		return 1;
+	case 'J':
+		*st = add_json(o, arg);
+		return 1;
+	case 'v':
+		o->verbose++;
+		return 1;
+	case OPT_SCHEDULE_LOG:
+		o->schedule_log = arg;
+		return 1;
+	case OPT_FORMAT:
+		if (!strcmp(arg, "table"))
+			o->outputs[0].format = CB_FMT_TABLE;
+		else if (!strcmp(arg, "csv"))
+			o->outputs[0].format = CB_FMT_CSV;
+		else if (!strcmp(arg, "json"))
+			o->outputs[0].format = CB_FMT_JSON;
+		else
+			*st = cb_fail(
 			        CB_ERR_USAGE,
-			        "--algo %s runs on host memory only (its "
-			        "steps work on the CPU): not with device "
-			        "buffers (--mem gpu, --transport gpu)",
-			        o->algos[i].algo->name);
-	for (int k = 0; k < o->ncolls; k++) {
-		int any = 0;
-		for (int i = 0; i < o->nalgos; i++)
-			any |= cb_algo_does(o->algos[i].algo, o->colls[k]);
-		if (any)
-			continue;
-		{
-			char names[256] = "";
-			for (int i = 0; cb_algos[i]; i++)
-				if (cb_algo_does(cb_algos[i], o->colls[k]))
-					snprintf(names + strlen(names),
-					         sizeof(names) - strlen(names),
-					         "%s%s", names[0] ? ", " : "",
-					         cb_algos[i]->name);
-			return cb_fail(CB_ERR_USAGE,
-			               "--algo %s: no algorithm given "
-			               "implements %s (those that do: %s)",
-			               o->algo, cb_coll_name(o->colls[k]),
-			               names);
-		}
+			        "unknown format '%s' (table, csv or json)",
+			        arg);
+		return 1;
+	case OPT_PLOT:
+		dot = strrchr(arg, '.');
+		o->plot = arg;
+		if (!dot || (strcmp(dot, ".png") && strcmp(dot, ".svg")))
+			*st = cb_fail(CB_ERR_USAGE,
+			              "--plot %s: the image is FILE.png or "
+			              "FILE.svg",
+			              arg);
+		return 1;
 	}
-	return CB_OK;
+	return 0;
 }
 
-cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
+static void defaults(struct cb_opts *o)
 {
-	cb_status_t st = CB_OK;
-	int c, li = 0, bset = 0, eset = 0, mem_given = 0;
-	const char *dl = "float32", *ol = "sum", *cl = "allreduce";
-
 	*o = (struct cb_opts){
 		.cmd = CB_CMD_RUN,
 		.min_bytes = 8,
@@ -357,300 +540,80 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 		.timeout_s = 30.0,
 		.noutputs = 1,
 		.outputs = { { NULL, CB_FMT_TABLE } },
+		.average = 1,
+		.cycles = 1,
 	};
-	/* A command, if any, comes first; `topo` parses its own options. */
-	if (argc > 1 && !strcmp(argv[1], "topo")) {
+}
+
+/* The command, if any, comes first: 1 when its own parser takes the rest
+ * (topo, acceptance, plot, compare, report); else the arguments after
+ * it (run, tune, info) are left in *@argc, *@argv. */
+static int command(int *argc, char ***argv, struct cb_opts *o)
+{
+	const char *w = *argc > 1 ? (*argv)[1] : "";
+
+	if (!strcmp(w, "topo"))
 		o->cmd = CB_CMD_TOPO;
-		return CB_OK;
-	}
-	if (argc > 1 && !strcmp(argv[1], "acceptance")) {
+	else if (!strcmp(w, "acceptance"))
 		o->cmd = CB_CMD_ACCEPT;
-		return CB_OK;
-	}
-	if (argc > 1 &&
-	    (!strcmp(argv[1], "plot") || !strcmp(argv[1], "compare") ||
-	     !strcmp(argv[1], "report"))) {
+	else if (!strcmp(w, "plot") || !strcmp(w, "compare") ||
+	         !strcmp(w, "report"))
 		o->cmd = CB_CMD_RESULTS;
-		return CB_OK;
-	}
-	o->argc = argc;
-	o->argv = argv;
-	if (argc > 1 && !strcmp(argv[1], "info"))
+	if (o->cmd != CB_CMD_RUN)
+		return 1;
+	o->argc = *argc;
+	o->argv = *argv;
+	if (!strcmp(w, "info"))
 		o->cmd = CB_CMD_INFO;
-	if (argc > 1 && !strcmp(argv[1], "tune"))
+	if (!strcmp(w, "tune"))
 		o->cmd = CB_CMD_TUNE;
-	if (argc > 1 && (!strcmp(argv[1], "info") || !strcmp(argv[1], "run") ||
-	                 !strcmp(argv[1], "tune"))) {
-		argv++;
-		argc--;
+	if (!strcmp(w, "info") || !strcmp(w, "run") || !strcmp(w, "tune")) {
+		(*argv)++;
+		(*argc)--;
 	}
-	/* 0, not 1: glibc then forgets a cluster (-vb8) left half-read by
-	 * an earlier parse, which pointed into that parse's arguments. */
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:b:e:f:i:w:n:c:d:o:O:r:vh",
-	                        longopts, &li)) != -1) {
-		switch (c) {
-		case 'b':
-			st = cb_parse_size(optarg, "-b", &o->min_bytes);
-			bset = 1;
-			break;
-		case 'e':
-			st = cb_parse_size(optarg, "-e", &o->max_bytes);
-			eset = 1;
-			break;
-		case 'f':
-			st = parse_double(optarg, "-f", 1.0001, 1024,
-			                  &o->factor);
-			o->step_bytes = 0;
-			break;
-		case 'i':
-			st = cb_parse_size(optarg, "-i", &o->step_bytes);
-			if (!st && o->step_bytes == 0)
-				st = cb_fail(CB_ERR_USAGE,
-				             "-i must be above 0");
-			break;
-		case 'w':
-			st = parse_int(optarg, "-w", 0, 1000000, &o->warmup);
-			break;
-		case 'n':
-			st = parse_int(optarg, "-n", 1, 100000000, &o->iters);
-			o->iters_set = 1;
-			break;
-		case 'c':
-			st = parse_int(optarg, "-c", 0, 1, &o->check);
-			break;
-		case 'd':
-			dl = optarg;
-			break;
-		case 'o':
-			ol = optarg;
-			break;
-		case 'O':
-			st = add_output(o, optarg);
-			break;
-		case 'v':
-			o->verbose++;
-			break;
-		case 'h':
-			o->cmd = CB_CMD_HELP;
-			return CB_OK;
-		case OPT_VERSION:
-			o->cmd = CB_CMD_VERSION;
-			return CB_OK;
-		case OPT_COLL:
-			cl = optarg;
-			break;
-		case OPT_ALGO:
-			o->algo = optarg;
-			break;
-		case 'r':
-			st = parse_int(optarg, "--root", 0, 1 << 24, &o->root);
-			break;
-		case OPT_PS_SERVERS:
-			st = parse_int(optarg, "--ps-servers", 0, 1 << 24,
-			               &o->ps_servers);
-			break;
-		case OPT_ALPHA:
-			st = parse_double(optarg, "--alpha-us", 1e-6, 1e7,
-			                  &o->alpha_us);
-			break;
-		case OPT_BETA:
-			st = parse_double(optarg, "--beta-gbps", 1e-6, 1e6,
-			                  &o->beta_gbps);
-			break;
-		case OPT_RANKS:
-		case OPT_NODES: {
-			int tmp[CB_MAX_COUNTS], n;
-			const char *what =
-			        c == OPT_RANKS ? "--ranks" : "--nodes";
-			/* the syntax now; the values once the world is known */
-			st = cb_parse_counts(optarg, what, 0, tmp, &n);
-			*(c == OPT_RANKS ? &o->ranks : &o->nodes) = optarg;
-			break;
-		}
-		case OPT_SCALING_SIZE:
-			st = cb_parse_size(optarg, "--scaling-size",
-			                   &o->scaling_bytes);
-			break;
-		case OPT_SCHEDULE_LOG:
-			o->schedule_log = optarg;
-			break;
-		case OPT_NP:
-			st = parse_int(optarg, "--np", 1, CB_MAX_LOCAL_RANKS,
-			               &o->np);
-			o->np_set = 1;
-			break;
-		case OPT_TRANSPORT:
-			o->transport = optarg;
-			st = check_transport(optarg);
-			break;
-		case OPT_MEM:
-			o->mem = optarg;
-			mem_given = 1;
-			if (strcmp(optarg, "host") && strcmp(optarg, "gpu"))
-				st = cb_fail(CB_ERR_USAGE,
-				             "--mem '%s': host or gpu", optarg);
-			break;
-		case OPT_RENDEZVOUS: {
-			char h[256], p[16];
-			o->rendezvous = optarg;
-			st = cb_boot_parse_hostport(optarg, h, sizeof(h), p,
-			                            sizeof(p));
-			break;
-		}
-		case OPT_TCP_IF:
-			cb_opt_set("tcp-if", optarg);
-			break;
-		case OPT_TCP_STREAMS: {
-			int v;
-			st = parse_int(optarg, "--tcp-streams", 1, 8, &v);
-			cb_opt_set("tcp-streams", optarg);
-			break;
-		}
-		case OPT_GID_INDEX: {
-			int v;
-			st = parse_int(optarg, "--gid-index", 0, 255, &v);
-			cb_opt_set("gid-index", optarg);
-			break;
-		}
-		case OPT_IB_SL: {
-			int v;
-			st = parse_int(optarg, "--ib-sl", 0, 15, &v);
-			cb_opt_set("ib-sl", optarg);
-			break;
-		}
-		case OPT_VERBS_CM:
-			if (strcmp(optarg, "oob") && strcmp(optarg, "rdma_cm"))
-				st = cb_fail(CB_ERR_USAGE,
-				             "--verbs-cm '%s' is not oob or "
-				             "rdma_cm",
-				             optarg);
-			cb_opt_set("verbs-cm", optarg);
-			break;
-		case OPT_VERBS_EAGER: {
-			int v;
-			st = parse_int(optarg, "--verbs-eager-bytes", 0, 8192,
-			               &v);
-			cb_opt_set("verbs-eager-bytes", optarg);
-			break;
-		}
-		case OPT_TIMEOUT:
-			st = parse_double(optarg, "--timeout", 0.1, 86400,
-			                  &o->timeout_s);
-			break;
-		case OPT_FORMAT:
-			if (!strcmp(optarg, "table"))
-				o->outputs[0].format = CB_FMT_TABLE;
-			else if (!strcmp(optarg, "csv"))
-				o->outputs[0].format = CB_FMT_CSV;
-			else if (!strcmp(optarg, "json"))
-				o->outputs[0].format = CB_FMT_JSON;
-			else
-				st = cb_fail(
-				        CB_ERR_USAGE,
-				        "unknown format '%s' (table, csv or "
-				        "json)",
-				        optarg);
-			break;
-		case OPT_CHUNK:
-			st = cb_parse_size(optarg, "--chunk-bytes",
-			                   &o->chunk_bytes);
-			if (!st && o->chunk_bytes < 8)
-				st = cb_fail(
-				        CB_ERR_USAGE,
-				        "--chunk-bytes must be at least 8");
-			break;
-		case OPT_TOPO:
-			st = cb_topo_opt(longopts[li].name, optarg);
-			break;
-		case OPT_TUNING:
-			o->tuning = optarg;
-			break;
-		case OPT_ROUNDS:
-			st = parse_int(optarg, "--rounds", 1, 1000, &o->rounds);
-			break;
-		case OPT_TOUCH:
-			o->touch = 1;
-			break;
-		case OPT_STRAGGLER: {
-			char *colon = strchr(optarg, ':'), rk[32];
-			if (!colon || (size_t)(colon - optarg) >= sizeof(rk)) {
-				st = cb_fail(
-				        CB_ERR_USAGE,
-				        "--straggler '%s' is not RANK:DELAY_US "
-				        "(e.g. 1:500)",
-				        optarg);
-				break;
-			}
-			snprintf(rk, sizeof(rk), "%.*s", (int)(colon - optarg),
-			         optarg);
-			if (!(st = parse_int(rk, "--straggler rank", 0, 1 << 24,
-			                     &o->straggler)))
-				st = parse_double(colon + 1,
-				                  "--straggler delay", 0, 1e8,
-				                  &o->straggler_us);
-			break;
-		}
-		case OPT_PLOT: {
-			const char *dot = strrchr(optarg, '.');
-			o->plot = optarg;
-			if (!dot ||
-			    (strcmp(dot, ".png") && strcmp(dot, ".svg")))
-				st = cb_fail(
-				        CB_ERR_USAGE,
-				        "--plot %s: the image is FILE.png or "
-				        "FILE.svg",
-				        optarg);
-			break;
-		}
-		case ':':
-			st = cb_fail(CB_ERR_USAGE, "option %s needs a value",
-			             argv[optind - 1]);
-			break;
-		default:
-			st = cb_fail(CB_ERR_USAGE, "unknown option '%s'",
-			             argv[optind - 1]);
-			break;
-		}
-		if (st)
-			return st;
-	}
-	if (optind < argc)
-		return cb_fail(
-		        CB_ERR_USAGE,
-		        "unexpected argument '%s' (commands run, tune, info, "
-		        "topo and acceptance come first)",
-		        argv[optind]);
-	if (bset && !eset && o->min_bytes > o->max_bytes)
+	return 0;
+}
+
+/* The lists, and what the options say together. */
+static cb_status_t check_lists(struct cb_opts *o, const struct pstate *ps)
+{
+	char dnames[256] = "";
+	cb_status_t st;
+
+	if (ps->bset && !ps->eset && o->min_bytes > o->max_bytes)
 		o->max_bytes = o->min_bytes;
 	if (o->max_bytes < o->min_bytes)
 		return cb_fail(CB_ERR_USAGE,
 		               "-e (%zu bytes) is below -b (%zu bytes)",
 		               o->max_bytes, o->min_bytes);
-	char dnames[256] = "";
 	for (int i = 0; i < CB_DT_COUNT; i++)
 		snprintf(dnames + strlen(dnames),
 		         sizeof(dnames) - strlen(dnames), "%s%s", i ? ", " : "",
 		         cb_dtype_name(i));
-	if ((st = parse_list(dl, "datatype", CB_DT_COUNT, cb_dtype_parse,
-	                     (int *)o->dtypes, &o->ndtypes, dnames)))
+	if ((st = parse_list(ps->dl, "-d", "datatype", CB_DT_COUNT,
+	                     cb_dtype_parse, (int *)o->dtypes, &o->ndtypes,
+	                     dnames)))
 		return st;
-	if ((st = parse_list(ol, "op", CB_OP_COUNT, cb_op_parse, (int *)o->ops,
-	                     &o->nops, "sum, prod, min, max")))
+	if ((st = parse_list(ps->ol, "-o", "op", CB_OP_COUNT, cb_op_parse,
+	                     (int *)o->ops, &o->nops, "sum, prod, min, max")))
 		return st;
-	if ((st = parse_list(cl, "collective", CB_COLL_COUNT, cb_coll_parse,
-	                     (int *)o->colls, &o->ncolls,
-	                     "allreduce, reduce_scatter, allgather, "
-	                     "broadcast, reduce, alltoall, barrier, "
-	                     "sendrecv, pingpong")))
-		return st;
+	return parse_list(ps->cl, "--coll", "collective", CB_COLL_COUNT,
+	                  cb_coll_parse, (int *)o->colls, &o->ncolls,
+	                  "allreduce, reduce_scatter, allgather, "
+	                  "broadcast, reduce, alltoall, barrier, "
+	                  "sendrecv, pingpong");
+}
+
+static cb_status_t check_combos(struct cb_opts *o, const struct pstate *ps)
+{
+	cb_status_t st;
+
 	if (o->ranks && o->nodes)
 		return cb_fail(CB_ERR_USAGE,
 		               "--ranks and --nodes: give one sweep, not both");
 	/* the gpu transport moves device memory: its buffers are there */
 	if (!strcmp(o->transport, "gpu")) {
-		if (!strcmp(o->mem, "host") && mem_given)
+		if (!strcmp(o->mem, "host") && ps->mem_given)
 			return cb_fail(CB_ERR_USAGE,
 			               "--transport gpu moves device memory: "
 			               "--mem host does not apply");
@@ -668,7 +631,7 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 			return cb_fail(CB_ERR_USAGE, "%s '%s' is not 0 or 1",
 			               flags[i], v);
 	}
-	if ((st = parse_algo(o->algo, o)))
+	if ((st = cb_opts_algo_parse(o->algo, o)))
 		return st;
 	if (o->cmd == CB_CMD_TUNE) {
 		if (o->algo_mode == CB_ALGO_RANGES)
@@ -680,6 +643,10 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 			        CB_ERR_USAGE,
 			        "tune: --ranks/--nodes not supported "
 			        "(tune each job shape with its own --np)");
+		if (ps->cycles_set)
+			return cb_fail(CB_ERR_USAGE,
+			               "tune: -N does not apply (--rounds sets "
+			               "how often each size is timed)");
 		if (!o->iters_set)
 			o->iters =
 			        50; /* medians of rounds want steady points */
@@ -687,5 +654,47 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 		 * op stand for the others */
 		o->ndtypes = o->nops = 1;
 	}
-	return check_algos(o);
+	return cb_opts_algo_check(o);
+}
+
+cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
+{
+	struct pstate ps = { "float32", "sum", "allreduce", 0, 0, 0, 0, NULL };
+	cb_status_t st = CB_OK;
+	int c, li = 0;
+
+	defaults(o);
+	if (command(&argc, &argv, o))
+		return CB_OK;
+	/* 0, not 1: glibc then forgets a cluster (-vb8) left half-read by
+	 * an earlier parse, which pointed into that parse's arguments. */
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, SHORTOPTS, longopts, &li)) != -1) {
+		ps.name = longopts[li].name;
+		if (c == 'h' || c == OPT_VERSION) {
+			o->cmd = c == 'h' ? CB_CMD_HELP : CB_CMD_VERSION;
+			return CB_OK;
+		}
+		if (c == ':')
+			st = cb_fail(CB_ERR_USAGE, "option %s needs a value",
+			             argv[optind - 1]);
+		else if (!opt_measure(c, optarg, o, &ps, &st) &&
+		         !opt_coll(c, optarg, o, &ps, &st) &&
+		         !opt_transport(c, optarg, o, &ps, &st) &&
+		         !opt_output(c, optarg, o, &st))
+			st = cb_fail(CB_ERR_USAGE, "unknown option '%s'",
+			             argv[optind - 1]);
+		if (st)
+			return st;
+	}
+	if (optind < argc)
+		return cb_fail(
+		        CB_ERR_USAGE,
+		        "unexpected argument '%s' (commands run, tune, info, "
+		        "topo and acceptance come first)",
+		        argv[optind]);
+	if ((st = check_lists(o, &ps)))
+		return st;
+	return check_combos(o, &ps);
 }

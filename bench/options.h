@@ -80,6 +80,12 @@ struct cb_opts {
 	const char *tuning; /* --tuning FILE, or NULL (select/tuning.h) */
 	int rounds;         /* tune: interleaved rounds (default 3) */
 	int iters_set;      /* -n was given */
+	/* -a: a row's time from the workers' means: 0 rank 0's (the
+	 * group's first worker), 1 their average (default), 2 the
+	 * smallest, 3 the largest (nccl-tests' -a) */
+	int average;
+	int cycles;     /* -N: the sweep this many times; 0: until stopped */
+	int timestamps; /* -S 1: a table row starts with the local time */
 };
 
 /* Parse a count list: "2,4,8", "2:16:x2" (multiply), "1:8:+1" (add), where
@@ -95,9 +101,20 @@ cb_status_t cb_parse_counts(const char *s, const char *what, int max, int *out,
 cb_status_t cb_parse_size(const char *s, const char *what, size_t *bytes);
 
 /* Fill @o from the command line.  CB_ERR_USAGE with a recorded one-line
- * reason on bad input. */
+ * reason on bad input.  The options are docs/options.md's, the man
+ * page's and --help's (tests/integration/options_doc.sh holds them
+ * equal). */
 cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o);
 
 void cb_opts_usage(void);
+
+/* Inside the parse (bench/opts_algo.c): --algo @s into @o's algorithm
+ * selection; then whether it fits the collectives asked for (every one
+ * has an algorithm; size ranges of two algorithms of one collective do
+ * not overlap).  A list given as @s for option @flag has no empty item
+ * ("allreduce,", "ring,,tree"), @sep separating items. */
+cb_status_t cb_opts_algo_parse(const char *s, struct cb_opts *o);
+cb_status_t cb_opts_algo_check(const struct cb_opts *o);
+cb_status_t cb_opts_no_empty_item(const char *s, const char *flag, char sep);
 
 #endif

@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/log.h"
@@ -56,6 +57,14 @@ static cb_status_t save_so_far(struct cb_outputs *w)
 	return cb_results_save_all(w->res, w->o->outputs, w->o->noutputs);
 }
 
+/* -a's words for the table's header */
+static const char *const across[4] = {
+	"the first rank's (-a 0)",
+	"averaged across ranks",
+	"the smallest across ranks (-a 2)",
+	"the largest across ranks (-a 3)",
+};
+
 cb_status_t cb_output_open(struct cb_outputs *w, const struct cb_opts *o,
                            const struct cb_comm *c, const struct cb_model *m,
                            const char *auto_source)
@@ -98,6 +107,7 @@ cb_status_t cb_output_open(struct cb_outputs *w, const struct cb_opts *o,
 		.mem_kind = c->mem_kind == CB_MEM_GPU ? "gpu" : NULL,
 		.memory = cb_comm_mem_summary(c),
 		.auto_source = auto_source,
+		.across = across[o->average & 3],
 	};
 	if (cb_results_wanted(o->outputs, o->noutputs, o->plot) &&
 	    (st = cb_results_for_run(o->argc, o->argv, &w->settings, c, &ri,
@@ -192,6 +202,18 @@ static void scale_point(struct cb_outputs *w, const struct cb_sect *g,
 		};
 }
 
+/* -S 1: a table row starts with the local time, as nccl-tests'. */
+static void timestamp(FILE *f)
+{
+	char buf[32];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	if (localtime_r(&now, &tm) &&
+	    strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm))
+		fprintf(f, "[%s]", buf);
+}
+
 void cb_output_point(struct cb_outputs *w, const struct cb_sect *g,
                      const struct cb_rank_result *all,
                      const struct cb_algo *algo, const struct cb_coll_args *a,
@@ -216,10 +238,13 @@ void cb_output_point(struct cb_outputs *w, const struct cb_sect *g,
 		fputs("\r\033[K", stderr);
 		w->progress_shown = 0;
 	}
-	for (int i = 0; i < o->noutputs; i++)
-		if (w->out[i])
-			cb_report_point(w->out[i], o->outputs[i].format, rows,
-			                nrows);
+	for (int i = 0; i < o->noutputs; i++) {
+		if (!w->out[i])
+			continue;
+		if (o->timestamps && o->outputs[i].format == CB_FMT_TABLE)
+			timestamp(w->out[i]);
+		cb_report_point(w->out[i], o->outputs[i].format, rows, nrows);
+	}
 	if (w->schedlog)
 		schedule_log(w, g, all, algo, a, bytes);
 	scale_point(w, g, algo, a, bytes, busbw0);

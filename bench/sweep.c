@@ -568,9 +568,10 @@ cb_status_t cb_sweep(struct cb_comm *c, const struct cb_opts *o,
 	                                        : NULL))) {
 		goto out;
 	}
-	/* tune: every size and algorithm once per round, rounds in turn */
-	int rounds = o->cmd == CB_CMD_TUNE ? o->rounds : 1;
-	for (int r = 0; r < rounds && !st; r++)
+	/* tune: every size and algorithm once per round, rounds in turn;
+	 * a run: the sweep -N times (0: until a signal stops it) */
+	int rounds = o->cmd == CB_CMD_TUNE ? o->rounds : o->cycles;
+	for (int r = 0; (rounds == 0 || r < rounds) && !st; r += rounds > 0)
 		for (int k = 0; k < o->ncolls && !st; k++)
 			for (int j = 0; j < ncounts && !st; j++) {
 				make_group(&sw, o->colls[k], counts[j],

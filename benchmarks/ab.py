@@ -12,6 +12,8 @@ median ratio over all rows.  Example, the interface change of issue 9:
 
   benchmarks/ab.py ../base/build/collbench build/collbench -- \\
       --np 2 --transport shm --algo ring,rd -b 8 -e 16M -f 4
+
+Installs nothing: needs the two collbench builds it compares.
 """
 import argparse
 import csv

@@ -1,18 +1,28 @@
 #!/usr/bin/env python3
 """benchmarks/anchors.py - collbench beside Open MPI (and Gloo), same machine,
-same session, interleaved rounds, medians, ratios.
+same session, interleaved rounds, medians, ratios; and the machine's own
+limits (memcpy, loopback TCP) measured in the same run.
 
   benchmarks/anchors.py [--rounds 5] [--np 2] [--transports shm,tcp]
-                        [--min 8] [--max 64M] [--gloo]
+                        [--min 8] [--max 64M] [--gloo] [--no-limits]
 
---gloo adds PyTorch's Gloo allreduce over loopback TCP (the anchor
-../shared/anchors/gloo_allreduce.py; Debian's python3-torch) to the tcp
-table, at the powers of 4 from 1 MiB, in the same rounds.
+Everything it runs is in benchmarks/: for each round, back to back,
+`collbench --transport T` and `mpi-anchor.sh NP sm|tcp` (Open MPI's own
+collectives through the project's mpi_anchor.c, timed like collbench),
+with the same iteration counts per size (1000 up to 64 KiB, 100 up to
+4 MiB, 20 above).  Installs (apt, when missing): openmpi-bin and
+libopenmpi-dev (through mpi-anchor.sh), iperf3 (tcp-limit.sh), gcc
+(memcpy-limit.sh).  Without Open MPI the Open MPI columns say "-".
 
-For each round it runs, back to back, `collbench --transport T` and the
-anchor `../shared/anchors/run-mpi.sh NP sm|tcp` (Open MPI's own collectives,
-timed like nccl-tests), with the same iteration counts per size as the
-anchor (1000 up to 64 KiB, 100 up to 4 MiB, 20 above).  It prints, per size,
+--gloo adds PyTorch's Gloo allreduce over loopback TCP (gloo_anchor.py;
+Debian's python3-torch, which it does not install: without it the column
+is "-" and one line says so) to the tcp table, at the powers of 4 from
+1 MiB, in the same rounds.
+
+After the rounds, unless --no-limits: the memcpy ceiling (memcpy-limit.sh,
+1 thread) for the shm table and loopback TCP's (tcp-limit.sh, iperf3, both
+directions at once) for the tcp table, and collbench's busbw at each size
+as a fraction of it.  It prints, per size,
 the median over rounds of each tool's busbw (or time for small sizes) and the
 ratio collbench / Open MPI.  float32 sum allreduce, as the anchor.
 --coll picks the collective (allreduce, allgather, reduce_scatter, broadcast,
@@ -29,10 +39,6 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-# ../shared/anchors beside the repository; COLLBENCH_ANCHORS elsewhere (a
-# worktree)
-ANCHORS = os.environ.get("COLLBENCH_ANCHORS",
-                         os.path.join(ROOT, "..", "shared", "anchors"))
 
 
 def parse_size(s):
@@ -62,28 +68,49 @@ def collbench(cb, np_, tr, lo, hi, coll="allreduce", algo="auto"):
     return out
 
 
-def openmpi(np_, tr, lo, hi, coll="allreduce"):
-    r = subprocess.run([os.path.join(ANCHORS, "run-mpi.sh"), str(np_), "sm" if tr == "shm" else "tcp",
-                        "-c", MPI_NAME.get(coll, coll), "-b", str(lo), "-e", str(hi)],
-                       capture_output=True, text=True, timeout=900)
+SKIPPED = set()
+
+
+def anchor(name, argv, timeout=900):
+    """The CSV rows of one anchor script, or None when it skipped (77)."""
+    if name in SKIPPED:
+        return None
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    if r.returncode == 77:
+        print(r.stderr.strip().splitlines()[-1] if r.stderr.strip() else f"{name}: skipped",
+              file=sys.stderr)
+        SKIPPED.add(name)
+        return None
     if r.returncode != 0:
-        sys.exit(f"run-mpi.sh failed: {r.stderr.strip()[-500:]}")
-    return {int(row["bytes"]): (float(row["avg_us"]), float(row["busbw_gbps"]))
-            for row in csv.DictReader(io.StringIO(r.stdout))}
+        sys.exit(f"{name} failed ({r.returncode}): {r.stderr.strip()[-500:]}")
+    return list(csv.DictReader(io.StringIO(r.stdout)))
+
+
+def openmpi(np_, tr, lo, hi, coll="allreduce"):
+    rows = anchor("mpi-anchor.sh", [os.path.join(HERE, "mpi-anchor.sh"), str(np_),
+                                    "sm" if tr == "shm" else "tcp", "-c", MPI_NAME.get(coll, coll),
+                                    "-b", str(lo), "-e", str(hi)])
+    if rows is None:
+        return {}
+    if any(int(row["wrong"]) for row in rows):
+        sys.exit("mpi-anchor.sh: Open MPI returned wrong values")
+    return {int(row["bytes"]): (float(row["avg_us"]), float(row["busbw_gbps"])) for row in rows}
 
 
 def gloo(np_, hi):
-    r = subprocess.run(["/usr/bin/python3", os.path.join(ANCHORS, "gloo_allreduce.py"),
-                        "--world-sizes", str(np_), "--min-bytes", str(1 << 20),
-                        "--max-bytes", str(hi), "--step", "4", "--no-header"],
-                       capture_output=True, text=True, timeout=900)
-    out = {}
-    for line in r.stdout.splitlines():
-        f = line.split(",")
-        if len(f) >= 6 and f[0] == "gloo":
-            b, t = int(f[4]), float(f[5])
-            out[b] = (t, b / (t * 1e3) * 2 * (np_ - 1) / np_)
-    return out
+    rows = anchor("gloo_anchor.py", [sys.executable, os.path.join(HERE, "gloo_anchor.py"), "--np", str(np_),
+                                     "--min", str(1 << 20), "--max", str(hi), "--step", "4"])
+    return {int(r["bytes"]): (float(r["avg_us"]), float(r["busbw_gbps"])) for r in rows or []}
+
+
+def limit(tr):
+    """(what, GB/s) of this machine's ceiling for transport tr, or None."""
+    if tr == "shm":
+        rows = anchor("memcpy-limit.sh", [os.path.join(HERE, "memcpy-limit.sh"), "1", "1024", "16384"])
+        return ("memcpy, 1 thread, best of 1-16 MiB", max(float(r["gbps"]) for r in rows)) if rows else None
+    rows = anchor("tcp-limit.sh", [os.path.join(HERE, "tcp-limit.sh"), "3"])
+    bidir = [float(r["gbps"]) for r in rows or [] if r["test"] == "bidir" and r["gbps"] != "failed"]
+    return ("iperf3 loopback, both directions at once, each way", bidir[0]) if bidir else None
 
 
 def human(n):
@@ -105,6 +132,7 @@ def main():
     ap.add_argument("--coll", default="allreduce",
                     help="allreduce, allgather, reduce_scatter, broadcast or reduce")
     ap.add_argument("--algo", default="auto", help="collbench's --algo")
+    ap.add_argument("--no-limits", action="store_true", help="skip the memcpy and iperf3 ceilings")
     args = ap.parse_args()
     lo, hi = parse_size(args.min), parse_size(args.max)
     for tr in args.transports.split(","):
@@ -119,18 +147,27 @@ def main():
               f"{'sm' if tr == 'shm' else 'tcp'}; medians of {args.rounds} interleaved rounds")
         print(f"{'bytes':>8} {'cb time_us':>11} {'ompi time_us':>12} {'cb busbw':>9} {'ompi busbw':>10} "
               f"{'cb/ompi bw':>10}")
-        for b in sorted(set(cbr[0]) & set(mpr[0])):
+        lim = None if args.no_limits else limit(tr)
+        for b in sorted(cbr[0]):
             ct = statistics.median(r[b][0] for r in cbr if b in r)
-            mt = statistics.median(r[b][0] for r in mpr if b in r)
             cw = statistics.median(r[b][1] for r in cbr if b in r)
-            mw = statistics.median(r[b][1] for r in mpr if b in r)
-            line = (f"{human(b):>8} {ct:>11.2f} {mt:>12.2f} {cw:>9.3f} {mw:>10.3f} "
-                    f"{(cw / mw if mw else float('nan')):>9.2f}x")
+            mt = [r[b][0] for r in mpr if b in r]
+            mw = [r[b][1] for r in mpr if b in r]
+            if mt:
+                mt, mw = statistics.median(mt), statistics.median(mw)
+                line = (f"{human(b):>8} {ct:>11.2f} {mt:>12.2f} {cw:>9.3f} {mw:>10.3f} "
+                        f"{(cw / mw if mw else float('nan')):>9.2f}x")
+            else:
+                line = f"{human(b):>8} {ct:>11.2f} {'-':>12} {cw:>9.3f} {'-':>10} {'-':>10}"
+            if lim:
+                line += f"   cb/limit {cw / lim[1]:.2f}"
             gw = [r[b][1] for r in glr if b in r]
             if gw:
                 g = statistics.median(gw)
                 line += f"   gloo busbw {g:.3f}, cb/gloo {cw / g:.2f}x"
             print(line)
+        if lim:
+            print(f"# limit: {lim[0]}: {lim[1]:.2f} GB/s, measured after the rounds in this run")
         sys.stdout.flush()
 
 

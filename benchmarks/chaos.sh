@@ -9,7 +9,8 @@
 # tests/integration/chaos.py says (CI runs 9 of them, and 6 of ps-async
 # alone).  Ends with the counts per moment, action and mode, and exits 1 if
 # any run broke a rule.  Uses build/ (tools/run.sh makes it), at low
-# priority.
+# priority.  Installs nothing: needs build/, python3, and root with
+# iproute2 for the namespace hosts (those jobs are skipped without).
 set -u
 cd "$(dirname "$0")/.."
 runs=${1:-200}

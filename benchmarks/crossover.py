@@ -32,6 +32,8 @@ before and after each tune (retuned up to twice if it changed meanwhile) and
 around each round's pair of runs for a shape, and only rounds in the state
 the shape was tuned in count (the fast one where tune never ran in one
 state); the tables say how many.
+
+Installs nothing: needs a collbench build (default build/collbench).
 """
 import argparse
 import csv

@@ -6,6 +6,7 @@
 # run; an input that crashed (or broke a property) is in
 # build-fuzz/tests/fuzz/fuzz-crashes/.  Ends with one line per target and
 # the total time, and exits 1 if any target failed.
+# Installs nothing: needs clang 14 and libclang-rt-14-dev (tools/deps.sh --test).
 #
 # A crash found and fixed belongs in tests/fuzz/corpus/NAME/crash-WHAT, so
 # every build replays it from then on (suite fuzz-replay).

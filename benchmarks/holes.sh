@@ -1,22 +1,22 @@
 #!/bin/bash
-# benchmarks/holes.sh [COLLBENCH] [ROUNDS] - the performance holes of
-# issue 12, measured in one session (a benchmark, not a test; long):
+# benchmarks/holes.sh [COLLBENCH] [ROUNDS] - where collbench was slowest
+# against its anchors, measured in one session (a benchmark, not a test;
+# long):
 #   1. allreduce on shm at np 2, 16 KiB to 4 MiB: the tuned ring beside rd
 #      (and the other algorithms), medians of interleaved rounds
 #      (crossover.py, auto from the model alone so nothing is tuned away);
 #   2. allreduce on tcp at np 2, 64 KiB to 4 MiB, beside Open MPI's tcp
-#      (anchors.py -> ../shared/anchors/run-mpi.sh 2 tcp), collbench's auto
+#      (anchors.py -> mpi-anchor.sh 2 tcp), collbench's auto
 #      from a table tuned in this session, then the same with messages
 #      split across the streams from 256 KiB (COLLBENCH_TCP_SPLIT_BYTES);
-#   3. what loopback TCP itself carries (../shared/anchors/tcp_limit.sh:
-#      iperf3 1 and 2 streams, sockperf latency), when it is there.
-# Needs openmpi-bin and libopenmpi-dev for 2, iperf3 and sockperf for 3.
+#   3. what loopback TCP itself carries (tcp-limit.sh: iperf3, 1 and 2
+#      streams, 128 KiB and 1 MiB writes, both directions at once).
+# Everything is in benchmarks/.  Installs (apt, when missing): openmpi-bin
+# and libopenmpi-dev for 2, iperf3 for 3.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 cb=${1:-$here/../build/collbench}
 rounds=${2:-5}
-# the shared anchors beside the repository (COLLBENCH_ANCHORS elsewhere)
-export COLLBENCH_ANCHORS=${COLLBENCH_ANCHORS:-$here/../../shared/anchors}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -28,17 +28,13 @@ echo
 echo "## 2. tcp, np 2, beside Open MPI (auto from a table tuned now)"
 "$cb" tune --np 2 --transport tcp -b 64K -e 4M --tuning "$tmp/t.json" >/dev/null || exit 1
 COLLBENCH_TUNING=$tmp/t.json python3 "$here/anchors.py" --collbench "$cb" \
-	--np 2 --transports tcp --min 64K --max 4M --rounds "$rounds"
+	--np 2 --transports tcp --min 64K --max 4M --rounds "$rounds" --no-limits
 echo
 echo "## 2b. the same, messages split across the 2 streams from 256 KiB"
 COLLBENCH_TUNING=$tmp/t.json COLLBENCH_TCP_SPLIT_BYTES=262144 \
 	python3 "$here/anchors.py" --collbench "$cb" --np 2 --transports tcp \
-	--min 64K --max 4M --rounds "$rounds"
+	--min 64K --max 4M --rounds "$rounds" --no-limits
 
 echo
 echo "## 3. loopback TCP's own limit"
-if [ -f "$COLLBENCH_ANCHORS/tcp_limit.sh" ]; then
-	DUR=3 bash "$COLLBENCH_ANCHORS/tcp_limit.sh"
-else
-	echo "($COLLBENCH_ANCHORS/tcp_limit.sh not found)"
-fi
+"$here/tcp-limit.sh" 3

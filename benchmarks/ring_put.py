@@ -13,6 +13,8 @@ in place, and the ratios.  A benchmark, not a test.
 round whose two probes are both below US (default 300) counts as "fast",
 both above as "slow", else "mixed" (dropped); each state gets its own
 table.
+
+Installs nothing: needs a collbench build and, with --probe, a C compiler.
 """
 import argparse
 import csv

@@ -6,6 +6,7 @@
 # `topo --all` (bootstrap and the topology gather alone).  With a second
 # binary, both in interleaved rounds, and the ratio.  A benchmark: it
 # forks hundreds of processes; run it with nice on a shared machine.
+# Installs nothing: needs a collbench build (default build/collbench).
 set -u
 rounds=3
 if [ "${1:-}" = -r ]; then rounds=$2; shift 2; fi

@@ -13,6 +13,8 @@ Each round runs, for each delay D, collbench --algo ps,ps-async,ring
 delay the medians over rounds of: the median step time of the workers
 (p50), the mean step time, pushes per second per worker and staleness
 (p50/p99/max).  float32 sum, out of place.  A benchmark, not a test.
+
+Installs nothing: needs a collbench build (default build/collbench).
 """
 import argparse
 import csv

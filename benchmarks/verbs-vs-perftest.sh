@@ -2,6 +2,8 @@
 # benchmarks/verbs-vs-perftest.sh - collbench's verbs transport beside
 # perftest's ib_write_bw, same device, same sizes, same session, interleaved
 # rounds; prints the medians and the ratio collbench / perftest.
+# Installs nothing: needs perftest (Debian: apt-get install perftest) and,
+# with --emulated, the verbs emulation built (tools/test.sh).
 #
 #   benchmarks/verbs-vs-perftest.sh [--emulated] [--dev DEV] [--gid-index N]
 #       [--peer HOST] [--rounds 5] [--sizes "64K 1M 8M"] [--iters N]

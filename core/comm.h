@@ -19,8 +19,9 @@
 
 struct cb_topo_job;
 
-/* ---- options: set by the CLI, read by transports (CLI first, then the
- * environment as COLLBENCH_<KEY> with '-' as '_', upper case) ---- */
+/* ---- options: set by the CLI, read by transports (CLI first, then, for
+ * the keys core/env.c lists, and only those, one documented COLLBENCH_*
+ * variable) ---- */
 void cb_opt_set(const char *key, const char *value);
 const char *cb_opt_get(const char *key);
 

@@ -3,7 +3,6 @@
  * core/env.c - rank, world size and rendezvous from the launcher's
  * environment, the host's identity, and the option store.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,19 +36,41 @@ void cb_opt_set(const char *key, const char *value)
 	snprintf(opts[i].value, sizeof(opts[i].value), "%s", value);
 }
 
+/*
+ * The options a variable may also set when no flag did: each one is in
+ * docs/options.md and the man page's ENVIRONMENT, and no other key reads
+ * the environment (tests/integration/options_doc.sh checks both ways).
+ */
+static const struct {
+	const char *key, *env;
+} env_opts[] = {
+	{ "tcp-if", "COLLBENCH_TCP_IF" },
+	{ "tcp-streams", "COLLBENCH_TCP_STREAMS" },
+	{ "tcp-split-bytes", "COLLBENCH_TCP_SPLIT_BYTES" },
+	{ "gid-index", "COLLBENCH_GID_INDEX" },
+	{ "ib-sl", "COLLBENCH_IB_SL" },
+	{ "verbs-cm", "COLLBENCH_VERBS_CM" },
+	{ "verbs-eager-bytes", "COLLBENCH_VERBS_EAGER_BYTES" },
+	{ "shm-cma", "COLLBENCH_SHM_CMA" },
+	{ "shm-map", "COLLBENCH_SHM_MAP" },
+	{ "shm-rndv-bytes", "COLLBENCH_SHM_RNDV_BYTES" },
+	{ "gpu-copy", "COLLBENCH_GPU_COPY" },
+	{ "ring-put", "COLLBENCH_RING_PUT" },
+	{ "bind", "COLLBENCH_BIND" },
+	{ "topo-xml", "COLLBENCH_TOPO_XML" },
+};
+
 const char *cb_opt_get(const char *key)
 {
-	char env[64] = "COLLBENCH_";
-	size_t n = strlen(env);
-
 	for (int i = 0; i < nopts; i++)
 		if (!strcmp(opts[i].key, key))
 			return opts[i].value;
-	for (const char *p = key; *p && n < sizeof(env) - 1; p++)
-		env[n++] = *p == '-' ? '_' : (char)toupper((unsigned char)*p);
-	env[n] = '\0';
-	const char *v = getenv(env);
-	return v && *v ? v : NULL;
+	for (size_t i = 0; i < sizeof(env_opts) / sizeof(env_opts[0]); i++)
+		if (!strcmp(env_opts[i].key, key)) {
+			const char *v = getenv(env_opts[i].env);
+			return v && *v ? v : NULL;
+		}
+	return NULL;
 }
 
 /* ---- launcher environment ---- */

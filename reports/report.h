@@ -88,6 +88,9 @@ struct cb_run_info {
 	 * NULL for host buffers */
 	const char *mem_kind, *memory;
 	const char *auto_source; /* what decides --algo auto, or NULL */
+	/* which rank's mean a row's time is (-a), e.g. "the largest
+	 * across ranks"; NULL: "averaged across ranks" */
+	const char *across;
 };
 
 /* What the header of one section (a collective on one group) says. */

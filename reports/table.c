@@ -19,10 +19,9 @@ void cb_table_header(FILE *f, const struct cb_run_info *ri)
 	        CB_VERSION, ri->colls, ri->algo, ri->transport, ri->ranks,
 	        ri->ranks == 1 ? "" : "s", ri->hosts, ri->hosts == 1 ? "" : "s",
 	        ri->host_names);
-	fprintf(f,
-	        "# time: mean of %d iterations after %d warm-up, averaged "
-	        "across ranks; %s\n",
+	fprintf(f, "# time: mean of %d iterations after %d warm-up, %s; %s\n",
 	        ri->iters, ri->warmup,
+	        ri->across ? ri->across : "averaged across ranks",
 	        ri->check ? "results checked bit-exact (#wrong)"
 	                  : "results not checked (-c 0)");
 	if (ri->touch)

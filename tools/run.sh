@@ -1,7 +1,7 @@
 #!/bin/bash
 # tools/run.sh [collbench options] - install what is missing, build, and run
 # collbench on its embedded default: 2 local ranks forked here (no launcher),
-# allreduce with the ring algorithm, shared memory, 8 B .. 64 MiB, checked.
+# allreduce, --algo auto, shared memory, 8 B .. 64 MiB, checked.
 set -eu
 cd "$(dirname "$0")/.."
 tools/deps.sh

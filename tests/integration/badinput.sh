@@ -52,6 +52,22 @@ expect_fail 2 "implements alltoall" "$CB" --coll alltoall --algo tree
 expect_fail 2 "--ranks '9'" "$CB" --np 2 --ranks 9
 expect_fail 2 "nothing to run" "$CB" --np 4 --ranks 3 --coll pingpong -b 8 -e 8
 expect_fail 2 "COLLBENCH_REPRODUCIBLE" env COLLBENCH_REPRODUCIBLE=maybe "$CB" -b 8 -e 8
+# lists with an empty item and overlapping size ranges are ambiguous
+expect_fail 2 "empty item" "$CB" --coll allreduce,
+expect_fail 2 "empty item" "$CB" --algo "ring,,tree"
+expect_fail 2 "overlap" "$CB" --algo "ring:0-1M;rd:512K-max"
+# nccl-tests' and perftest's flags collbench has no feature for
+expect_fail 2 "always blocking" "$CB" -z 1
+expect_fail 2 "acceptance --duration" "$CB" -D 10
+expect_fail 2 "GB/s" "$CB" --report_gbits
+expect_fail 2 "-a" "$CB" -a 4
+expect_fail 2 "-N" "$CB" -N forever
+expect_fail 2 "-O x.csv" "$CB" -J x.csv
+expect_fail 2 "above 8K" "$CB" --verbs-eager-bytes 16K
+# an option the environment no longer sets: read as nothing, not as --nic
+COLLBENCH_NIC=nosuch0 "$CB" --np 2 -b 8 -e 8 -n 1 -w 0 --transport tcp \
+	>"$TMP/out" 2>&1 && pass "COLLBENCH_NIC is not read" ||
+	fail "COLLBENCH_NIC was read: $(tail -2 "$TMP/out")"
 # more memory than any host has: a clear line, not a crash
 expect_fail 1 "cannot allocate" "$CB" --np 1 -b 1T -e 1T
 finish

@@ -2,7 +2,7 @@
 # verbs.sh COLLBENCH - the verbs transport on the project's verbs emulation
 # (tests/verbs-emu, run through tools/emulated-rdma.sh): what it proves is
 # the transport's protocol, state machine, bounds and error paths, not speed
-# or wire compatibility with real adapters (README: The verbs transport).
+# or wire compatibility with real adapters (docs/transports.md: verbs).
 #  - the emulated device is the one used (its name is asserted), in each
 #    link layer (InfiniBand, RoCE v2 with the GID on the route, iWARP through
 #    rdma_cm), with the run header saying so;

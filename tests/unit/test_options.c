@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/measure.h"
 #include "bench/options.h"
+#include "core/comm.h"
 #include "bench/verify.h"
 #include "coll/reduce.h"
 #include "check.h"
@@ -185,6 +187,82 @@ int main(void)
 	CHECK(usage_err("--frobnicate", "--frobnicate"));
 	CHECK(usage_err("-b", "-b"));
 	CHECK(usage_err("launch", "launch"));
+
+	/* nccl-tests' and perftest's spellings (docs/options.md) */
+	CHECK(parse("", &o) == CB_OK && o.average == 1 && o.cycles == 1 &&
+	      o.timestamps == 0);
+	CHECK(parse("-T 5", &o) == CB_OK && o.timeout_s == 5);
+	CHECK(parse("--timeout 7.5", &o) == CB_OK && o.timeout_s == 7.5);
+	CHECK(parse("-a 0", &o) == CB_OK && o.average == 0);
+	CHECK(parse("--average 3", &o) == CB_OK && o.average == 3);
+	CHECK(parse("-N 0", &o) == CB_OK && o.cycles == 0);
+	CHECK(parse("--run_cycles 4", &o) == CB_OK && o.cycles == 4);
+	CHECK(parse("-S 1", &o) == CB_OK && o.timestamps == 1);
+	CHECK(parse("--report_timestamps 0", &o) == CB_OK && o.timestamps == 0);
+	CHECK(parse("-J r.json", &o) == CB_OK && o.noutputs == 2 &&
+	      o.outputs[1].format == CB_FMT_JSON &&
+	      !strcmp(o.outputs[1].path, "r.json"));
+	CHECK(parse("--output_file results", &o) == CB_OK && o.noutputs == 2 &&
+	      o.outputs[1].format == CB_FMT_JSON);
+	CHECK(parse("--verbs-eager-bytes 4K", &o) == CB_OK &&
+	      cb_opt_get("verbs-eager-bytes") &&
+	      !strcmp(cb_opt_get("verbs-eager-bytes"), "4096"));
+	CHECK(parse("--verbs-eager-bytes 100", &o) == CB_OK &&
+	      !strcmp(cb_opt_get("verbs-eager-bytes"), "100"));
+	CHECK(usage_err("--verbs-eager-bytes 9K", "--verbs-eager-bytes"));
+	CHECK(usage_err("--verbs-eager-bytes 1X", "1X"));
+	CHECK(usage_err("-a 4", "-a"));
+	CHECK(usage_err("-N -1", "-N"));
+	CHECK(usage_err("tune -N 2", "--rounds"));
+	CHECK(usage_err("-S 2", "-S"));
+	CHECK(usage_err("-J r.csv", "-O r.csv"));
+	CHECK(usage_err("-T never", "--timeout"));
+	CHECK(usage_err("-z 0", "always blocking"));
+	CHECK(usage_err("--blocking 1", "always blocking"));
+	CHECK(usage_err("-D 10", "acceptance --duration"));
+	CHECK(usage_err("--duration 10", "acceptance --duration"));
+	CHECK(usage_err("--report_gbits", "GB/s"));
+	/* lists with an empty item, overlapping ranges: refused */
+	CHECK(usage_err("--coll allreduce,", "empty item"));
+	CHECK(usage_err("--coll ,allreduce", "empty item"));
+	CHECK(usage_err("-d float32,,int8", "empty item"));
+	CHECK(usage_err("-o sum,", "empty item"));
+	CHECK(usage_err("--algo ring,", "empty item"));
+	CHECK(usage_err("--algo rd:0-1K;;ring:1K-max", "empty item"));
+	CHECK(usage_err("--algo ring:0-1M;rd:512K-max", "overlap"));
+	CHECK(usage_err("--algo rd:0-max;ring:64K-max", "overlap"));
+	CHECK(parse("--algo rd:0-512K;ring:512K-max", &o) == CB_OK);
+	/* each collective's own algorithm over all sizes: no overlap */
+	CHECK(parse("--coll allreduce,alltoall --algo "
+	            "ring:0-max;pairwise:0-max",
+	            &o) == CB_OK &&
+	      o.nalgos == 2);
+
+	/* -a: the row's time from the workers' means */
+	{
+		int members[3] = { 0, 1, 2 };
+		struct cb_sect g = { .coll = CB_COLL_ALLREDUCE,
+			             .members = members,
+			             .n = 3,
+			             .me = 0,
+			             .nhosts = 1 };
+		struct cb_rank_result all[3] = { { .mean = { 20, 20 } },
+			                         { .mean = { 10, 10 } },
+			                         { .mean = { 60, 60 } } };
+		struct cb_coll_args a = { .coll = CB_COLL_ALLREDUCE,
+			                  .count = 2 };
+		struct cb_row rows[2];
+		const struct cb_algo *ring = cb_algo_find("ring");
+		const double want[4] = { 20, 30, 10, 60 };
+		for (int av = 0; av < 4; av++) {
+			char line[16];
+			snprintf(line, sizeof(line), "-a %d", av);
+			CHECK(parse(line, &o) == CB_OK && ring);
+			cb_measure_rows(&o, &g, all, ring, &a, 8, 0, rows);
+			CHECK(fabs(rows[0].time_us - want[av]) < 1e-9 &&
+			      rows[0].slowest == 2);
+		}
+	}
 
 	/* busbw factors as nccl-tests defines them, algbw in 1e9 B/s */
 	CHECK(cb_coll_busbw_factor(CB_COLL_ALLREDUCE, 2) == 1.0);

@@ -11,7 +11,8 @@
  * large messages, striped over rails (verbs_data.c); devices, ports, GIDs
  * and counters in verbs_dev.c.
  *
- * Options (collbench flags, or COLLBENCH_<NAME> in the environment):
+ * Options (collbench flags; but --nic, also COLLBENCH_<NAME> in the
+ * environment):
  *   --nic DEV[:PORT][,...]  rails to use (default: topology's NIC, else the
  *                           first device with an ACTIVE port)
  *   --gid-index N           RoCE: the GID (default: RoCE v2 on the route)
