@@ -149,6 +149,8 @@ struct cb_run_info;
  * --coll-tolerance of the model, unless ranks share cores) and its
  * summary. */
 void cb_acc_judge_colls(struct cb_acc *a);
+/* The median of @v[0..@n) (sorted in place); 0 when @n <= 0. */
+double cb_acc_median(double *v, int n);
 /* One burn pass's figures from the record's pairs, at @t s. */
 void cb_acc_pass_summary(struct cb_acc *a, double t, double allreduce);
 /* The run object's facts for the JSON, into @m (and @ri, @hn). */

@@ -35,8 +35,8 @@
 #include "acceptance/accept.h"
 #include "bench/cli.h"
 #include "bench/options.h"
+#include "bench/place.h"
 #include "cb_config.h"
-#include "coll/reduce.h"
 #include "core/log.h"
 #include "reports/results.h"
 #include "topo/topo.h"
@@ -154,20 +154,6 @@ static double wait_for(const struct cb_acc_opts *o, int rounds)
 	return (rounds + 2) * o->set.pair_timeout_s + o->timeout_s;
 }
 
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median_of(double *v, int n)
-{
-	if (!n)
-		return 0;
-	qsort(v, (size_t)n, sizeof(*v), cmp_dbl);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* Copy measured figures into the record's pair of the same nodes. */
 static void take(struct cb_acc *a, const struct cb_acc_pair *m, int n,
                  int remeasure, enum cb_acc_stage_id stage)
@@ -204,9 +190,9 @@ static void alone_refs(struct cb_acc *a, const struct controls *k)
 	memcpy(bw, k->bw, sizeof(bw));
 	memcpy(bibw, k->bibw, sizeof(bibw));
 	memcpy(lat, k->lat, sizeof(lat));
-	a->alone_bw_gbps = median_of(bw, k->n);
-	a->alone_bibw_gbps = median_of(bibw, k->n);
-	a->alone_lat_us = median_of(lat, k->n);
+	a->alone_bw_gbps = cb_acc_median(bw, k->n);
+	a->alone_bibw_gbps = cb_acc_median(bibw, k->n);
+	a->alone_lat_us = cb_acc_median(lat, k->n);
 }
 
 /*
@@ -466,7 +452,8 @@ static cb_status_t stage_connect(struct run *R)
 		         sizeof(a->stage[0].summary),
 		         "%d pairs in %d rounds, %d could not connect; connect "
 		         "p50 %.3g ms",
-		         R->nall, R->rounds, bad, ms ? median_of(ms, k) : 0);
+		         R->nall, R->rounds, bad,
+		         ms ? cb_acc_median(ms, k) : 0);
 		free(ms);
 		R->keep->colls = bad == 0;
 		/* Ranks that share cores: pairs one at a time (a round's
@@ -600,10 +587,17 @@ static void settings_for(struct cb_comm *c, const struct cb_acc_opts *o,
                          struct cb_acc *a, char *tr, size_t bytes)
 {
 	a->set = o->set;
-	/* What connects the nodes: tcp between hosts under auto. */
-	if (!strcmp(o->transport, "auto"))
-		snprintf(tr, bytes, "%s", c->nhosts > 1 ? "tcp" : c->transport);
-	else
+	/* What connects the nodes: under auto, what this rank reaches the
+	 * other hosts with (verbs or tcp: core/comm_auto.c). */
+	if (!strcmp(o->transport, "auto")) {
+		const char *t = c->transport;
+		for (int p = 0; p < c->world && c->nhosts > 1; p++)
+			if (c->host_of_rank[p] != c->host) {
+				t = c->tp[cb_comm_pick(c, p)].ops->name;
+				break;
+			}
+		snprintf(tr, bytes, "%s", t);
+	} else
 		snprintf(tr, bytes, "%s", o->transport);
 	a->set.transport = tr;
 }
@@ -614,16 +608,8 @@ static int acc_rank(void *arg, const struct cb_cli_rank *r)
 	struct cb_comm *c = NULL;
 	struct cb_acc a = { .version = CB_VERSION };
 	struct run R = { .x = { .o = o, .a = &a, .me = -1 } };
-	struct cb_comm_cfg cfg = {
-		.rank = r->rank,
-		.world = r->world,
-		.host = r->host,
-		.port = r->port,
-		.listen_fd = r->listen_fd,
-		.timeout_s = o->timeout_s,
-		.transport = o->transport,
-		.reduce = cb_reduce,
-	};
+	struct cb_comm_cfg cfg =
+	        cb_place_comm_cfg(r, o->timeout_s, o->transport, NULL);
 	char tr[32], hn[1024];
 	struct cb_results_meta meta;
 	struct cb_run_info ri;

@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "acceptance/accept.h"
+#include "core/strbuf.h"
 
 static int cmp_dbl(const void *a, const void *b)
 {
@@ -38,7 +39,7 @@ static int cmp_dbl(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static double median(double *v, int n)
+double cb_acc_median(double *v, int n)
 {
 	if (n <= 0)
 		return 0;
@@ -73,9 +74,9 @@ static double ref_of(struct cb_acc *a, enum metric m)
 				mine[k++] = value(p, m);
 		}
 		if (k)
-			node[nn++] = median(mine, k);
+			node[nn++] = cb_acc_median(mine, k);
 	}
-	r = median(node, nn);
+	r = cb_acc_median(node, nn);
 out:
 	free(node);
 	free(mine);
@@ -148,37 +149,36 @@ static void describe(const struct cb_acc *a, const struct cb_acc_pair *p,
 {
 	const struct cb_acc_settings *s = &a->set;
 	double rbw, rbibw, rlat;
-	size_t n;
+	size_t n = 0;
 
 	cb_acc_ref_for(a, p, &rbw, &rbibw, &rlat);
 	if (m == M_LAT) {
-		n = (size_t)snprintf(buf, bytes, "latency %.3g us%s", v, to);
+		cb_buf_appendf(buf, bytes, &n, "latency %.3g us%s", v, to);
 		if (rlat > 0)
-			snprintf(buf + n, bytes - n,
-			         ", %.1fx the median %.3g us", v / rlat, rlat);
-		if (s->expect_lat_us > 0 && v > s->expect_lat_us &&
-		    (n = strlen(buf)) < bytes)
-			snprintf(buf + n, bytes - n,
-			         " (expected at most %.3g us)",
-			         s->expect_lat_us);
+			cb_buf_appendf(buf, bytes, &n,
+			               ", %.1fx the median %.3g us", v / rlat,
+			               rlat);
+		if (s->expect_lat_us > 0 && v > s->expect_lat_us)
+			cb_buf_appendf(buf, bytes, &n,
+			               " (expected at most %.3g us)",
+			               s->expect_lat_us);
 		return;
 	}
 	double ref = m == M_BW ? rbw : rbibw;
-	n = (size_t)snprintf(
-	        buf, bytes, "%s %.3g GB/s%s",
-	        m == M_BW ? "bandwidth" : "bidirectional bandwidth", v, to);
-	if (ref > 0 && rel && n < bytes)
-		n += (size_t)snprintf(buf + n, bytes - n,
-		                      ", %.0f%% of the median %.3g GB/s",
-		                      100 * v / ref, ref);
-	if (m == M_BW && s->expect_bw_gbps > 0 && v < s->expect_bw_gbps &&
-	    n < bytes)
-		n += (size_t)snprintf(buf + n, bytes - n,
-		                      " (expected at least %.3g GB/s)",
-		                      s->expect_bw_gbps);
-	if (m == M_BW && a->link_gbps > 0 && n < bytes)
-		snprintf(buf + n, bytes - n, " (%.0f%% of the %.3g Gb/s link)",
-		         100 * v / a->link_gbps, a->link_gbps * 8);
+	cb_buf_appendf(buf, bytes, &n, "%s %.3g GB/s%s",
+	               m == M_BW ? "bandwidth" : "bidirectional bandwidth", v,
+	               to);
+	if (ref > 0 && rel)
+		cb_buf_appendf(buf, bytes, &n,
+		               ", %.0f%% of the median %.3g GB/s",
+		               100 * v / ref, ref);
+	if (m == M_BW && s->expect_bw_gbps > 0 && v < s->expect_bw_gbps)
+		cb_buf_appendf(buf, bytes, &n, " (expected at least %.3g GB/s)",
+		               s->expect_bw_gbps);
+	if (m == M_BW && a->link_gbps > 0)
+		cb_buf_appendf(buf, bytes, &n,
+		               " (%.0f%% of the %.3g Gb/s link)",
+		               100 * v / a->link_gbps, a->link_gbps * 8);
 }
 
 static const char *node_label(const struct cb_acc *a, int x, char *buf,
@@ -239,8 +239,8 @@ static int judge_all(struct cb_acc *a, enum cb_acc_stage_id stage,
 			v[k++] = value(&a->pairs[i], metric);
 			ps->slow[i] = 0;
 		}
-	describe(a, first, metric, v ? median(v, k) : 0, " (median pair)", 0,
-	         what, sizeof(what));
+	describe(a, first, metric, v ? cb_acc_median(v, k) : 0,
+	         " (median pair)", 0, what, sizeof(what));
 	free(v);
 	cb_acc_find(a, stage, "job", -1, -1,
 	            "every pair of all %d nodes: %s: the whole fabric, or the "
@@ -285,8 +285,8 @@ static void judge_nodes(struct cb_acc *a, enum cb_acc_stage_id stage,
 			if (p->ok && (p->a == x || p->b == x))
 				v[k++] = value(p, metric);
 		}
-		describe(a, first, metric, median(v, k), " to every peer", 1,
-		         what, sizeof(what));
+		describe(a, first, metric, cb_acc_median(v, k),
+		         " to every peer", 1, what, sizeof(what));
 		cb_acc_find(a, stage, "node", a->nodes[x].host, -1, "%s %s: %s",
 		            a->set.rails ? "node" : "host",
 		            node_label(a, x, label, sizeof(label)), what);
@@ -331,10 +331,10 @@ static void names(const struct cb_acc *a, const unsigned char *set, char *buf,
 	size_t n = 0;
 
 	buf[0] = '\0';
-	for (int x = 0; x < a->nnodes && n < bytes; x++)
+	for (int x = 0; x < a->nnodes; x++)
 		if (set[x])
-			n += (size_t)snprintf(buf + n, bytes - n, "%s%s",
-			                      n ? "," : "", a->nodes[x].name);
+			cb_buf_appendf(buf, bytes, &n, "%s%s", n ? "," : "",
+			               a->nodes[x].name);
 }
 
 static void judge_groups(struct cb_acc *a, enum cb_acc_stage_id stage,
@@ -390,8 +390,8 @@ static void judge_groups(struct cb_acc *a, enum cb_acc_stage_id stage,
 		}
 		names(a, s, sn, sizeof(sn));
 		names(a, &t[x * nn], tn, sizeof(tn));
-		describe(a, first, metric, v ? median(v, k) : 0, "", 1, what,
-		         sizeof(what));
+		describe(a, first, metric, v ? cb_acc_median(v, k) : 0, "", 1,
+		         what, sizeof(what));
 		free(v);
 		cb_acc_find(
 		        a, stage, "group", -1, -1,

@@ -11,24 +11,11 @@
 #include <time.h>
 
 #include "acceptance/accept.h"
+#include "core/strbuf.h"
 #include "cb_config.h"
 #include "core/log.h"
 #include "reports/results.h"
 #include "topo/topo.h"
-
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median_of(double *v, int n)
-{
-	if (!n)
-		return 0;
-	qsort(v, (size_t)n, sizeof(*v), cmp_dbl);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 void cb_acc_judge_colls(struct cb_acc *a)
 {
@@ -53,15 +40,16 @@ void cb_acc_judge_colls(struct cb_acc *a)
 	}
 	size_t n = 0;
 	char *s = a->stage[CB_ACC_COLLECTIVES].summary;
-	for (int i = 0; i < a->ncolls && n < sizeof(a->stage[0].summary); i++)
-		n += (size_t)snprintf(s + n, sizeof(a->stage[0].summary) - n,
-		                      "%s%s busbw %.3g GB/s (model %.3g)",
-		                      i ? "; " : "", a->colls[i].coll,
-		                      a->colls[i].busbw_gbps,
-		                      a->colls[i].model_busbw_gbps);
-	if (a->shared_cores[0] && n < sizeof(a->stage[0].summary))
-		snprintf(s + n, sizeof(a->stage[0].summary) - n,
-		         "; not judged against the model: %s", a->shared_cores);
+	for (int i = 0; i < a->ncolls; i++)
+		cb_buf_appendf(s, sizeof(a->stage[0].summary), &n,
+		               "%s%s busbw %.3g GB/s (model %.3g)",
+		               i ? "; " : "", a->colls[i].coll,
+		               a->colls[i].busbw_gbps,
+		               a->colls[i].model_busbw_gbps);
+	if (a->shared_cores[0])
+		cb_buf_appendf(s, sizeof(a->stage[0].summary), &n,
+		               "; not judged against the model: %s",
+		               a->shared_cores);
 }
 
 /* One burn pass's summary, from rank 0's record. */
@@ -100,8 +88,8 @@ void cb_acc_pass_summary(struct cb_acc *a, double t, double allreduce)
 		p->slow_pairs += cb_acc_outside(a, q, why, sizeof(why));
 		k++;
 	}
-	p->median_bw_gbps = median_of(bw, k);
-	p->median_lat_us = median_of(lat, k);
+	p->median_bw_gbps = cb_acc_median(bw, k);
+	p->median_lat_us = cb_acc_median(lat, k);
 	if (!k)
 		p->min_bw_gbps = 0;
 	free(bw);
@@ -168,9 +156,9 @@ void cb_acc_meta(struct cb_comm *c, const struct cb_acc_opts *o,
 	size_t n = 0;
 
 	host_names[0] = '\0';
-	for (int h = 0; h < c->nhosts && n < bytes; h++)
-		n += (size_t)snprintf(host_names + n, bytes - n, "%s%s",
-		                      h ? ", " : "", c->hosts[h]);
+	for (int h = 0; h < c->nhosts; h++)
+		cb_buf_appendf(host_names, bytes, &n, "%s%s", h ? ", " : "",
+		               c->hosts[h]);
 	*ri = (struct cb_run_info){
 		.colls = "allreduce, alltoall",
 		.algo = "ring,pairwise",

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "acceptance/accept.h"
+#include "core/strbuf.h"
 #include "select/calibrate.h"
 #include "bench/verify.h"
 #include "coll/coll.h"
@@ -292,13 +293,12 @@ void cb_acc_judge_counters(struct cb_acc *a)
 			size_t n = 0;
 			if (!ho->nics[k].ncounters)
 				continue;
-			for (int i = 0;
-			     rd->counter_names[i] && n < sizeof(grew); i++) {
+			for (int i = 0; rd->counter_names[i]; i++) {
 				uint64_t b = ho->nics[k].counters[i],
 				         e = ho->after[k][i];
 				if (e > b && rd->counter_is_error[i])
-					n += (size_t)snprintf(
-					        grew + n, sizeof(grew) - n,
+					cb_buf_appendf(
+					        grew, sizeof(grew), &n,
 					        "%s%s +%llu", n ? ", " : "",
 					        rd->counter_names[i],
 					        (unsigned long long)(e - b));

@@ -20,6 +20,7 @@
 
 #include "core/comm.h"
 #include "core/log.h"
+#include "core/strbuf.h"
 #include "core/pmix.h"
 #include "core/sock.h"
 
@@ -125,8 +126,8 @@ static void local_addrs(char *out, size_t bytes)
 		        &((struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr,
 		        ip, sizeof(ip));
 		if (n + strlen(ip) + 2 < bytes)
-			n += (size_t)snprintf(out + n, bytes - n, "%s%s",
-			                      n ? "," : "", ip);
+			cb_buf_appendf(out, bytes, &n, "%s%s", n ? "," : "",
+			               ip);
 	}
 	freeifaddrs(ifa);
 }

@@ -14,7 +14,7 @@
 #include "reports/report.h"
 
 /* The group a section runs on: the first k ranks, or the ranks of the
- * first k hosts (bench/sweep.c). */
+ * first k hosts (cli/sweep.c). */
 struct cb_sect {
 	enum cb_coll coll;
 	int *members; /* [n] comm ranks */

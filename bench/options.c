@@ -468,7 +468,9 @@ static int opt_transport(int c, const char *arg, struct cb_opts *o,
 		return 1;
 	}
 	case OPT_TOPO:
-		*st = cb_topo_opt(ps->name, arg);
+		*st = cb_topo_opt_check(ps->name, arg);
+		if (!*st)
+			cb_opt_set(ps->name, arg);
 		return 1;
 	}
 	return 0;

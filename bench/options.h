@@ -40,7 +40,7 @@ struct cb_opts {
 		CB_CMD_HELP,
 		CB_CMD_VERSION,
 		CB_CMD_TOPO,
-		CB_CMD_RESULTS, /* plot, compare, report: bench/results_cmd.c */
+		CB_CMD_RESULTS, /* plot, compare, report: cli/results_cmd.c */
 		CB_CMD_TUNE,    /* a run that writes the tuning table */
 		CB_CMD_ACCEPT   /* acceptance: acceptance/cmd.c */
 	} cmd;

@@ -417,7 +417,7 @@ uint64_t cb_verify_check(const struct cb_verify *v, const void *recvbuf)
 	return walk_result(v, CHECK, (void *)recvbuf);
 }
 
-/* ---- the allreduce-only interface, until bench/sweep.c moves over ---- */
+/* ---- the allreduce-only interface, until cli/sweep.c moves over ---- */
 
 void cb_fill(enum cb_dtype dt, enum cb_op op, int rank, void *buf, size_t count)
 {

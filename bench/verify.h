@@ -91,7 +91,7 @@ void cb_verify_poison(const struct cb_verify *v, void *recvbuf);
 uint64_t cb_verify_check(const struct cb_verify *v, const void *recvbuf);
 
 /*
- * The allreduce-only interface bench/sweep.c still uses: thin wrappers
+ * The allreduce-only interface cli/sweep.c still uses: thin wrappers
  * over the above (cb_fill fills as rank @rank of an allreduce, and
  * cb_check_allreduce checks as its rank 0 on @nranks ranks), valid up to
  * 256 ranks.  To go once the driver uses struct cb_verify.

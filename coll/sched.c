@@ -93,10 +93,10 @@ static int add(struct cb_sched *s, const struct cb_sop *op)
 	return 0;
 }
 
-int cb_sched_send(struct cb_sched *s, uint32_t seg, int round, int peer,
-                  enum cb_sbuf buf, size_t off, size_t bytes)
+static int xfer(struct cb_sched *s, enum cb_sop_kind kind, uint32_t seg,
+                int round, int peer, enum cb_sbuf buf, size_t off, size_t bytes)
 {
-	return add(s, &(struct cb_sop){ .kind = CB_SOP_SEND,
+	return add(s, &(struct cb_sop){ .kind = kind,
 	                                .buf = (uint8_t)buf,
 	                                .round = (uint16_t)round,
 	                                .seg = seg,
@@ -105,16 +105,16 @@ int cb_sched_send(struct cb_sched *s, uint32_t seg, int round, int peer,
 	                                .bytes = bytes });
 }
 
+int cb_sched_send(struct cb_sched *s, uint32_t seg, int round, int peer,
+                  enum cb_sbuf buf, size_t off, size_t bytes)
+{
+	return xfer(s, CB_SOP_SEND, seg, round, peer, buf, off, bytes);
+}
+
 int cb_sched_recv(struct cb_sched *s, uint32_t seg, int round, int peer,
                   enum cb_sbuf buf, size_t off, size_t bytes)
 {
-	return add(s, &(struct cb_sop){ .kind = CB_SOP_RECV,
-	                                .buf = (uint8_t)buf,
-	                                .round = (uint16_t)round,
-	                                .seg = seg,
-	                                .peer = peer,
-	                                .off = off,
-	                                .bytes = bytes });
+	return xfer(s, CB_SOP_RECV, seg, round, peer, buf, off, bytes);
 }
 
 int cb_sched_recv_reduce(struct cb_sched *s, uint32_t seg, int round, int peer,

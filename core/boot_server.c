@@ -37,6 +37,7 @@
 #include "core/boot_store.h"
 #include "core/boot_wire.h"
 #include "core/log.h"
+#include "core/strbuf.h"
 #include "core/sock.h"
 
 struct client {
@@ -106,7 +107,8 @@ static void srv_answer(void *ctx, int ci, struct boot_sbuf *body)
 		boot_sbuf_put(h);
 		return;
 	}
-	((struct boot_hdr *)(void *)h->data)->val_bytes = htonl(body->bytes);
+	boot_hdr_encode((struct boot_hdr *)(void *)h->data, MSG_VALUE, 0,
+	                body->bytes);
 	if (boot_outq_push(&c->out, c->fd, h) == 0)
 		boot_outq_push(&c->out, c->fd, body);
 	boot_sbuf_put(h);
@@ -704,14 +706,12 @@ static void srv_missing(struct boot_server *srv, const char *prefix, int n,
 		for (int i = 0; i < srv->nclients && !joined; i++)
 			joined = srv->clients[i].rank == r &&
 			         srv->clients[i].fd >= 0;
-		len += (size_t)snprintf(out + len,
-		                        len < bytes ? bytes - len : 0, "%s%d%s",
-		                        shown ? ", " : "", r,
-		                        joined ? "" : " (never connected)");
+		cb_buf_appendf(out, bytes, &len, "%s%d%s", shown ? ", " : "", r,
+		               joined ? "" : " (never connected)");
 		shown++;
 	}
-	if (more && len < bytes)
-		snprintf(out + len, bytes - len, " and %d more", more);
+	if (more)
+		cb_buf_appendf(out, bytes, &len, " and %d more", more);
 }
 
 void boot_server_missing(struct boot_server *srv, const char *prefix, int n,

@@ -92,12 +92,13 @@ struct boot_sbuf *boot_msg_new(uint32_t type, const void *key,
                                uint32_t key_bytes, const void *val,
                                uint32_t val_bytes)
 {
-	struct boot_hdr h = { htonl(BOOT_MAGIC), htonl(type), htonl(key_bytes),
-		              htonl(val_bytes) };
-	struct boot_sbuf *b = boot_sbuf_new(sizeof(h) + key_bytes + val_bytes);
+	struct boot_sbuf *b =
+	        boot_sbuf_new(sizeof(struct boot_hdr) + key_bytes + val_bytes);
+	struct boot_hdr h;
 
 	if (!b)
 		return NULL;
+	boot_hdr_encode(&h, type, key_bytes, val_bytes);
 	memcpy(b->data, &h, sizeof(h));
 	if (key_bytes)
 		memcpy(b->data + sizeof(h), key, key_bytes);

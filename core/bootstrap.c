@@ -90,12 +90,12 @@ static cb_status_t boot_send(struct cb_boot *b, uint32_t type, const char *key,
                              const void *val, uint32_t val_bytes)
 {
 	uint32_t kb = key ? (uint32_t)strlen(key) : 0;
-	struct boot_hdr h = { htonl(BOOT_MAGIC), htonl(type), htonl(kb),
-		              htonl(val_bytes) };
+	struct boot_hdr h;
 	uint64_t dl = boot_deadline(b);
 	cb_status_t st;
 	int err = 0;
 
+	boot_hdr_encode(&h, type, kb, val_bytes);
 	st = cb_sock_send_all(b->fd, &h, sizeof(h), dl, &err);
 	if (!st && kb)
 		st = cb_sock_send_all(b->fd, key, kb, dl, &err);
@@ -705,8 +705,7 @@ void cb_boot_abort(struct cb_boot *b, cb_status_t st, int blame,
 		return;
 	/* Best effort, and not through boot_send: its failure must not
 	 * replace the line that explains the original failure. */
-	h = (struct boot_hdr){ htonl(BOOT_MAGIC), htonl(MSG_ABORT),
-		               htonl(sizeof(k)), htonl(len) };
+	boot_hdr_encode(&h, MSG_ABORT, sizeof(k), len);
 	if (!cb_sock_send_all(b->fd, &h, sizeof(h), dl, &err) &&
 	    !cb_sock_send_all(b->fd, k, sizeof(k), dl, &err))
 		cb_sock_send_all(b->fd, why, len, dl, &err);
@@ -718,8 +717,9 @@ void cb_boot_close(struct cb_boot *b)
 	if (!b)
 		return;
 	if (b->fd >= 0 && !b->aborted && !b->sent_abort) {
-		struct boot_hdr h = { htonl(BOOT_MAGIC), htonl(MSG_BYE), 0, 0 };
+		struct boot_hdr h;
 		int err;
+		boot_hdr_encode(&h, MSG_BYE, 0, 0);
 		cb_sock_send_all(b->fd, &h, sizeof(h),
 		                 cb_now_ns() + 1000000000ull, &err);
 	}

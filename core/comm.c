@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
-#include "topo/topo.h"
+#include "core/strbuf.h"
 
 #ifndef CB_PLUGIN_DIR
 #define CB_PLUGIN_DIR "/usr/local/lib/collbench"
@@ -215,11 +215,6 @@ struct host_info {
 	int32_t pid;
 };
 
-const char *cb_comm_host_name(const struct cb_comm *c, int r)
-{
-	return c->hosts[c->host_of_rank[r]];
-}
-
 static cb_status_t comm_hosts(struct cb_comm *c, const char *name,
                               const char *key)
 {
@@ -265,21 +260,7 @@ static cb_status_t comm_hosts(struct cb_comm *c, const char *name,
 	return CB_OK;
 }
 
-/* Which transport (index into c->tp) connects us to @peer. */
-static int comm_pick(const struct cb_comm *c, int peer)
-{
-	int same = c->host_of_rank[peer] == c->host;
-
-	if (c->nwire == 1)
-		return 0;
-	for (int i = 0; i < c->nwire; i++)
-		if (!!(c->tp[i].ops->caps & CB_TP_CAP_SAME_HOST) == same)
-			return i;
-	return 0;
-}
-
-/* Open transport @name; @alone: it must connect every pair of ranks. */
-static cb_status_t comm_open_tp(struct cb_comm *c, const char *name, int alone)
+cb_status_t cb_comm_open_tp(struct cb_comm *c, const char *name, int alone)
 {
 	struct cb_tp_entry e;
 	cb_status_t st;
@@ -327,7 +308,7 @@ static cb_status_t comm_publish(struct cb_comm *c)
 	if (!c->eps)
 		return cb_fail(CB_ERR_NOMEM, "out of memory");
 	for (int p = 0; p < c->world; p++) {
-		int t = comm_pick(c, p);
+		int t = cb_comm_pick(c, p);
 		c->eps[p] = (struct cb_ep){ .peer = p, .tpi = t };
 		if (p != c->rank)
 			c->eps[p].ops = c->tp[t].ops;
@@ -335,32 +316,29 @@ static cb_status_t comm_publish(struct cb_comm *c)
 	return CB_OK;
 }
 
-/* Tell topo which device names the transports of this run know, so --nic may
- * name one hwloc does not (an emulated RDMA device, an interface):
+/* The device names the transports of this run know, for the placement, so
+ * --nic may name one hwloc does not (an emulated RDMA device, an interface):
  * "verbs:cbemu0,cbemu1;tcp:lo,eth0". */
-static void comm_known_nics(const char *transport)
+static void comm_known_nics(const char *transport, char *list, size_t cap)
 {
-	const char *auto_tps[] = { "shm", "tcp", NULL };
+	const char *auto_tps[] = { "shm", "tcp", "verbs", NULL };
 	const char *one[] = { transport, NULL };
 	const char **names = strcmp(transport, "auto") ? one : auto_tps;
 	struct cb_tp_dev devs[32];
-	char list[1024] = "";
+	size_t n = 0;
 
 	for (int i = 0; names[i]; i++) {
 		struct cb_tp_entry e;
-		int n = 0;
+		int nd = 0;
 		cb_tp_find(names[i], &e);
 		if (!e.ops || !CB_TP_HAS(e.ops, devices) ||
-		    e.ops->devices(devs, 32, &n) != CB_OK)
+		    e.ops->devices(devs, 32, &nd) != CB_OK)
 			continue;
-		snprintf(list + strlen(list), sizeof(list) - strlen(list),
-		         "%s%s:", list[0] ? ";" : "", names[i]);
-		for (int d = 0; d < n && d < 32; d++)
-			snprintf(list + strlen(list),
-			         sizeof(list) - strlen(list), "%s%.63s",
-			         d ? "," : "", devs[d].name);
+		cb_buf_appendf(list, cap, &n, "%s%s:", n ? ";" : "", names[i]);
+		for (int d = 0; d < nd && d < 32; d++)
+			cb_buf_appendf(list, cap, &n, "%s%.63s", d ? "," : "",
+			               devs[d].name);
 	}
-	cb_opt_set("nic-known", list);
 }
 
 cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg, struct cb_comm **out)
@@ -392,21 +370,25 @@ cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg, struct cb_comm **out)
 	}
 	if ((st = comm_hosts(c, name, key)))
 		goto fail;
-	comm_known_nics(cfg->transport);
 	/* Bind before transports allocate anything (first touch). */
-	if ((st = cb_topo_job_setup(c->boot, c->rank, c->world, c->local_rank,
-	                            c->local_size, &c->topo)))
-		goto fail;
+	c->place = cfg->place;
+	if (c->place) {
+		char known[1024] = "";
+		comm_known_nics(cfg->transport, known, sizeof(known));
+		if ((st = c->place->setup(c, known, &c->topo)))
+			goto fail;
+	}
 	cb_boot_local_addr(c->boot, c->local_ip, sizeof(c->local_ip));
 	{
 		const char *nic = cb_comm_option(c, "nic");
-		if (!nic)
-			nic = cb_topo_job_nic(c->topo);
+		if (!nic && c->place)
+			nic = c->place->nic(c->topo);
 		snprintf(c->nic, sizeof(c->nic), "%s", nic ? nic : "");
 	}
 
 	c->reduce = cfg->reduce;
-	cb_comm_host_init(c, cb_boot_job_id(c->boot), cb_topo_job_gpu(c->topo));
+	cb_comm_host_init(c, cb_boot_job_id(c->boot),
+	                  c->place ? c->place->gpu(c->topo) : -1);
 
 	/* Device buffers with --mem gpu, and always over the gpu transport;
 	 * then ranks of one host talk over gpu by default. */
@@ -416,14 +398,9 @@ cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg, struct cb_comm **out)
 	                      ? CB_MEM_GPU
 	                      : CB_MEM_HOST;
 	if (!strcmp(cfg->transport, "auto")) {
-		int shared_host = c->nhosts < c->world;
-		const char *local = c->mem_kind == CB_MEM_GPU ? "gpu" : "shm";
-		if (shared_host && (st = comm_open_tp(c, local, 0)))
+		if ((st = cb_comm_open_auto(c)))
 			goto fail;
-		if ((c->nhosts > 1 || c->world == 1) &&
-		    (st = comm_open_tp(c, "tcp", 0)))
-			goto fail;
-	} else if ((st = comm_open_tp(c, cfg->transport, 1))) {
+	} else if ((st = cb_comm_open_tp(c, cfg->transport, 1))) {
 		goto fail;
 	}
 	c->nwire = c->ntp;
@@ -440,7 +417,7 @@ cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg, struct cb_comm **out)
 			    CB_TP_HAS(c->tp[i].ops, local_test))
 				c->engine = i;
 		if (c->engine < 0) {
-			if ((st = comm_open_tp(c, "gpu", 0)))
+			if ((st = cb_comm_open_tp(c, "gpu", 0)))
 				goto fail;
 			c->engine = c->ntp - 1;
 		}
@@ -470,11 +447,13 @@ void cb_comm_destroy(struct cb_comm *c)
 		c->tp[i].ops->close(c->tp[i].ctx);
 	free(c->mem_lines);
 	cb_boot_close(c->boot);
-	cb_topo_job_free(c->topo);
+	if (c->place)
+		c->place->free(c->topo);
 	for (int h = 0; c->hosts && h < c->nhosts; h++)
 		free(c->hosts[h]);
 	free(c->hosts);
 	free(c->host_of_rank);
+	free(c->remote_tps);
 	free(c->eps);
 	free(c);
 }
@@ -539,6 +518,24 @@ cb_status_t cb_comm_progress(struct cb_comm *c)
 	if (any == CB_AGAIN && (c->oversubscribed || c->idle_long >= 4096))
 		sched_yield();
 	return any;
+}
+
+cb_status_t cb_comm_wait(struct cb_comm *c, struct cb_req *req)
+{
+	struct cb_wait w = { 0 };
+	cb_status_t st;
+
+	while ((st = cb_comm_test(req)) == CB_AGAIN) {
+		cb_status_t pst = cb_comm_progress(c);
+		if (pst < 0)
+			return pst;
+		if (cb_wait_expired(&w, pst == CB_OK, c->timeout_s))
+			return cb_fail(CB_ERR_TIMEOUT,
+			               "timed out after %g s waiting for a "
+			               "copy or a message to complete",
+			               c->timeout_s);
+	}
+	return st;
 }
 
 static int comm_fail(struct cb_comm *c, cb_status_t st)

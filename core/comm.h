@@ -189,11 +189,33 @@ struct cb_comm {
 	const char *(*option)(void *arg, const char *key);
 	void *option_arg;
 	struct cb_topo_job *topo; /* binding, NIC/GPU, inventory (topo/) */
+	const struct cb_comm_place *place; /* what made @topo, or NULL */
 	struct cb_mem *mem[CB_MEM_MAX];
 	int nmem;
+	/* --transport auto across hosts (core/comm_auto.c): what each rank
+	 * opened, bits by cb_tp_names ([world]; NULL otherwise), and what the
+	 * pairs got, for the header. */
+	uint32_t *remote_tps;
+	char auto_line[320];
 	uint32_t connects;      /* endpoints connected so far */
 	uint32_t late_connects; /* of those, connected by a call's first run
 	                         * instead of by its plan */
+};
+
+/*
+ * Job placement: binding, this rank's NIC and GPU, the hosts' inventory
+ * (topo/'s, wired in by the caller as bench/place.c does, so the core does
+ * not reach up for it).  @setup runs once the ranks know their hosts and
+ * before a transport allocates anything (first touch); every rank calls it
+ * (it may gather over c->boot).  @nic_known: the device names the run's
+ * transports list, "verbs:cbemu0,cbemu1;tcp:lo".
+ */
+struct cb_comm_place {
+	cb_status_t (*setup)(struct cb_comm *c, const char *nic_known,
+	                     struct cb_topo_job **job);
+	const char *(*nic)(const struct cb_topo_job *job); /* or NULL */
+	int (*gpu)(const struct cb_topo_job *job);         /* or -1 */
+	void (*free)(struct cb_topo_job *job);
 };
 
 struct cb_comm_cfg {
@@ -212,6 +234,8 @@ struct cb_comm_cfg {
 	 * store, cb_opt_get. */
 	const char *(*option)(void *arg, const char *key);
 	void *option_arg;
+	const struct cb_comm_place *place; /* NULL: no binding, no NIC or GPU
+	                                    * chosen but --nic's */
 };
 
 /* Inside the core (and its unit tests): fill @c's template of the host
@@ -223,10 +247,19 @@ void cb_comm_tp_init(struct cb_comm *c, struct cb_comm_tp *t, const char *name);
 
 cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg,
                            struct cb_comm **comm);
+/* Open transport @name; @alone: it must connect every pair of ranks. */
+cb_status_t cb_comm_open_tp(struct cb_comm *c, const char *name, int alone);
+/* --transport auto (core/comm_auto.c): open what connects each pair, and
+ * which of the open transports (index into tp) connects us to @peer. */
+cb_status_t cb_comm_open_auto(struct cb_comm *c);
+int cb_comm_pick(const struct cb_comm *c, int peer);
 void cb_comm_destroy(struct cb_comm *comm);
 
 /* Name of rank @r's host, for messages. */
-const char *cb_comm_host_name(const struct cb_comm *c, int r);
+static inline const char *cb_comm_host_name(const struct cb_comm *c, int r)
+{
+	return c->hosts[c->host_of_rank[r]];
+}
 
 /*
  * Connect the @n ranks in @peers that are not connected yet (self and

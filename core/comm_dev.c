@@ -27,6 +27,7 @@
 
 #include "core/comm.h"
 #include "core/log.h"
+#include "core/strbuf.h"
 
 static inline const struct cb_tp_ops *eng(const struct cb_comm *c)
 {
@@ -237,24 +238,6 @@ cb_status_t cb_comm_test_dev(struct cb_req *req)
 	}
 }
 
-cb_status_t cb_comm_wait(struct cb_comm *c, struct cb_req *req)
-{
-	struct cb_wait w = { 0 };
-	cb_status_t st;
-
-	while ((st = cb_comm_test(req)) == CB_AGAIN) {
-		cb_status_t pst = cb_comm_progress(c);
-		if (pst < 0)
-			return pst;
-		if (cb_wait_expired(&w, pst == CB_OK, c->timeout_s))
-			return cb_fail(CB_ERR_TIMEOUT,
-			               "timed out after %g s waiting for a "
-			               "copy or a message to complete",
-			               c->timeout_s);
-	}
-	return st;
-}
-
 /* ---- what the header says ---- */
 
 #define DEV_LINE 200
@@ -290,6 +273,7 @@ cb_status_t cb_comm_dev_setup(struct cb_comm *c)
 		const char *l = all + (size_t)r * DEV_LINE;
 		int first = 1, k = 0;
 		char ranks[256] = "";
+		size_t rl = 0;
 		for (int q = 0; q < r && first; q++)
 			first = !(c->host_of_rank[q] == c->host_of_rank[r] &&
 			          !strncmp(all + (size_t)q * DEV_LINE, l,
@@ -299,17 +283,16 @@ cb_status_t cb_comm_dev_setup(struct cb_comm *c)
 		for (int q = r; q < c->world; q++)
 			if (c->host_of_rank[q] == c->host_of_rank[r] &&
 			    !strncmp(all + (size_t)q * DEV_LINE, l, DEV_LINE)) {
-				size_t rl = strlen(ranks);
 				if (rl < sizeof(ranks) - 16)
-					snprintf(ranks + rl, sizeof(ranks) - rl,
-					         "%s%d", k ? "," : "", q);
+					cb_buf_appendf(ranks, sizeof(ranks),
+					               &rl, "%s%d",
+					               k ? "," : "", q);
 				k++;
 			}
-		n += (size_t)snprintf(c->mem_lines + n, cap - n,
-		                      "rank%s %s on %s: %.*s%s\n",
-		                      k > 1 ? "s" : "", ranks,
-		                      cb_comm_host_name(c, r), DEV_LINE - 1, l,
-		                      k > 1 ? " (shared by these ranks)" : "");
+		cb_buf_appendf(c->mem_lines, cap, &n,
+		               "rank%s %s on %s: %.*s%s\n", k > 1 ? "s" : "",
+		               ranks, cb_comm_host_name(c, r), DEV_LINE - 1, l,
+		               k > 1 ? " (shared by these ranks)" : "");
 	}
 	for (int i = 0; i < c->nwire; i++) {
 		const struct cb_tp_ops *o = c->tp[i].ops;
@@ -318,12 +301,12 @@ cb_status_t cb_comm_dev_setup(struct cb_comm *c)
 		                            ? " (same host)"
 		                            : " (across hosts)";
 		if (o->caps & CB_TP_CAP_GPU_MEM)
-			n += (size_t)snprintf(c->mem_lines + n, cap - n,
-			                      "%s pairs%s: %s\n", o->name,
-			                      where, o->description);
+			cb_buf_appendf(c->mem_lines, cap, &n,
+			               "%s pairs%s: %s\n", o->name, where,
+			               o->description);
 		else
-			n += (size_t)snprintf(
-			        c->mem_lines + n, cap - n,
+			cb_buf_appendf(
+			        c->mem_lines, cap, &n,
 			        "%s pairs%s: staged through pinned host memory "
 			        "(device copies on the %s engine; %s moves "
 			        "host memory only)\n",

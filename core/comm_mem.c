@@ -23,6 +23,7 @@
 
 #include "core/comm.h"
 #include "core/log.h"
+#include "core/strbuf.h"
 
 const struct cb_tp_mem cb_mem_unknown = {
 	.base = NULL,
@@ -304,7 +305,10 @@ void cb_comm_describe(const struct cb_comm *c, char *buf, size_t bytes)
 		if (!CB_TP_HAS(c->tp[i].ops, describe))
 			continue;
 		c->tp[i].ops->describe(c->tp[i].ctx, line, sizeof(line));
-		n += (size_t)snprintf(buf + n, bytes - n, "%s%s: %s",
-		                      n ? "\n" : "", c->tp[i].ops->name, line);
+		cb_buf_appendf(buf, bytes, &n, "%s%s: %s", n ? "\n" : "",
+		               c->tp[i].ops->name, line);
 	}
+	if (c->auto_line[0] && n + 1 < bytes)
+		snprintf(buf + n, bytes - n, "%sauto: %s", n ? "\n" : "",
+		         c->auto_line);
 }

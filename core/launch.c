@@ -36,36 +36,32 @@
  * here (a leak ends the rank with ASan's exit code); NULL in other builds. */
 extern void __lsan_do_leak_check(void) __attribute__((weak));
 
-int cb_launch_local(int np, double grace_s,
-                    int (*rank_main)(void *arg, int rank, int listen_fd,
-                                     const char *port),
-                    void *arg)
+/* The local job as the launcher sees it. */
+struct launch {
+	pid_t *pids; /* [np]; -1 once reaped */
+	int np, running, code, failed, we_killed;
+	int done_rank;    /* the first rank that ended with status 0 */
+	int signals, sig; /* signals seen; the one passed on, or 0 */
+	uint64_t kill_at; /* kill what still runs then (0: no deadline) */
+	double grace_s;
+};
+
+static void launch_grace(struct launch *L)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET,
-		                  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t sl = sizeof(sa);
-	pid_t *pids = calloc((size_t)np, sizeof(*pids));
-	int listen_fd, running = 0, code = 0, failed = 0, we_killed = 0;
-	int done_rank = -1; /* the first rank that ended with status 0 */
-	uint64_t kill_at = 0;
-	char port[16];
+	L->kill_at = cb_now_ns() + (uint64_t)(L->grace_s * 1e9);
+}
+
+/* Fork the ranks; a failed fork kills those started and ends the job. */
+static void launch_fork(struct launch *L, int listen_fd, const char *port,
+                        int (*rank_main)(void *arg, int rank, int listen_fd,
+                                         const char *port),
+                        void *arg)
+{
 	pid_t parent = getpid();
 
-	if (!pids) {
-		cb_log(CB_LOG_ERROR, "out of memory");
-		return 1;
-	}
-	if (cb_sock_listen((struct sockaddr *)&sa, sl, &listen_fd) ||
-	    getsockname(listen_fd, (struct sockaddr *)&sa, &sl)) {
-		cb_log(CB_LOG_ERROR, "cannot listen on loopback: %s",
-		       strerror(errno));
-		free(pids);
-		return 1;
-	}
-	snprintf(port, sizeof(port), "%u", ntohs(sa.sin_port));
 	fflush(stdout);
 	fflush(stderr);
-	for (int r = 0; r < np; r++) {
+	for (int r = 0; r < L->np; r++) {
 		pid_t pid = fork();
 		if (pid == 0) {
 			/* Ranks do not outlive the launcher (killed with ^C
@@ -73,7 +69,7 @@ int cb_launch_local(int np, double grace_s,
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
 			if (getppid() != parent)
 				_exit(1);
-			free(pids);
+			free(L->pids);
 			if (r != 0) {
 				close(listen_fd);
 				listen_fd = -1;
@@ -91,59 +87,132 @@ int cb_launch_local(int np, double grace_s,
 			/* The ranks already started will time out on the
 			 * missing one; stop them now instead. */
 			for (int k = 0; k < r; k++)
-				kill(pids[k], SIGKILL);
-			np = r;
-			code = 1;
-			failed = 1;
-			kill_at = cb_now_ns();
-			break;
+				kill(L->pids[k], SIGKILL);
+			L->np = r;
+			L->code = 1;
+			L->failed = 1;
+			L->kill_at = cb_now_ns();
+			return;
 		}
-		pids[r] = pid;
-		running++;
+		L->pids[r] = pid;
+		L->running++;
 	}
+}
+
+/* A signal to the launcher: the first is passed on (then the ranks get the
+ * grace period, as after a failure); the next kills. */
+static void launch_signal(struct launch *L)
+{
+	int now_sig = cb_status_signal(cb_interrupted());
+
+	for (int r = 0; r < L->np; r++)
+		if (L->pids[r] > 0)
+			kill(L->pids[r], L->sig ? SIGKILL : now_sig);
+	if (L->sig)
+		L->we_killed = 1;
+	else if (!L->kill_at)
+		launch_grace(L);
+	L->sig = now_sig;
+	L->signals = cb_signals_count();
+}
+
+/* Past the grace period: kill what still runs. */
+static void launch_overdue(struct launch *L)
+{
+	for (int r = 0; r < L->np; r++) {
+		if (L->pids[r] <= 0)
+			continue;
+		if (!L->failed && !L->sig)
+			cb_log(CB_LOG_ERROR,
+			       "rank %d (pid %d) had not ended %.0f s after "
+			       "rank %d finished (stopped or stuck): killed",
+			       r, (int)L->pids[r], L->grace_s, L->done_rank);
+		kill(L->pids[r], SIGKILL);
+	}
+	L->kill_at = 0;
+	L->we_killed = 1;
+}
+
+/* Rank @pid ended with @status. */
+static void launch_reaped(struct launch *L, pid_t pid, int status)
+{
+	int r = 0, rc;
+
+	while (r < L->np && L->pids[r] != pid)
+		r++;
+	if (r == L->np)
+		return;
+	L->pids[r] = -1;
+	L->running--;
+	if (WIFSIGNALED(status)) {
+		if (!L->we_killed)
+			cb_log(CB_LOG_ERROR,
+			       "rank %d (pid %d) was killed by signal %d (%s)",
+			       r, (int)pid, WTERMSIG(status),
+			       strsignal(WTERMSIG(status)));
+		rc = 1;
+	} else {
+		rc = WEXITSTATUS(status);
+	}
+	if (rc == 0 && L->done_rank < 0) {
+		/* The others end right after a rank that finished (the last
+		 * line-up is behind it); one that does not is stopped or
+		 * stuck where no deadline of its own reaches it. */
+		L->done_rank = r;
+		if (!L->kill_at)
+			launch_grace(L);
+	}
+	if (rc != 0) {
+		if (!L->failed) {
+			L->code = rc;
+			L->failed = 1;
+			launch_grace(L);
+		} else if (L->code != rc) {
+			L->code = 1;
+		}
+	}
+}
+
+int cb_launch_local(int np, double grace_s,
+                    int (*rank_main)(void *arg, int rank, int listen_fd,
+                                     const char *port),
+                    void *arg)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+		                  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof(sa);
+	struct launch L = { .pids = calloc((size_t)np, sizeof(pid_t)),
+		            .np = np,
+		            .done_rank = -1,
+		            .grace_s = grace_s };
+	int listen_fd;
+	char port[16];
+
+	if (!L.pids) {
+		cb_log(CB_LOG_ERROR, "out of memory");
+		return 1;
+	}
+	if (cb_sock_listen((struct sockaddr *)&sa, sl, &listen_fd) ||
+	    getsockname(listen_fd, (struct sockaddr *)&sa, &sl)) {
+		cb_log(CB_LOG_ERROR, "cannot listen on loopback: %s",
+		       strerror(errno));
+		free(L.pids);
+		return 1;
+	}
+	snprintf(port, sizeof(port), "%u", ntohs(sa.sin_port));
+	launch_fork(&L, listen_fd, port, rank_main, arg);
 	close(listen_fd);
 
-	int signals = cb_signals_count(), sig = 0;
-
-	while (running > 0) {
+	L.signals = cb_signals_count();
+	while (L.running > 0) {
 		int status;
 		pid_t pid = waitpid(-1, &status, WNOHANG);
 
-		if (cb_signals_count() != signals) {
-			/* the first: pass it on and wait as after a failure;
-			 * the next: kill */
-			int now_sig = cb_status_signal(cb_interrupted());
-			for (int r = 0; r < np; r++)
-				if (pids[r] > 0)
-					kill(pids[r], sig ? SIGKILL : now_sig);
-			if (sig)
-				we_killed = 1;
-			else if (!kill_at)
-				kill_at =
-				        cb_now_ns() + (uint64_t)(grace_s * 1e9);
-			sig = now_sig;
-			signals = cb_signals_count();
-		}
+		if (cb_signals_count() != L.signals)
+			launch_signal(&L);
 		if (pid == 0) {
-			if (kill_at && cb_now_ns() > kill_at) {
-				for (int r = 0; r < np; r++) {
-					if (pids[r] <= 0)
-						continue;
-					if (!failed && !sig)
-						cb_log(CB_LOG_ERROR,
-						       "rank %d (pid %d) had "
-						       "not "
-						       "ended %.0f s after "
-						       "rank %d "
-						       "finished (stopped or "
-						       "stuck): killed",
-						       r, (int)pids[r], grace_s,
-						       done_rank);
-					kill(pids[r], SIGKILL);
-				}
-				kill_at = 0;
-				we_killed = 1;
-			}
+			if (L.kill_at && cb_now_ns() > L.kill_at)
+				launch_overdue(&L);
 			usleep(2000);
 			continue;
 		}
@@ -152,47 +221,8 @@ int cb_launch_local(int np, double grace_s,
 				continue;
 			break;
 		}
-		int r = 0;
-		while (r < np && pids[r] != pid)
-			r++;
-		if (r == np)
-			continue;
-		pids[r] = -1;
-		running--;
-		int rc;
-		if (WIFSIGNALED(status)) {
-			if (!we_killed)
-				cb_log(CB_LOG_ERROR,
-				       "rank %d (pid %d) was killed by signal "
-				       "%d "
-				       "(%s)",
-				       r, (int)pid, WTERMSIG(status),
-				       strsignal(WTERMSIG(status)));
-			rc = 1;
-		} else {
-			rc = WEXITSTATUS(status);
-		}
-		if (rc == 0 && done_rank < 0) {
-			/* The others end right after a rank that finished
-			 * (the last line-up is behind it); one that does not
-			 * is stopped or stuck where no deadline of its own
-			 * reaches it. */
-			done_rank = r;
-			if (!kill_at)
-				kill_at =
-				        cb_now_ns() + (uint64_t)(grace_s * 1e9);
-		}
-		if (rc != 0) {
-			if (!failed) {
-				code = rc;
-				failed = 1;
-				kill_at =
-				        cb_now_ns() + (uint64_t)(grace_s * 1e9);
-			} else if (code != rc) {
-				code = 1;
-			}
-		}
+		launch_reaped(&L, pid, status);
 	}
-	free(pids);
-	return sig ? 128 + sig : code;
+	free(L.pids);
+	return L.sig ? 128 + L.sig : L.code;
 }

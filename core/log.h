@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include <collbench/status.h>
+#include "core/types.h"
 
 enum { CB_LOG_ERROR = 0, CB_LOG_WARN = 1, CB_LOG_INFO = 2, CB_LOG_DEBUG = 3 };
 

@@ -2,7 +2,7 @@
 /* core/types.c - datatype and operator names, from the X-macro lists. */
 #include <string.h>
 
-#include <collbench/types.h>
+#include "core/types.h"
 
 static const struct {
 	const char *name, *alias;

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "reports/markup.h"
 
 #define MATRIX_MAX 32 /* nodes shown as a matrix; more: the slowest pairs */
 
@@ -350,29 +351,6 @@ cb_status_t cb_acc_write_csv(FILE *f, const struct cb_acc *a)
 
 /* ---- JUnit XML ---- */
 
-static void xml(FILE *f, const char *s)
-{
-	for (; *s; s++)
-		switch (*s) {
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		default:
-			if ((unsigned char)*s >= 0x20 || *s == '\n' ||
-			    *s == '\t')
-				fputc(*s, f);
-		}
-}
-
 /* Does finding @k concern host @h? (a group names its hosts in the line) */
 static int about(const struct cb_acc *a, const struct cb_acc_finding *k, int h)
 {
@@ -398,7 +376,7 @@ static void testcase(FILE *f, const char *cls, const char *name, double s,
 	int n = 0;
 
 	fprintf(f, "    <testcase classname=\"%s\" name=\"", cls);
-	xml(f, name);
+	cb_markup_esc(f, name);
 	fprintf(f, "\" time=\"%.3f\">", s);
 	for (int i = 0; i < a->nfindings; i++) {
 		const struct cb_acc_finding *k = &a->findings[i];
@@ -407,11 +385,11 @@ static void testcase(FILE *f, const char *cls, const char *name, double s,
 			continue;
 		if (!n++) {
 			fputs("\n      <failure message=\"", f);
-			xml(f, k->line);
+			cb_markup_esc(f, k->line);
 			fputs("\">", f);
 		}
 		fprintf(f, "FAIL %s: ", stage_names[k->stage]);
-		xml(f, k->line);
+		cb_markup_esc(f, k->line);
 		fputc('\n', f);
 	}
 	if (n)

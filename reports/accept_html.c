@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "reports/markup.h"
 #include "reports/results.h"
 
 static json_object *get(json_object *o, const char *k)
@@ -184,15 +185,17 @@ static void matrix_table(FILE *f, json_object *nodes, int n, const double *m,
 	      f);
 	for (int j = 0; j < n; j++) {
 		fputs("<th>", f);
-		cb_html_esc(f, gstr(json_object_array_get_idx(nodes, (size_t)j),
-		                    "name"));
+		cb_markup_esc(f,
+		              gstr(json_object_array_get_idx(nodes, (size_t)j),
+		                   "name"));
 		fputs("</th>", f);
 	}
 	fputs("</tr>\n", f);
 	for (int i = 0; i < n; i++) {
 		fputs("<tr><th>", f);
-		cb_html_esc(f, gstr(json_object_array_get_idx(nodes, (size_t)i),
-		                    "name"));
+		cb_markup_esc(f,
+		              gstr(json_object_array_get_idx(nodes, (size_t)i),
+		                   "name"));
 		fputs("</th>", f);
 		for (int j = 0; j < n; j++) {
 			double v = m[i * n + j];
@@ -226,7 +229,7 @@ void cb_acc_html(FILE *f, json_object *acc, int *no_plot)
 	        "transport ",
 	        fail ? "fail" : "pass", fail ? "FAIL" : "PASS", nf,
 	        nf == 1 ? "" : "s");
-	cb_html_esc(f, gstr(set, "transport"));
+	cb_markup_esc(f, gstr(set, "transport"));
 	fprintf(f, ", %d nodes</span></div>\n", nn);
 	if (nf) {
 		fputs("<h2>Findings</h2>\n<ul class=\"warnings\">\n", f);
@@ -234,9 +237,9 @@ void cb_acc_html(FILE *f, json_object *acc, int *no_plot)
 			json_object *k =
 			        json_object_array_get_idx(findings, (size_t)i);
 			fputs("<li>FAIL ", f);
-			cb_html_esc(f, gstr(k, "stage"));
+			cb_markup_esc(f, gstr(k, "stage"));
 			fputs(": ", f);
-			cb_html_esc(f, gstr(k, "line"));
+			cb_markup_esc(f, gstr(k, "line"));
 			fputs("</li>\n", f);
 		}
 		fputs("</ul>\n", f);
@@ -250,14 +253,14 @@ void cb_acc_html(FILE *f, json_object *acc, int *no_plot)
 		fprintf(f, "<tr%s><td>",
 		        !strcmp(gstr(s, "state"), "FAIL") ? " class=\"bad\""
 		                                          : "");
-		cb_html_esc(f, gstr(s, "name"));
+		cb_markup_esc(f, gstr(s, "name"));
 		fputs("</td><td>", f);
-		cb_html_esc(f, gstr(s, "state"));
+		cb_markup_esc(f, gstr(s, "state"));
 		if (isfinite(t))
 			fprintf(f, "</td><td>%.2f</td><td>", t);
 		else
 			fputs("</td><td>-</td><td>", f);
-		cb_html_esc(f, gstr(s, "summary"));
+		cb_markup_esc(f, gstr(s, "summary"));
 		fputs("</td></tr>\n", f);
 	}
 	fputs("</table>\n", f);
@@ -270,7 +273,7 @@ void cb_acc_html(FILE *f, json_object *acc, int *no_plot)
 				if (no_plot && strstr(note, "not on PATH"))
 					*no_plot = 1;
 				fputs("<p class=\"note\">", f);
-				cb_html_esc(f, note);
+				cb_markup_esc(f, note);
 				fputs("</p>\n", f);
 			}
 			matrix_table(f, nodes, nn, m, gnum(ref, "bw_gbps"),

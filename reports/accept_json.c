@@ -69,6 +69,83 @@ static json_object *nic_json(const struct cb_nic_info *n, const uint64_t *after,
 	return o;
 }
 
+static json_object *settings_json(const struct cb_acc_settings *set)
+{
+	json_object *v;
+
+	v = json_object_new_object();
+	add(v, "transport", json_object_new_string(set->transport));
+	add(v, "rails", json_object_new_boolean(set->rails));
+	add(v, "bw_tolerance", num(set->bw_tolerance));
+	add(v, "lat_tolerance", num(set->lat_tolerance));
+	add(v, "coll_tolerance", num(set->coll_tolerance));
+	add(v, "expect_bw_gbps",
+	    set->expect_bw_gbps > 0 ? num(set->expect_bw_gbps) : NULL);
+	add(v, "expect_lat_us",
+	    set->expect_lat_us > 0 ? num(set->expect_lat_us) : NULL);
+	add(v, "bw_bytes", json_object_new_int64((int64_t)set->bw_bytes));
+	add(v, "lat_iters", json_object_new_int(set->lat_iters));
+	add(v, "coll_bytes", json_object_new_int64((int64_t)set->coll_bytes));
+	add(v, "pair_timeout_s", num(set->pair_timeout_s));
+	add(v, "duration_s", num(set->duration_s));
+	return v;
+}
+
+static json_object *pairs_json(const struct cb_acc *a)
+{
+	json_object *v, *w;
+
+	v = json_object_new_array();
+	for (int i = 0; i < a->npairs; i++) {
+		const struct cb_acc_pair *p = &a->pairs[i];
+		w = json_object_new_object();
+		add(w, "a", json_object_new_int(p->a));
+		add(w, "b", json_object_new_int(p->b));
+		add(w, "round", json_object_new_int(p->round));
+		add(w, "ok", json_object_new_boolean(p->ok));
+		add(w, "error", str(p->error));
+		add(w, "connect_ms", p->ok ? num(p->connect_ms) : NULL);
+		add(w, "lat_p50_us", p->ok ? num(p->lat_p50_us) : NULL);
+		add(w, "lat_p99_us", p->ok ? num(p->lat_p99_us) : NULL);
+		add(w, "bw_ab_gbps", p->ok ? num(p->bw_ab_gbps) : NULL);
+		add(w, "bw_ba_gbps", p->ok ? num(p->bw_ba_gbps) : NULL);
+		add(w, "bibw_gbps", p->ok ? num(p->bibw_gbps) : NULL);
+		add(w, "remeasured", json_object_new_boolean(p->remeasured));
+		add(w, "cleared", json_object_new_boolean(p->cleared));
+		add(w, "first_bw_gbps",
+		    p->remeasured ? num(p->first_bw_gbps) : NULL);
+		json_object_array_add(v, w);
+	}
+	return v;
+}
+
+static json_object *findings_json(const struct cb_acc *a)
+{
+	json_object *v, *w;
+
+	v = json_object_new_array();
+	for (int i = 0; i < a->nfindings; i++) {
+		const struct cb_acc_finding *k = &a->findings[i];
+		json_object *hs = json_object_new_array();
+		w = json_object_new_object();
+		add(w, "stage",
+		    json_object_new_string(cb_acc_stage_name(k->stage)));
+		add(w, "kind", json_object_new_string(k->kind));
+		if (k->ha >= 0)
+			json_object_array_add(
+			        hs,
+			        json_object_new_string(a->hosts[k->ha].name));
+		if (k->hb >= 0)
+			json_object_array_add(
+			        hs,
+			        json_object_new_string(a->hosts[k->hb].name));
+		add(w, "hosts", hs);
+		add(w, "line", json_object_new_string(k->line));
+		json_object_array_add(v, w);
+	}
+	return v;
+}
+
 static json_object *acc_json(const struct cb_acc *a)
 {
 	const struct cb_nic_reader *rd = cb_nic_reader_for(a->set.transport);
@@ -76,22 +153,7 @@ static json_object *acc_json(const struct cb_acc *a)
 
 	add(o, "verdict", json_object_new_string(a->fail ? "FAIL" : "PASS"));
 	add(o, "seconds", num(a->seconds));
-	v = json_object_new_object();
-	add(v, "transport", json_object_new_string(a->set.transport));
-	add(v, "rails", json_object_new_boolean(a->set.rails));
-	add(v, "bw_tolerance", num(a->set.bw_tolerance));
-	add(v, "lat_tolerance", num(a->set.lat_tolerance));
-	add(v, "coll_tolerance", num(a->set.coll_tolerance));
-	add(v, "expect_bw_gbps",
-	    a->set.expect_bw_gbps > 0 ? num(a->set.expect_bw_gbps) : NULL);
-	add(v, "expect_lat_us",
-	    a->set.expect_lat_us > 0 ? num(a->set.expect_lat_us) : NULL);
-	add(v, "bw_bytes", json_object_new_int64((int64_t)a->set.bw_bytes));
-	add(v, "lat_iters", json_object_new_int(a->set.lat_iters));
-	add(v, "coll_bytes", json_object_new_int64((int64_t)a->set.coll_bytes));
-	add(v, "pair_timeout_s", num(a->set.pair_timeout_s));
-	add(v, "duration_s", num(a->set.duration_s));
-	add(o, "settings", v);
+	add(o, "settings", settings_json(&a->set));
 	v = json_object_new_object();
 	add(v, "bw_gbps", num(a->ref_bw_gbps));
 	add(v, "bibw_gbps", num(a->ref_bibw_gbps));
@@ -149,49 +211,8 @@ static json_object *acc_json(const struct cb_acc *a)
 		json_object_array_add(v, w);
 	}
 	add(o, "nodes", v);
-	v = json_object_new_array();
-	for (int i = 0; i < a->npairs; i++) {
-		const struct cb_acc_pair *p = &a->pairs[i];
-		w = json_object_new_object();
-		add(w, "a", json_object_new_int(p->a));
-		add(w, "b", json_object_new_int(p->b));
-		add(w, "round", json_object_new_int(p->round));
-		add(w, "ok", json_object_new_boolean(p->ok));
-		add(w, "error", str(p->error));
-		add(w, "connect_ms", p->ok ? num(p->connect_ms) : NULL);
-		add(w, "lat_p50_us", p->ok ? num(p->lat_p50_us) : NULL);
-		add(w, "lat_p99_us", p->ok ? num(p->lat_p99_us) : NULL);
-		add(w, "bw_ab_gbps", p->ok ? num(p->bw_ab_gbps) : NULL);
-		add(w, "bw_ba_gbps", p->ok ? num(p->bw_ba_gbps) : NULL);
-		add(w, "bibw_gbps", p->ok ? num(p->bibw_gbps) : NULL);
-		add(w, "remeasured", json_object_new_boolean(p->remeasured));
-		add(w, "cleared", json_object_new_boolean(p->cleared));
-		add(w, "first_bw_gbps",
-		    p->remeasured ? num(p->first_bw_gbps) : NULL);
-		json_object_array_add(v, w);
-	}
-	add(o, "pairs", v);
-	v = json_object_new_array();
-	for (int i = 0; i < a->nfindings; i++) {
-		const struct cb_acc_finding *k = &a->findings[i];
-		json_object *hs = json_object_new_array();
-		w = json_object_new_object();
-		add(w, "stage",
-		    json_object_new_string(cb_acc_stage_name(k->stage)));
-		add(w, "kind", json_object_new_string(k->kind));
-		if (k->ha >= 0)
-			json_object_array_add(
-			        hs,
-			        json_object_new_string(a->hosts[k->ha].name));
-		if (k->hb >= 0)
-			json_object_array_add(
-			        hs,
-			        json_object_new_string(a->hosts[k->hb].name));
-		add(w, "hosts", hs);
-		add(w, "line", json_object_new_string(k->line));
-		json_object_array_add(v, w);
-	}
-	add(o, "findings", v);
+	add(o, "pairs", pairs_json(a));
+	add(o, "findings", findings_json(a));
 	v = json_object_new_array();
 	for (int i = 0; i < a->ncolls; i++) {
 		const struct cb_acc_coll *c = &a->colls[i];

@@ -18,30 +18,7 @@
 
 #include "cb_config.h"
 #include "core/log.h"
-
-static void esc(FILE *f, const char *s)
-{
-	for (; s && *s; s++)
-		switch (*s) {
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		case '\'':
-			fputs("&#39;", f);
-			break;
-		default:
-			fputc(*s, f);
-		}
-}
+#include "reports/markup.h"
 
 /* run.a.b: the member at that path, or NULL. */
 static json_object *jget(const struct cb_results *r, const char *a,
@@ -60,53 +37,6 @@ static json_object *jget(const struct cb_results *r, const char *a,
 static const char *jstr(json_object *v)
 {
 	return v ? json_object_get_string(v) : "unknown";
-}
-
-static void b64(FILE *f, const unsigned char *p, size_t n)
-{
-	static const char t[] =
-	        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-	        "0123456789+/";
-
-	for (size_t i = 0; i < n; i += 3) {
-		unsigned v = (unsigned)p[i] << 16;
-		if (i + 1 < n)
-			v |= (unsigned)p[i + 1] << 8;
-		if (i + 2 < n)
-			v |= p[i + 2];
-		fputc(t[v >> 18 & 63], f);
-		fputc(t[v >> 12 & 63], f);
-		fputc(i + 1 < n ? t[v >> 6 & 63] : '=', f);
-		fputc(i + 2 < n ? t[v & 63] : '=', f);
-	}
-}
-
-/* <img> with @path's PNG inline; 0 when it cannot be read. */
-static int embed_png(FILE *f, const char *path, const char *alt)
-{
-	FILE *in = fopen(path, "rb");
-	unsigned char *buf = NULL;
-	long n;
-
-	if (!in)
-		return 0;
-	if (fseek(in, 0, SEEK_END) || (n = ftell(in)) <= 0 ||
-	    fseek(in, 0, SEEK_SET) || !(buf = malloc((size_t)n)) ||
-	    fread(buf, 1, (size_t)n, in) != (size_t)n) {
-		free(buf);
-		fclose(in);
-		return 0;
-	}
-	fclose(in);
-	fputs("<figure><img alt=\"", f);
-	esc(f, alt);
-	fputs("\" src=\"data:image/png;base64,", f);
-	b64(f, buf, (size_t)n);
-	fputs("\"><figcaption>", f);
-	esc(f, alt);
-	fputs("</figcaption></figure>\n", f);
-	free(buf);
-	return 1;
 }
 
 static void unlink_plot(const char *dir, const char *base)
@@ -173,11 +103,11 @@ static void plots(FILE *f, struct cb_results *const *runs, int nruns,
 			snprintf(pl->note, sizeof(pl->note), "%s",
 			         cb_fail_msg() ? cb_fail_msg() : "plot failed");
 		if (!st) {
-			any |= embed_png(f, out, want[i].alt);
+			any |= cb_html_embed_png(f, out, want[i].alt);
 			if (scaling && i == 0) {
 				snprintf(out, sizeof(out),
 				         "%s/busbw-scaling.png", dir);
-				embed_png(
+				cb_html_embed_png(
 				        f, out,
 				        "scaling: bus bandwidth at the largest "
 				        "size against the group size");
@@ -218,12 +148,12 @@ static void warn(struct warn_ctx *w, const char *label, const char *what,
 	if (w->n++ == 0)
 		fputs("<ul class=\"warnings\">\n", w->f);
 	fputs("<li><b>", w->f);
-	esc(w->f, label);
+	cb_markup_esc(w->f, label);
 	fputs("</b>: ", w->f);
-	esc(w->f, what);
+	cb_markup_esc(w->f, what);
 	if (detail) {
 		fputs(" ", w->f);
-		esc(w->f, detail);
+		cb_markup_esc(w->f, detail);
 	}
 	fputs("</li>\n", w->f);
 }
@@ -319,9 +249,9 @@ static void warnings(FILE *f, struct cb_results *const *runs, int nruns,
 static void kv(FILE *f, const char *k, const char *v)
 {
 	fputs("<tr><th>", f);
-	esc(f, k);
+	cb_markup_esc(f, k);
 	fputs("</th><td>", f);
-	esc(f, v);
+	cb_markup_esc(f, v);
 	fputs("</td></tr>\n", f);
 }
 
@@ -414,7 +344,7 @@ static void rows(FILE *f, const struct cb_results *r)
 	fputs("<div class=\"scroll\"><table class=\"rows\">\n<thead><tr>", f);
 	for (size_t i = 0; i < sizeof(head) / sizeof(head[0]); i++) {
 		fputs("<th>", f);
-		esc(f, head[i]);
+		cb_markup_esc(f, head[i]);
 		fputs("</th>", f);
 	}
 	fputs("</tr></thead>\n<tbody>\n", f);
@@ -425,15 +355,15 @@ static void rows(FILE *f, const struct cb_results *r)
 		if (x->slowest >= 0)
 			snprintf(slow, sizeof(slow), "%d", x->slowest);
 		fprintf(f, "<tr%s><td>", x->wrong ? " class=\"bad\"" : "");
-		esc(f, x->coll);
+		cb_markup_esc(f, x->coll);
 		fputs("</td><td>", f);
-		esc(f, x->algo);
+		cb_markup_esc(f, x->algo);
 		fputs("</td><td>", f);
-		esc(f, x->transport);
+		cb_markup_esc(f, x->transport);
 		fputs("</td><td>", f);
-		esc(f, x->dtype);
+		cb_markup_esc(f, x->dtype);
 		fputs("</td><td>", f);
-		esc(f, x->op);
+		cb_markup_esc(f, x->op);
 		fprintf(f,
 		        "</td><td class=\"n\">%d</td><td class=\"n\">%d</td>"
 		        "<td class=\"n\" title=\"%llu bytes\">%s</td><td>%s"
@@ -480,16 +410,6 @@ static const char style[] =
         ".banner.pass{background:#1a7f37}.banner.fail{background:#b42318}\n"
         "td.bad{background:#fbe0e0}\n";
 
-void cb_html_esc(FILE *f, const char *s)
-{
-	esc(f, s);
-}
-
-int cb_html_embed_png(FILE *f, const char *path, const char *alt)
-{
-	return embed_png(f, path, alt);
-}
-
 cb_status_t cb_report_html(FILE *f, struct cb_results *const *runs, int nruns,
                            int *plots_missing)
 {
@@ -513,7 +433,7 @@ cb_status_t cb_report_html(FILE *f, struct cb_results *const *runs, int nruns,
 	for (int i = 0; i < nruns; i++) {
 		cb_results_label(runs[i], label, sizeof(label));
 		fputs(i ? ", " : "", f);
-		esc(f, label);
+		cb_markup_esc(f, label);
 	}
 	fprintf(f, " &middot; made by collbench %s</p>\n", CB_VERSION);
 	fprintf(f, "<p class=\"verdict %s\">%s</p>\n", failed ? "fail" : "pass",
@@ -543,7 +463,7 @@ cb_status_t cb_report_html(FILE *f, struct cb_results *const *runs, int nruns,
 	for (int i = 0; i < nruns; i++) {
 		cb_results_label(runs[i], label, sizeof(label));
 		fputs("<h2>Run ", f);
-		esc(f, label);
+		cb_markup_esc(f, label);
 		fputs("</h2>\n", f);
 		metadata(f, runs[i]);
 		fprintf(f, "<h3>Results (%zu row%s)</h3>\n", runs[i]->nrows,

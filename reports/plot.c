@@ -338,6 +338,117 @@ static int by_nodes(struct cb_results *const *runs, int nruns)
 	return 0;
 }
 
+/* The size plot's script: @ns series of @st over sizes @lo..@hi. */
+static void size_plot(FILE *gp, const struct files *fl,
+                      const struct cb_plot_cfg *cfg, const char *title,
+                      const char *dname, unsigned long long lo,
+                      unsigned long long hi, int ns, char (*st)[256])
+{
+	terminal(gp, fl, cfg, "");
+	fputs("set title ", gp);
+	gp_str(gp, title);
+	fputs("\nset xlabel 'message size (bytes)'\nset ylabel ", gp);
+	gp_str(gp, ylabel[cfg->metric]);
+	fputs("\nset grid\nset logscale x 2\n", gp);
+	int klo = 0, khi = 0;
+	while (klo < 63 && (1ull << (klo + 1)) <= lo)
+		klo++;
+	while (khi < 63 && (1ull << khi) < hi)
+		khi++;
+	if (klo == khi) {
+		klo = klo > 0 ? klo - 1 : 0;
+		khi++;
+	}
+	int step = (khi - klo) / 12 + 1;
+	/* a margin, so the end tics keep their labels */
+	fprintf(gp, "set xrange [%.6g:%.6g]\nset xtics (",
+	        (double)(1ull << klo) / 1.15, (double)(1ull << khi) * 1.15);
+	for (int k = klo; k <= khi; k += step) {
+		char lab[32];
+		human(1ull << k, lab, sizeof(lab));
+		fprintf(gp, "%s'%s' %llu", k > klo ? ", " : "", lab, 1ull << k);
+	}
+	fputs(")\n", gp);
+	if (cfg->metric == CB_PLOT_TIME)
+		fputs("set logscale y 10\n", gp);
+	else
+		fputs("set yrange [0:*]\n", gp);
+	fprintf(gp, "set key %s\n", ns > 8 ? "outside right top" : "left top");
+	plot_cmd(gp, dname, 0, ns, st);
+}
+
+/* The scaling plot, where the rows have several group sizes: its data
+ * (series after the @ns of the size plot, in @s and @st) and script.
+ * Returns how many series it has (0: no plot, one point per series). */
+static int scaling_plot(FILE *dat, FILE *gp, const struct files *fl,
+                        const struct cb_plot_cfg *cfg,
+                        struct cb_results *const *runs, int nruns, struct pt *p,
+                        size_t np, struct series *s, int ns, char (*st)[256],
+                        char *title, size_t title_bytes, const char *dname)
+{
+	int nscale = 0;
+
+	int nodes = by_nodes(runs, nruns), first = ns, maxg = 0;
+	qsort(p, np, sizeof(*p), by_key_group);
+	fprintf(dat, "# scaling: busbw at the largest size of each "
+	             "group\n");
+	for (size_t i = 0; i < np;) {
+		size_t j = i, pts = 0;
+		while (j < np && !key_cmp(&p[i], &p[j], 1))
+			j++;
+		struct series *sc = &s[ns + nscale];
+		*sc = (struct series){ .first = i, .n = j - i };
+		fill_comp(sc, &p[i], runs);
+		for (size_t k = i; k < j; k++) {
+			pts += k + 1 == j || p[k + 1].r->ranks != p[k].r->ranks;
+			int g = nodes ? p[k].r->hosts : p[k].r->ranks;
+			maxg = g > maxg ? g : maxg;
+		}
+		if (pts > 1) {
+			fprintf(dat,
+			        "# index %d: %s %s %s %s %s\n# %s "
+			        "busbw_gbps bytes\n",
+			        first + nscale, sc->comp[0], sc->comp[1],
+			        sc->comp[2], sc->comp[3], sc->comp[4],
+			        nodes ? "hosts" : "ranks");
+			for (size_t k = i; k < j; k++)
+				if (k + 1 == j ||
+				    p[k + 1].r->ranks != p[k].r->ranks)
+					fprintf(dat, "%d %.6g %llu\n",
+					        nodes ? p[k].r->hosts
+					              : p[k].r->ranks,
+					        p[k].r->busbw_gbps,
+					        (unsigned long long)p[k]
+					                .r->bytes);
+			fputs("\n\n", dat);
+			nscale++;
+		}
+		i = j;
+	}
+	if (nscale) {
+		titles(s + ns, nscale, 6, title, title_bytes, st + ns);
+		fputs("\nreset\n", gp);
+		terminal(gp, fl, cfg, "-scaling");
+		fputs("set title ", gp);
+		char t2[600];
+		snprintf(t2, sizeof(t2),
+		         "scaling%s%s: busbw at the "
+		         "largest size",
+		         title[0] ? ", " : "", title);
+		gp_str(gp, t2);
+		fprintf(gp,
+		        "\nset xlabel '%s'\nset ylabel 'bus bandwidth "
+		        "(GB/s, 1e9 B/s)'\nset grid\nset yrange [0:*]\n"
+		        "set offsets 0.5, 0.5, 0, 0\n%s"
+		        "set key %s\n",
+		        nodes ? "hosts" : "ranks",
+		        maxg <= 16 ? "set xtics 1\n" : "",
+		        nscale > 8 ? "outside right top" : "left top");
+		plot_cmd(gp, dname, first, nscale, st + ns);
+	}
+	return nscale;
+}
+
 cb_status_t cb_plot(struct cb_results *const *runs, int nruns,
                     const struct cb_plot_cfg *cfg, int *scaling)
 {
@@ -347,7 +458,7 @@ cb_status_t cb_plot(struct cb_results *const *runs, int nruns,
 	char(*st)[256] = NULL;
 	char path[5200], title[512], exe[4096];
 	size_t np = 0, total = 0;
-	int ns = 0, nscale = 0, groups = 0, first_ranks = -1, ndone = 0;
+	int ns = 0, groups = 0, first_ranks = -1, ndone = 0;
 	FILE *dat = NULL, *gp = NULL;
 	cb_status_t rc;
 	unsigned long long lo = 0, hi = 0;
@@ -430,103 +541,14 @@ cb_status_t cb_plot(struct cb_results *const *runs, int nruns,
 	        "# collbench: %s.%s from %s; edit, then run `gnuplot "
 	        "%s.gp` in this folder\n",
 	        fl.base, fl.ext, dname, fl.base);
-	terminal(gp, &fl, cfg, "");
-	fputs("set title ", gp);
-	gp_str(gp, title);
-	fputs("\nset xlabel 'message size (bytes)'\nset ylabel ", gp);
-	gp_str(gp, ylabel[cfg->metric]);
-	fputs("\nset grid\nset logscale x 2\n", gp);
-	int klo = 0, khi = 0;
-	while (klo < 63 && (1ull << (klo + 1)) <= lo)
-		klo++;
-	while (khi < 63 && (1ull << khi) < hi)
-		khi++;
-	if (klo == khi) {
-		klo = klo > 0 ? klo - 1 : 0;
-		khi++;
-	}
-	int step = (khi - klo) / 12 + 1;
-	/* a margin, so the end tics keep their labels */
-	fprintf(gp, "set xrange [%.6g:%.6g]\nset xtics (",
-	        (double)(1ull << klo) / 1.15, (double)(1ull << khi) * 1.15);
-	for (int k = klo; k <= khi; k += step) {
-		char lab[32];
-		human(1ull << k, lab, sizeof(lab));
-		fprintf(gp, "%s'%s' %llu", k > klo ? ", " : "", lab, 1ull << k);
-	}
-	fputs(")\n", gp);
-	if (cfg->metric == CB_PLOT_TIME)
-		fputs("set logscale y 10\n", gp);
-	else
-		fputs("set yrange [0:*]\n", gp);
-	fprintf(gp, "set key %s\n", ns > 8 ? "outside right top" : "left top");
-	plot_cmd(gp, dname, 0, ns, st);
+	size_plot(gp, &fl, cfg, title, dname, lo, hi, ns, st);
 
 	/* the scaling plot: busbw at each series' largest size per group */
-	if (groups) {
-		int nodes = by_nodes(runs, nruns), first = ns, maxg = 0;
-		qsort(p, np, sizeof(*p), by_key_group);
-		fprintf(dat, "# scaling: busbw at the largest size of each "
-		             "group\n");
-		for (size_t i = 0; i < np;) {
-			size_t j = i, pts = 0;
-			while (j < np && !key_cmp(&p[i], &p[j], 1))
-				j++;
-			struct series *sc = &s[ns + nscale];
-			*sc = (struct series){ .first = i, .n = j - i };
-			fill_comp(sc, &p[i], runs);
-			for (size_t k = i; k < j; k++) {
-				pts += k + 1 == j ||
-				       p[k + 1].r->ranks != p[k].r->ranks;
-				int g = nodes ? p[k].r->hosts : p[k].r->ranks;
-				maxg = g > maxg ? g : maxg;
-			}
-			if (pts > 1) {
-				fprintf(dat,
-				        "# index %d: %s %s %s %s %s\n# %s "
-				        "busbw_gbps bytes\n",
-				        first + nscale, sc->comp[0],
-				        sc->comp[1], sc->comp[2], sc->comp[3],
-				        sc->comp[4], nodes ? "hosts" : "ranks");
-				for (size_t k = i; k < j; k++)
-					if (k + 1 == j ||
-					    p[k + 1].r->ranks != p[k].r->ranks)
-						fprintf(dat, "%d %.6g %llu\n",
-						        nodes ? p[k].r->hosts
-						              : p[k].r->ranks,
-						        p[k].r->busbw_gbps,
-						        (unsigned long long)p[k]
-						                .r->bytes);
-				fputs("\n\n", dat);
-				nscale++;
-			}
-			i = j;
-		}
-		if (nscale) {
-			titles(s + ns, nscale, 6, title, sizeof(title),
-			       st + ns);
-			fputs("\nreset\n", gp);
-			terminal(gp, &fl, cfg, "-scaling");
-			fputs("set title ", gp);
-			char t2[600];
-			snprintf(t2, sizeof(t2),
-			         "scaling%s%s: busbw at the "
-			         "largest size",
-			         title[0] ? ", " : "", title);
-			gp_str(gp, t2);
-			fprintf(gp,
-			        "\nset xlabel '%s'\nset ylabel 'bus bandwidth "
-			        "(GB/s, 1e9 B/s)'\nset grid\nset yrange [0:*]\n"
-			        "set offsets 0.5, 0.5, 0, 0\n%s"
-			        "set key %s\n",
-			        nodes ? "hosts" : "ranks",
-			        maxg <= 16 ? "set xtics 1\n" : "",
-			        nscale > 8 ? "outside right top" : "left top");
-			plot_cmd(gp, dname, first, nscale, st + ns);
-			if (scaling)
-				*scaling = 1;
-		}
-	}
+	if (groups &&
+	    scaling_plot(dat, gp, &fl, cfg, runs, nruns, p, np, s, ns, st,
+	                 title, sizeof(title), dname) &&
+	    scaling)
+		*scaling = 1;
 	ndone = 1;
 out:;
 	/* both closed, whatever the first one says */

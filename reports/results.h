@@ -180,10 +180,6 @@ cb_status_t cb_report_html(FILE *f, struct cb_results *const *runs, int nruns,
 
 /* ---- shared with the acceptance section (reports/accept_html.c) ---- */
 
-/* @s, HTML-escaped. */
-void cb_html_esc(FILE *f, const char *s);
-/* <figure> with @path's PNG inline; 0 when it cannot be read. */
-int cb_html_embed_png(FILE *f, const char *path, const char *alt);
 /* gnuplot on PATH into @path; 0 when absent. */
 int cb_gnuplot_find(char *path, size_t bytes);
 /* Run @exe on script @gp in folder @dir, without a shell; its last error

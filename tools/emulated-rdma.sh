@@ -15,11 +15,18 @@
 # namespace, must use the same) and COLLBENCH_SYSFS_ROOT (this host's fake
 # sysfs tree, where the port counters are).  The emulated devices' link
 # layer, number, faults: COLLBENCH_EMU_* variables, tests/verbs-emu/README.md.
-# Where the libraries are: COLLBENCH_EMU_LIBDIR, else the build-test or
-# build directory of this checkout.  Not built: one line, status 77.
+# Where the libraries are: COLLBENCH_EMU_LIBDIR (meson's tests set it to
+# their build's), else the build-test or build directory of this checkout.
+# Not built: one line, status 77; status 1 with COLLBENCH_EMU_REQUIRED=1
+# (meson's verbs tests in a build with the verbs module: a verbs test must
+# never pass as a skip there).
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 libdir=${COLLBENCH_EMU_LIBDIR:-}
+if [ -z "$libdir" ] && [ "${COLLBENCH_EMU_REQUIRED:-0}" = 1 ]; then
+	echo "emulated-rdma.sh: COLLBENCH_EMU_REQUIRED=1 but COLLBENCH_EMU_LIBDIR is not set" >&2
+	exit 1
+fi
 if [ -z "$libdir" ]; then
 	for d in "$root/build-test/tests/verbs-emu" "$root/build/tests/verbs-emu"; do
 		if [ -e "$d/libibverbs.so.1" ] && [ -e "$d/librdmacm.so.1" ]; then
@@ -28,7 +35,11 @@ if [ -z "$libdir" ]; then
 		fi
 	done
 fi
-if [ -z "$libdir" ] || [ ! -e "$libdir/libibverbs.so.1" ]; then
+if [ -z "$libdir" ] || [ ! -e "$libdir/libibverbs.so.1" ] || [ ! -e "$libdir/librdmacm.so.1" ]; then
+	if [ "${COLLBENCH_EMU_REQUIRED:-0}" = 1 ]; then
+		echo "emulated-rdma.sh: the verbs emulation is not in $libdir, and this build has the verbs module (the emulation needs libibverbs-dev, librdmacm-dev, objdump and python3: tools/deps.sh --test)" >&2
+		exit 1
+	fi
 	echo "emulated-rdma.sh: the verbs emulation is not built (tools/test.sh builds it; set COLLBENCH_EMU_LIBDIR to its directory)" >&2
 	exit 77
 fi

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "core/strbuf.h"
 #include "topo/topo.h"
 
 #define LINK_SPEED_INFO "LinkSpeedMbps"
@@ -178,8 +179,8 @@ static void add_alias(struct cb_topo_dev *d, const char *name)
 
 	if (!strcmp(name, d->name))
 		return;
-	snprintf(d->aliases + n, sizeof(d->aliases) - n, "%s%s", n ? "," : "",
-	         name);
+	cb_buf_appendf(d->aliases, sizeof(d->aliases), &n, "%s%s", n ? "," : "",
+	               name);
 }
 
 static void name_gpu(struct found *f)
@@ -301,6 +302,23 @@ static void link_from_recording(struct found *f)
 		snprintf(d->link_note, sizeof(d->link_note), "recorded");
 }
 
+/* A new, zeroed entry for @obj at the end of *@fs; its index, or -1 when
+ * out of memory. */
+static int found_add(struct found **fs, int *nf, int *cap, hwloc_obj_t obj)
+{
+	if (*nf == *cap) {
+		int c = *cap ? 2 * *cap : 16;
+		struct found *nfs = realloc(*fs, (size_t)c * sizeof(**fs));
+		if (!nfs)
+			return -1;
+		*fs = nfs;
+		*cap = c;
+	}
+	memset(&(*fs)[*nf], 0, sizeof(**fs));
+	(*fs)[*nf].obj = obj;
+	return (*nf)++;
+}
+
 static void collect(struct cb_topo *t, struct found **out, int *n)
 {
 	hwloc_topology_t hw = t->hw;
@@ -320,17 +338,8 @@ static void collect(struct cb_topo *t, struct found **out, int *n)
 		if (i == nf) {
 			if (!gpu && !net && !(pci && pci_gpu_class(pci)))
 				continue;
-			if (nf == cap) {
-				cap = cap ? 2 * cap : 16;
-				struct found *nfs =
-				        realloc(fs, (size_t)cap * sizeof(*fs));
-				if (!nfs)
-					break;
-				fs = nfs;
-			}
-			memset(&fs[nf], 0, sizeof(fs[nf]));
-			fs[nf].obj = key;
-			nf++;
+			if (found_add(&fs, &nf, &cap, key) < 0)
+				break;
 		}
 		if (fs[i].nosdevs < 8)
 			fs[i].osdevs[fs[i].nosdevs++] = o;
@@ -348,18 +357,9 @@ static void collect(struct cb_topo *t, struct found **out, int *n)
 			fs[i].is_gpu = 1;
 			continue;
 		}
-		if (nf == cap) {
-			cap = cap ? 2 * cap : 16;
-			struct found *nfs =
-			        realloc(fs, (size_t)cap * sizeof(*fs));
-			if (!nfs)
-				break;
-			fs = nfs;
-		}
-		memset(&fs[nf], 0, sizeof(fs[nf]));
-		fs[nf].obj = p;
-		fs[nf].is_gpu = 1;
-		nf++;
+		if ((i = found_add(&fs, &nf, &cap, p)) < 0)
+			break;
+		fs[i].is_gpu = 1;
 	}
 	*out = fs;
 	*n = nf;

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/strbuf.h"
 #include "topo/topo.h"
 
 #define MAX_USED 64
@@ -24,10 +25,8 @@ app(char *buf, size_t bytes, size_t *n, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (*n >= bytes)
-		return;
 	va_start(ap, fmt);
-	*n += (size_t)vsnprintf(buf + *n, bytes - *n, fmt, ap);
+	cb_buf_vappendf(buf, bytes, n, fmt, ap);
 	va_end(ap);
 }
 
@@ -56,13 +55,13 @@ void cb_topo_gpu_paths(const struct cb_topo *t, const struct cb_topo_slot *s,
 		}
 	for (int i = 0; i < nused; i++) {
 		char ranks[128] = "";
+		size_t l = 0;
 		int k = 0;
 		for (int r = 0; r < nranks; r++) {
-			size_t l = strlen(ranks);
 			if (s[r].gpu != used[i] || l > sizeof(ranks) - 8)
 				continue;
-			snprintf(ranks + l, sizeof(ranks) - l, "%s%d",
-			         k++ ? "," : "", r);
+			cb_buf_appendf(ranks, sizeof(ranks), &l, "%s%d",
+			               k++ ? "," : "", r);
 		}
 		app(buf, bytes, &n, "%sGPU%d (local rank%s %s%s)",
 		    i ? ", " : "", used[i], k > 1 ? "s" : "", ranks,

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/strbuf.h"
 #include "topo/topo.h"
 
 static int cmp_nic_name(const void *a, const void *b)
@@ -69,33 +70,32 @@ static int inv_nics(const struct cb_topo_inv *inv)
 void cb_topo_inv_str(const struct cb_topo_inv *inv, char *buf, size_t bytes)
 {
 	char mem[32], speed[32];
-	size_t n;
+	size_t n = 0;
 
 	mem_str(inv->mem_bytes, mem, sizeof(mem));
-	n = (size_t)snprintf(buf, bytes,
-	                     "%d package%s, %d NUMA node%s, %d cores, %d "
-	                     "PUs, memory %s, %d GPU%s, %d NIC%s",
-	                     inv->packages, inv->packages == 1 ? "" : "s",
-	                     inv->numa, inv->numa == 1 ? "" : "s", inv->cores,
-	                     inv->pus, mem, inv->gpus,
-	                     inv->gpus == 1 ? "" : "s", inv->nics,
-	                     inv->nics == 1 ? "" : "s");
-	for (int i = 0; i < inv_nics(inv) && n < bytes; i++) {
+	cb_buf_appendf(buf, bytes, &n,
+	               "%d package%s, %d NUMA node%s, %d cores, %d "
+	               "PUs, memory %s, %d GPU%s, %d NIC%s",
+	               inv->packages, inv->packages == 1 ? "" : "s", inv->numa,
+	               inv->numa == 1 ? "" : "s", inv->cores, inv->pus, mem,
+	               inv->gpus, inv->gpus == 1 ? "" : "s", inv->nics,
+	               inv->nics == 1 ? "" : "s");
+	for (int i = 0; i < inv_nics(inv); i++) {
 		int nostate = !strcmp(inv->nic[i].state, "unknown");
 		cb_topo_speed_str(inv->nic[i].speed_mbps, speed, sizeof(speed));
 		if (inv->nic[i].speed_mbps < 0 && nostate)
 			snprintf(speed, sizeof(speed), "link unknown");
 		else if (inv->nic[i].speed_mbps < 0)
 			speed[0] = '\0';
-		n += (size_t)snprintf(buf + n, bytes - n, "%s%s %s%s%s",
-		                      i ? ", " : ": ", inv->nic[i].name, speed,
-		                      speed[0] && !nostate ? " " : "",
-		                      nostate ? "" : inv->nic[i].state);
+		cb_buf_appendf(buf, bytes, &n, "%s%s %s%s%s", i ? ", " : ": ",
+		               inv->nic[i].name, speed,
+		               speed[0] && !nostate ? " " : "",
+		               nostate ? "" : inv->nic[i].state);
 	}
-	if (inv->nics > CB_TOPO_INV_NICS && n < bytes)
-		n += (size_t)snprintf(buf + n, bytes - n, ", ...");
-	if (strcmp(inv->source, "live") && n < bytes)
-		snprintf(buf + n, bytes - n, " [%s]", inv->source);
+	if (inv->nics > CB_TOPO_INV_NICS)
+		cb_buf_appendf(buf, bytes, &n, ", ...");
+	if (strcmp(inv->source, "live"))
+		cb_buf_appendf(buf, bytes, &n, " [%s]", inv->source);
 }
 
 /* ---- comparison ---- */
@@ -133,9 +133,9 @@ static void nic_names(const struct cb_topo_inv *inv, char *buf, size_t n)
 	size_t k = 0;
 
 	buf[0] = '\0';
-	for (int i = 0; i < inv_nics(inv) && k < n; i++)
-		k += (size_t)snprintf(buf + k, n - k, "%s%s", i ? "," : "",
-		                      inv->nic[i].name);
+	for (int i = 0; i < inv_nics(inv); i++)
+		cb_buf_appendf(buf, n, &k, "%s%s", i ? "," : "",
+		               inv->nic[i].name);
 	if (!inv_nics(inv))
 		snprintf(buf, n, "none");
 }

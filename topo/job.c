@@ -16,9 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/bootstrap.h"
-#include "core/comm.h"
 #include "core/log.h"
+#include "core/strbuf.h"
 #include "topo/topo.h"
 
 #define SHOW_RANKS 16 /* in the binding line */
@@ -51,9 +50,10 @@ struct cb_topo_job {
  * containers, are different hosts on one machine, and binding each host's
  * ranks from core 0 would pile them onto the same cores.
  */
-static cb_status_t machine_place(struct cb_boot *boot, int rank, int world,
-                                 int *mrank, int *msize)
+static cb_status_t machine_place(const struct cb_topo_job_cfg *cfg, int *mrank,
+                                 int *msize)
 {
+	int rank = cfg->rank, world = cfg->world;
 	char mine[40] = "", *all;
 	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
 	cb_status_t st;
@@ -67,8 +67,8 @@ static cb_status_t machine_place(struct cb_boot *boot, int rank, int world,
 		gethostname(mine, sizeof(mine) - 1);
 	if (!(all = calloc((size_t)world, sizeof(mine))))
 		return cb_fail(CB_ERR_NOMEM, "out of memory");
-	st = cb_boot_allgather(boot, "every rank's machine", mine, sizeof(mine),
-	                       all);
+	st = cfg->allgather(cfg->ctx, "every rank's machine", mine,
+	                    sizeof(mine), all);
 	*mrank = *msize = 0;
 	for (int r = 0; !st && r < world; r++) {
 		if (strncmp(all + (size_t)r * sizeof(mine), mine, sizeof(mine)))
@@ -80,7 +80,8 @@ static cb_status_t machine_place(struct cb_boot *boot, int rank, int world,
 	return st;
 }
 
-static cb_status_t read_options(enum cb_topo_bind *mode, const char **nic,
+static cb_status_t read_options(const struct cb_topo_job_cfg *cfg,
+                                enum cb_topo_bind *mode, const char **nic,
                                 int *gpu)
 {
 	const char *v;
@@ -88,11 +89,11 @@ static cb_status_t read_options(enum cb_topo_bind *mode, const char **nic,
 
 	*mode = CB_TOPO_BIND_AUTO;
 	*gpu = -1;
-	*nic = cb_opt_get("nic");
-	if ((v = cb_opt_get("bind")) &&
+	*nic = cfg->nic;
+	if ((v = cfg->bind) &&
 	    cb_topo_bind_parse(v, "--bind (or COLLBENCH_BIND)", mode))
 		return CB_ERR_USAGE;
-	if ((v = cb_opt_get("gpu"))) {
+	if ((v = cfg->gpu)) {
 		errno = 0;
 		long g = strtol(v, &end, 10);
 		if (errno || end == v || *end || g < 0 || g > 1023)
@@ -108,7 +109,7 @@ static cb_status_t read_options(enum cb_topo_bind *mode, const char **nic,
  * --nic takes a list ("mlx5_0,mlx5_1": a transport stripes over them); the
  * binding follows the first one the topology knows.  A name it does not
  * know is fine when a transport of the run lists it among its devices (the
- * core puts those in "nic-known" as "verbs:cbemu0,cbemu1;tcp:lo": an
+ * caller lists those in nic_known as "verbs:cbemu0,cbemu1;tcp:lo": an
  * emulated RDMA device has no PCI address); any other is a usage error
  * naming what there is.
  */
@@ -130,10 +131,9 @@ static int known_by_transport(const char *known, const char *name)
 }
 
 static cb_status_t nic_for_binding(const struct cb_topo *t, const char *list,
-                                   const char **out)
+                                   const char *known, const char **out)
 {
 	static char first[64];
-	const char *known = cb_opt_get("nic-known");
 	char buf[256];
 
 	*out = NULL;
@@ -150,23 +150,19 @@ static cb_status_t nic_for_binding(const struct cb_topo *t, const char *list,
 		if (known_by_transport(known, n))
 			continue;
 		char topo[256] = "", tps[512] = "";
+		size_t l = 0;
 		for (int i = 0; i < t->nnics; i++)
-			snprintf(topo + strlen(topo),
-			         sizeof(topo) - strlen(topo), "%s%s",
-			         i ? ", " : "", cb_topo_nic(t, i)->name);
+			cb_buf_appendf(topo, sizeof(topo), &l, "%s%s",
+			               i ? ", " : "", cb_topo_nic(t, i)->name);
 		/* "verbs:a,b;tcp:lo" -> "verbs: a, b; tcp: lo" */
+		l = 0;
 		for (const char *p = known ? known : ""; *p; p++) {
-			size_t l = strlen(tps);
 			if (l + 3 >= sizeof(tps))
 				break;
-			if (*p == ':')
-				snprintf(tps + l, sizeof(tps) - l, ": ");
-			else if (*p == ',')
-				snprintf(tps + l, sizeof(tps) - l, ", ");
-			else if (*p == ';')
-				snprintf(tps + l, sizeof(tps) - l, "; ");
+			if (*p == ':' || *p == ',' || *p == ';')
+				cb_buf_appendf(tps, sizeof(tps), &l, "%c ", *p);
 			else
-				snprintf(tps + l, sizeof(tps) - l, "%c", *p);
+				cb_buf_appendf(tps, sizeof(tps), &l, "%c", *p);
 		}
 		return cb_fail(CB_ERR_USAGE,
 		               "--nic %s: no such NIC here (topology: %s%s%s)",
@@ -177,8 +173,9 @@ static cb_status_t nic_for_binding(const struct cb_topo *t, const char *list,
 }
 
 /* Plan and apply this rank's binding; fills bind and note. */
-static cb_status_t bind_me(struct cb_topo *t, int local_rank, int local_size,
-                           struct entry *me, struct cb_topo_job *j)
+static cb_status_t bind_me(const struct cb_topo_job_cfg *cfg, struct cb_topo *t,
+                           int local_rank, int local_size, struct entry *me,
+                           struct cb_topo_job *j)
 {
 	struct cb_topo_slot *slots;
 	enum cb_topo_bind mode;
@@ -187,9 +184,9 @@ static cb_status_t bind_me(struct cb_topo *t, int local_rank, int local_size,
 	int gpu;
 	cb_status_t st;
 
-	if ((st = read_options(&mode, &nic, &gpu)))
+	if ((st = read_options(cfg, &mode, &nic, &gpu)))
 		return st;
-	if (nic && (st = nic_for_binding(t, nic, &nic)))
+	if (nic && (st = nic_for_binding(t, nic, cfg->nic_known, &nic)))
 		return st;
 	if (!(slots = calloc((size_t)local_size, sizeof(*slots))))
 		return cb_fail(CB_ERR_NOMEM, "out of memory");
@@ -255,19 +252,18 @@ static char *binding_line(const struct entry *all, int world, int nhosts)
 		         all[0].note, all[0].note[0] ? ")" : "");
 		return s;
 	}
-	for (int r = 0; r < world && r < SHOW_RANKS && n < cap; r++)
-		n += (size_t)snprintf(
-		        s + n, cap - n, "%srank %d%s%s -> %s%s%s%s",
-		        r ? ", " : "", r, nhosts > 1 ? " on " : "",
-		        nhosts > 1 ? all[r].inv.host : "", all[r].bind,
-		        !same_note && all[r].note[0] ? " [" : "",
-		        same_note ? "" : all[r].note,
-		        !same_note && all[r].note[0] ? "]" : "");
-	if (world > SHOW_RANKS && n < cap)
-		n += (size_t)snprintf(s + n, cap - n, ", ... (%d more)",
-		                      world - SHOW_RANKS);
-	if (same_note && all[0].note[0] && n < cap)
-		snprintf(s + n, cap - n, "; %s", all[0].note);
+	for (int r = 0; r < world && r < SHOW_RANKS; r++)
+		cb_buf_appendf(s, cap, &n, "%srank %d%s%s -> %s%s%s%s",
+		               r ? ", " : "", r, nhosts > 1 ? " on " : "",
+		               nhosts > 1 ? all[r].inv.host : "", all[r].bind,
+		               !same_note && all[r].note[0] ? " [" : "",
+		               same_note ? "" : all[r].note,
+		               !same_note && all[r].note[0] ? "]" : "");
+	if (world > SHOW_RANKS)
+		cb_buf_appendf(s, cap, &n, ", ... (%d more)",
+		               world - SHOW_RANKS);
+	if (same_note && all[0].note[0])
+		cb_buf_appendf(s, cap, &n, "; %s", all[0].note);
 	return s;
 }
 
@@ -323,11 +319,11 @@ static cb_status_t inventory(struct cb_topo_job *j, struct entry *all,
 	j->differing = cb_topo_inv_compare(j->hosts, j->nhosts, j->diff);
 	inventory_lines(j, cap);
 	n = strlen(j->inventory);
-	if (notopo && n < cap)
-		snprintf(j->inventory + n, cap - n,
-		         "\n%d rank%s sent no topology (built without hwloc): "
-		         "not compared",
-		         notopo, notopo == 1 ? "" : "s");
+	if (notopo)
+		cb_buf_appendf(j->inventory, cap, &n,
+		               "\n%d rank%s sent no topology (built without "
+		               "hwloc): not compared",
+		               notopo, notopo == 1 ? "" : "s");
 	return CB_OK;
 }
 
@@ -335,7 +331,7 @@ static cb_status_t inventory(struct cb_topo_job *j, struct entry *all,
 static void inventory_lines(struct cb_topo_job *j, size_t cap)
 {
 	char line[1024];
-	size_t n;
+	size_t n = 0;
 
 	if (j->nhosts == 1) {
 		cb_topo_inv_str(&j->hosts[0], line, sizeof(line));
@@ -349,22 +345,22 @@ static void inventory_lines(struct cb_topo_job *j, size_t cap)
 		         line);
 		return;
 	}
-	n = (size_t)snprintf(j->inventory, cap,
-	                     "%d hosts, %d unlike the others (see below)",
-	                     j->nhosts, j->differing);
-	for (int h = 0; h < j->nhosts && n < cap; h++) {
+	cb_buf_appendf(j->inventory, cap, &n,
+	               "%d hosts, %d unlike the others (see below)", j->nhosts,
+	               j->differing);
+	for (int h = 0; h < j->nhosts; h++) {
 		if (!j->diff[h].differs)
 			continue;
-		n += (size_t)snprintf(j->inventory + n, cap - n,
-		                      "\nWARNING: host %s differs: %s",
-		                      j->hosts[h].host, j->diff[h].why);
+		cb_buf_appendf(j->inventory, cap, &n,
+		               "\nWARNING: host %s differs: %s",
+		               j->hosts[h].host, j->diff[h].why);
 		cb_log(CB_LOG_WARN, "inventory: host %s differs: %s",
 		       j->hosts[h].host, j->diff[h].why);
 	}
-	for (int h = 0; h < j->nhosts && n < cap; h++) {
+	for (int h = 0; h < j->nhosts; h++) {
 		cb_topo_inv_str(&j->hosts[h], line, sizeof(line));
-		n += (size_t)snprintf(j->inventory + n, cap - n, "\n%s: %s",
-		                      j->hosts[h].host, line);
+		cb_buf_appendf(j->inventory, cap, &n, "\n%s: %s",
+		               j->hosts[h].host, line);
 	}
 }
 
@@ -379,21 +375,21 @@ static cb_status_t gpu_paths(struct cb_topo_job *j, const struct entry *all,
 			continue;
 		if (!j->gpu_paths && !(j->gpu_paths = malloc(cap)))
 			return cb_fail(CB_ERR_NOMEM, "out of memory");
-		n += (size_t)snprintf(j->gpu_paths + n, cap - n, "%s%s: %s",
-		                      n ? "\n" : "", all[r].inv.host,
-		                      all[r].gpus);
+		cb_buf_appendf(j->gpu_paths, cap, &n, "%s%s: %s", n ? "\n" : "",
+		               all[r].inv.host, all[r].gpus);
 	}
 	return CB_OK;
 }
 
-cb_status_t cb_topo_job_setup(struct cb_boot *boot, int rank, int world,
-                              int local_rank, int local_size,
+cb_status_t cb_topo_job_setup(const struct cb_topo_job_cfg *cfg,
                               struct cb_topo_job **out)
 {
+	int rank = cfg->rank, world = cfg->world;
+	int local_rank = cfg->local_rank, local_size = cfg->local_size;
 	struct cb_topo_job *j = calloc(1, sizeof(*j));
 	struct entry *me = calloc(1, sizeof(*me)), *all = NULL;
 	struct cb_topo *t = NULL;
-	char name[64], env[48];
+	char env[48];
 	const char *xml;
 	cb_status_t st;
 
@@ -402,15 +398,15 @@ cb_status_t cb_topo_job_setup(struct cb_boot *boot, int rank, int world,
 		goto out;
 	}
 	j->gpu = -1;
-	cb_host_identity(name, sizeof(name), me->key, sizeof(me->key));
+	snprintf(me->key, sizeof(me->key), "%s", cfg->host_key);
 	me->rank = rank;
 	/* Every rank takes part, hwloc or not, so the gathers line up. */
 	if (local_rank >= 0 &&
-	    (st = machine_place(boot, rank, world, &local_rank, &local_size)))
+	    (st = machine_place(cfg, &local_rank, &local_size)))
 		goto out;
 	snprintf(env, sizeof(env), "COLLBENCH_TOPO_XML_%d", rank);
 	if (!(xml = getenv(env)) || !*xml)
-		xml = cb_opt_get("topo-xml");
+		xml = cfg->topo_xml;
 	st = cb_topo_load(xml, NULL, &t);
 	if (st == CB_ERR_UNAVAILABLE) {
 		cb_fail_clear();
@@ -420,10 +416,10 @@ cb_status_t cb_topo_job_setup(struct cb_boot *boot, int rank, int world,
 		goto out;
 	} else {
 		me->has_topo = 1;
-		cb_topo_inv_fill(t, name, &me->inv);
+		cb_topo_inv_fill(t, cfg->host_name, &me->inv);
 		if (local_rank < 0)
 			snprintf(me->bind, sizeof(me->bind), "unbound");
-		else if ((st = bind_me(t, local_rank, local_size, me, j)))
+		else if ((st = bind_me(cfg, t, local_rank, local_size, me, j)))
 			goto out;
 	}
 	if (!(all = calloc(rank == 0 ? (size_t)world : 1, sizeof(*all)))) {
@@ -432,8 +428,8 @@ cb_status_t cb_topo_job_setup(struct cb_boot *boot, int rank, int world,
 	}
 	/* Only rank 0 reads them: gathered to it alone, not to everyone
 	 * (a world of summaries to each of a world of ranks). */
-	if ((st = cb_boot_gather_root(boot, "every rank's topology", me,
-	                              sizeof(*me), all, 0, NULL)))
+	if ((st = cfg->gather_root(cfg->ctx, "every rank's topology", me,
+	                           sizeof(*me), all)))
 		goto out;
 	if (rank == 0) {
 		int nhosts = 0;

@@ -15,22 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "topo/nic.h"
 #include "topo/topo.h"
-
-static int read_line(const char *path, char *buf, size_t bytes)
-{
-	FILE *f = fopen(path, "r");
-	int ok = f && fgets(buf, (int)bytes, f);
-
-	if (f)
-		fclose(f);
-	if (!ok) {
-		buf[0] = '\0';
-		return -1;
-	}
-	buf[strcspn(buf, "\n")] = '\0';
-	return 0;
-}
 
 /* "4: ACTIVE" -> "active" */
 static void ib_state(const char *s, char *out, size_t bytes)
@@ -61,7 +47,7 @@ static void read_ib(const char *sysroot, struct cb_topo_dev *d)
 		if (e->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "%s/%s/state", dir, e->d_name);
-		if (read_line(path, state, sizeof(state)))
+		if (cb_sysfs_line(path, state, sizeof(state)))
 			continue;
 		int num = atoi(e->d_name);
 		int active = strstr(state, "ACTIVE") != NULL;
@@ -74,12 +60,12 @@ static void read_ib(const char *sysroot, struct cb_topo_dev *d)
 		ib_state(state, d->state, sizeof(d->state));
 		snprintf(path, sizeof(path), "%s/%s/rate", dir, e->d_name);
 		d->speed_mbps = -1;
-		if (!read_line(path, rate, sizeof(rate)) &&
+		if (!cb_sysfs_line(path, rate, sizeof(rate)) &&
 		    strstr(rate, "Gb/sec"))
 			d->speed_mbps = (int)(atof(rate) * 1000.0 + 0.5);
 		snprintf(path, sizeof(path), "%s/%s/link_layer", dir,
 		         e->d_name);
-		if (!read_line(path, rate, sizeof(rate)))
+		if (!cb_sysfs_line(path, rate, sizeof(rate)))
 			snprintf(d->kind, sizeof(d->kind), "%s",
 			         !strcmp(rate, "Ethernet") ? "RoCE"
 			                                   : "InfiniBand");
@@ -87,7 +73,7 @@ static void read_ib(const char *sysroot, struct cb_topo_dev *d)
 	closedir(ports);
 	snprintf(path, sizeof(path), "%s/class/infiniband/%s/node_type",
 	         sysroot, d->name);
-	if (!read_line(path, rate, sizeof(rate)) && strstr(rate, "RNIC"))
+	if (!cb_sysfs_line(path, rate, sizeof(rate)) && strstr(rate, "RNIC"))
 		snprintf(d->kind, sizeof(d->kind), "iWARP");
 	if (best >= 0)
 		snprintf(d->link_note, sizeof(d->link_note), "sysfs, port %d",
@@ -101,12 +87,12 @@ static void read_net(const char *sysroot, const char *name,
 
 	snprintf(path, sizeof(path), "%s/class/net/%s/operstate", sysroot,
 	         name);
-	if (read_line(path, v, sizeof(v)))
+	if (cb_sysfs_line(path, v, sizeof(v)))
 		return;
 	snprintf(d->state, sizeof(d->state), "%.15s", v[0] ? v : "unknown");
 	snprintf(path, sizeof(path), "%s/class/net/%s/speed", sysroot, name);
 	/* Reading speed fails (EINVAL) on a link that is down. */
-	if (!read_line(path, v, sizeof(v)) && atoi(v) > 0)
+	if (!cb_sysfs_line(path, v, sizeof(v)) && atoi(v) > 0)
 		d->speed_mbps = atoi(v);
 	snprintf(d->link_note, sizeof(d->link_note), "sysfs");
 }

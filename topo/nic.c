@@ -10,6 +10,7 @@
  * of a network namespace); not loopback, bridges, or the address-less
  * veths of containers, whose names differ from host to host.
  */
+#include "core/strbuf.h"
 #include "topo/nic.h"
 
 #include <arpa/inet.h>
@@ -26,7 +27,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-static int read_str(const char *path, char *buf, size_t bytes)
+int cb_sysfs_line(const char *path, char *buf, size_t bytes)
 {
 	FILE *f = fopen(path, "r");
 	int ok = f && fgets(buf, (int)bytes, f);
@@ -45,7 +46,7 @@ static int read_u64(const char *path, uint64_t *v)
 {
 	char buf[64], *end;
 
-	if (read_str(path, buf, sizeof(buf)) || !buf[0])
+	if (cb_sysfs_line(path, buf, sizeof(buf)) || !buf[0])
 		return -1;
 	*v = strtoull(buf, &end, 0);
 	return *end ? -1 : 0;
@@ -163,7 +164,7 @@ static void netdev_fill(const char *sysroot, struct cb_nic_info *n)
 	snprintf(n->kind, sizeof(n->kind), "netdev");
 	snprintf(path, sizeof(path), "%s/class/net/%s/operstate", sysroot,
 	         n->name);
-	read_str(path, n->state, sizeof(n->state));
+	cb_sysfs_line(path, n->state, sizeof(n->state));
 	if (!n->state[0])
 		snprintf(n->state, sizeof(n->state), "unknown");
 	snprintf(path, sizeof(path), "%s/class/net/%s/speed", sysroot, n->name);
@@ -182,7 +183,8 @@ static void netdev_fill(const char *sysroot, struct cb_nic_info *n)
 		         strrchr(v, '/') ? strrchr(v, '/') + 1 : v);
 		snprintf(path, sizeof(path), "%s/module/%s/version", sysroot,
 		         n->driver);
-		read_str(path, n->driver_version, sizeof(n->driver_version));
+		cb_sysfs_line(path, n->driver_version,
+		              sizeof(n->driver_version));
 	}
 	/* An RDMA-capable NIC's firmware is in its infiniband directory. */
 	snprintf(path, sizeof(path), "%s/class/net/%s/device/infiniband",
@@ -194,7 +196,7 @@ static void netdev_fill(const char *sysroot, struct cb_nic_info *n)
 			snprintf(path, sizeof(path),
 			         "%s/class/net/%s/device/infiniband/%s/fw_ver",
 			         sysroot, n->name, e->d_name);
-			read_str(path, n->firmware, sizeof(n->firmware));
+			cb_sysfs_line(path, n->firmware, sizeof(n->firmware));
 			break;
 		}
 	if (d)
@@ -291,7 +293,7 @@ static void ib_port(const char *sysroot, const char *dev, const char *port,
 	snprintf(n->kind, sizeof(n->kind), "infiniband");
 	snprintf(path, sizeof(path), "%s/class/infiniband/%s/ports/%s/state",
 	         sysroot, dev, port);
-	read_str(path, v, sizeof(v));
+	cb_sysfs_line(path, v, sizeof(v));
 	const char *s = strchr(v, ':') ? strchr(v, ':') + 1 : v;
 	while (*s == ' ')
 		s++;
@@ -301,12 +303,12 @@ static void ib_port(const char *sysroot, const char *dev, const char *port,
 	snprintf(path, sizeof(path), "%s/class/infiniband/%s/ports/%s/rate",
 	         sysroot, dev, port);
 	n->speed_mbps = -1;
-	if (!read_str(path, v, sizeof(v)) && strstr(v, "Gb/sec"))
+	if (!cb_sysfs_line(path, v, sizeof(v)) && strstr(v, "Gb/sec"))
 		n->speed_mbps = (int32_t)(atof(v) * 1000.0 + 0.5);
 	n->mtu = -1;
 	snprintf(path, sizeof(path), "%s/class/infiniband/%s/fw_ver", sysroot,
 	         dev);
-	read_str(path, n->firmware, sizeof(n->firmware));
+	cb_sysfs_line(path, n->firmware, sizeof(n->firmware));
 	snprintf(path, sizeof(path), "%s/class/infiniband/%s/device/driver",
 	         sysroot, dev);
 	ssize_t k = readlink(path, v, sizeof(v) - 1);
@@ -316,7 +318,8 @@ static void ib_port(const char *sysroot, const char *dev, const char *port,
 		         strrchr(v, '/') ? strrchr(v, '/') + 1 : v);
 		snprintf(path, sizeof(path), "%s/module/%s/version", sysroot,
 		         n->driver);
-		read_str(path, n->driver_version, sizeof(n->driver_version));
+		cb_sysfs_line(path, n->driver_version,
+		              sizeof(n->driver_version));
 	}
 	ib_counters_read(sysroot, n);
 }
@@ -436,8 +439,8 @@ static void append(char *why, const char *fmt, const char *a, const char *b,
 	if (k + 4 >= 256)
 		return;
 	if (k)
-		k += (size_t)snprintf(why + k, 256 - k, "; ");
-	snprintf(why + k, 256 - k, fmt, a, b, c, d);
+		cb_buf_appendf(why, 256, &k, "; ");
+	cb_buf_appendf(why, 256, &k, fmt, a, b, c, d);
 }
 
 int cb_nic_compare(const struct cb_nic_info *const *nics, const int *counts,

@@ -19,6 +19,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The first line of file @path (a sysfs attribute) into @buf, without its
+ * newline; -1 (and "") when it cannot be read. */
+int cb_sysfs_line(const char *path, char *buf, size_t bytes);
+
 #define CB_NIC_MAX      16 /* NICs per host */
 #define CB_NIC_COUNTERS 8  /* error counters per NIC */
 

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "core/strbuf.h"
 #include "topo/topo.h"
 
 static int is_down(const char *state)
@@ -264,13 +265,13 @@ void cb_topo_slot_str(const struct cb_topo *t, const struct cb_topo_slot *s,
 		snprintf(buf, bytes, "unbound%s", dev ? " (" : "");
 	n = strlen(buf);
 	if (dev && (s->core >= 0 || s->numa >= 0))
-		n += (size_t)snprintf(buf + n, n < bytes ? bytes - n : 0, "; ");
-	if (s->gpu >= 0 && n < bytes)
-		n += (size_t)snprintf(buf + n, bytes - n, "GPU %d%s", s->gpu,
-		                      s->nic >= 0 ? ", " : "");
-	if (s->nic >= 0 && n < bytes)
-		n += (size_t)snprintf(buf + n, bytes - n, "NIC %s",
-		                      cb_topo_nic(t, s->nic)->name);
-	if ((s->core >= 0 || s->numa >= 0 || dev) && n < bytes)
-		snprintf(buf + n, bytes - n, ")");
+		cb_buf_appendf(buf, bytes, &n, "; ");
+	if (s->gpu >= 0)
+		cb_buf_appendf(buf, bytes, &n, "GPU %d%s", s->gpu,
+		               s->nic >= 0 ? ", " : "");
+	if (s->nic >= 0)
+		cb_buf_appendf(buf, bytes, &n, "NIC %s",
+		               cb_topo_nic(t, s->nic)->name);
+	if (s->core >= 0 || s->numa >= 0 || dev)
+		cb_buf_appendf(buf, bytes, &n, ")");
 }

@@ -9,7 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/comm.h"
 #include "core/log.h"
 #include "topo/topo.h"
 
@@ -78,7 +77,7 @@ const char *cb_topo_bind_name(enum cb_topo_bind b)
 	return (unsigned)b < 4 ? bind_names[b] : "?";
 }
 
-cb_status_t cb_topo_opt(const char *key, const char *value)
+cb_status_t cb_topo_opt_check(const char *key, const char *value)
 {
 	enum cb_topo_bind b;
 	char *end;
@@ -94,6 +93,5 @@ cb_status_t cb_topo_opt(const char *key, const char *value)
 		return cb_fail(CB_ERR_USAGE,
 		               "cannot read topology file '%s': %s", value,
 		               strerror(errno));
-	cb_opt_set(key, value);
 	return CB_OK;
 }

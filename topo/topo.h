@@ -24,8 +24,6 @@
 
 #include <collbench/status.h>
 
-struct cb_boot;
-
 /* Path between two devices, nearest first, as `nvidia-smi topo -m` names
  * them.  X: the device itself; NVL: an NVLink (hwloc's NVLinkBandwidth
  * distances); PIX: at most one PCIe bridge; PXB: several PCIe bridges, no
@@ -154,9 +152,9 @@ int cb_topo_nic_find(const struct cb_topo *t, const char *name);
 /* A bandwidth in Mb/s for people: "40 Gb/s", "100 Mb/s", "unknown". */
 void cb_topo_speed_str(int speed_mbps, char *buf, size_t bytes);
 
-/* Check and store a run's topology option (bind, nic, gpu, topo-xml) for
+/* Check a run's topology option (bind, nic, gpu, topo-xml) for
  * cb_topo_job_setup; CB_ERR_USAGE, recorded, for a bad value. */
-cb_status_t cb_topo_opt(const char *key, const char *value);
+cb_status_t cb_topo_opt_check(const char *key, const char *value);
 
 /* ---- binding (topo/plan.c; applying it: topo/bind.c) ---- */
 
@@ -245,22 +243,42 @@ struct cb_topo_inv_diff {
 int cb_topo_inv_compare(const struct cb_topo_inv *inv, int n,
                         struct cb_topo_inv_diff *d);
 
-/* ---- a run's view (topo/job.c): called by core/comm.c ---- */
+/* ---- a run's view (topo/job.c): wired into the communicator by the
+ * caller (bench/place.c), so topo needs no core but its log ---- */
 
 struct cb_topo_job;
 
+/* What a run's placement is given: who this rank is, the run's options, and
+ * the job's collectives (the bootstrap's, through @ctx). */
+struct cb_topo_job_cfg {
+	int rank, world;
+	int local_rank, local_size;
+	const char *host_name, *host_key; /* this host (cb_host_identity) */
+	const char *bind, *nic, *gpu;     /* --bind, --nic, --gpu, or NULL */
+	const char *topo_xml;             /* --topo-xml, or NULL */
+	/* Device names the run's transports know ("verbs:cbemu0;tcp:lo"), so
+	 * --nic may name one hwloc does not; NULL: none. */
+	const char *nic_known;
+	void *ctx;
+	/* Every rank's @bytes from @mine into @all ([world]), on every rank. */
+	cb_status_t (*allgather)(void *ctx, const char *what, const void *mine,
+	                         size_t bytes, void *all);
+	/* The same, to rank 0 only (@all unused elsewhere). */
+	cb_status_t (*gather_root)(void *ctx, const char *what,
+	                           const void *mine, size_t bytes, void *all);
+};
+
 /*
  * Once per run, after the bootstrap: load this rank's topology (live, or
- * --topo-xml / COLLBENCH_TOPO_XML, or COLLBENCH_TOPO_XML_<rank> for one
- * rank), plan and apply --bind for local rank @local_rank of @local_size
+ * --topo-xml, or COLLBENCH_TOPO_XML_<rank> for one rank), plan and apply
+ * --bind for local rank @local_rank of @local_size
  * (-1: inventory only, no binding; ranks of other hosts on the same machine,
  * such as network-namespace test hosts, count as local for binding), and
  * gather every rank's binding and host summary (all ranks take part).  Usage
  * errors (--gpu out of range, a file that does not load) come back as
  * CB_ERR_USAGE, recorded.
  */
-cb_status_t cb_topo_job_setup(struct cb_boot *boot, int rank, int world,
-                              int local_rank, int local_size,
+cb_status_t cb_topo_job_setup(const struct cb_topo_job_cfg *cfg,
                               struct cb_topo_job **out);
 void cb_topo_job_free(struct cb_topo_job *j);
 /* Rank 0: the header lines.  "rank 0 -> core 0 (NUMA 0, cpu 0), ..." */

@@ -32,7 +32,4 @@ typedef enum cb_status {
 #undef CB_STATUS_ENUM
 } cb_status_t;
 
-/* A short fixed English text for @st; never NULL. */
-const char *cb_status_str(cb_status_t st);
-
 #endif

@@ -46,13 +46,7 @@ enum cb_op {
 	        CB_OP_COUNT
 };
 
-/* Names as the CLI spells them ("float32", "sum"); sizes in bytes. */
-const char *cb_dtype_name(enum cb_dtype dt);
-size_t cb_dtype_bytes(enum cb_dtype dt);
-const char *cb_op_name(enum cb_op op);
-
-/* Look up a name or its alias ("float", "half"); -1 when unknown. */
-int cb_dtype_parse(const char *s);
-int cb_op_parse(const char *s);
+/* Their names and sizes as functions: core/types.h (the core's, which a
+ * module cannot link). */
 
 #endif

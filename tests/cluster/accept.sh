@@ -129,7 +129,11 @@ fi
 emu=$(cd "$(dirname "$0")/../.." && pwd)/tools/emulated-rdma.sh
 export COLLBENCH_PLUGIN_PATH=${COLLBENCH_PLUGIN_PATH:-$(dirname "$CB")/transports}
 if ! "$emu" "$CB" info 2>/dev/null | grep -q '^  verbs  *available'; then
-	echo "SKIP (verbs part): no verbs module or emulation in this build"
+	if [ "${COLLBENCH_EMU_REQUIRED:-0}" = 1 ]; then
+		fail "verbs part: this build has the verbs module, and it does not run on the emulation: $("$emu" "$CB" info 2>&1 | grep -m1 -e verbs -e emulated-rdma)"
+	else
+		echo "SKIP (verbs part): no verbs module or emulation in this build"
+	fi
 else
 	took >/dev/null
 	fresh

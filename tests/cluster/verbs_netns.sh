@@ -5,6 +5,11 @@
 #  - four ranks, two per host, over verbs alone (InfiniBand, then RoCE v2
 #    with each host's own GID), every collective and algorithm exact;
 #    each host's port counts the traffic;
+#  - --transport auto: shm inside each host and verbs between them when
+#    both hosts have an emulated device (the CSV says "shm+verbs", the
+#    header what each pair got, both ports count the traffic); tcp between
+#    them when host B has none (COLLBENCH_EMU_DEVICES=0), the header naming
+#    host B and why;
 #  - the link between the hosts goes down in the middle of a run: every
 #    rank ends within the deadline, non-zero; each side of the cut has its
 #    say (the hosts can no longer agree on one line: the store is on one
@@ -17,10 +22,8 @@ EMU=$root/tools/emulated-rdma.sh
 
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: network namespaces need root"; exit 77; }
 command -v ip >/dev/null || { echo "SKIP: no ip (iproute2)"; exit 77; }
-"$EMU" true 2>"$TMP/emu.err" || { echo "SKIP: $(cat "$TMP/emu.err")"; exit 77; }
 export COLLBENCH_PLUGIN_PATH=${COLLBENCH_PLUGIN_PATH:-$(dirname "$CB")/transports}
-"$EMU" "$CB" info | grep -q '^  verbs  *available' ||
-	{ echo "SKIP: no verbs module in this build"; exit 77; }
+need_verbs "$EMU"
 export COLLBENCH_EMU_STATE=$TMP/fabric
 export COLLBENCH_EMU_PORT_BASE=$((10000 + RANDOM % 9000)) # below the ephemeral range
 A=cbvA$$ B=cbvB$$
@@ -40,7 +43,8 @@ for ns in "$A" "$B"; do ip -n "$ns" link set lo up; done
 ip -n "$A" link set "wa$$" up
 ip -n "$B" link set "wb$$" up
 
-# run4 NAME LINK ARGS...: ranks 0,1 on host A, 2,3 on host B, over verbs.
+# run4 NAME LINK ARGS...: ranks 0,1 on host A, 2,3 on host B, over verbs
+# (over $TRANSPORT if set; host B's ranks get the environment in $ENV_B).
 run4() {
 	local name=$1 link=$2 port=$((20000 + RANDOM % 10000)) pids=() r ns host if
 	shift 2
@@ -48,8 +52,9 @@ run4() {
 		if [ "$r" -lt 2 ]; then ns=$A host=nodeA if=wa$$; else ns=$B host=nodeB if=wb$$; fi
 		ip netns exec "$ns" env COLLBENCH_RANK=$r COLLBENCH_WORLD=4 \
 			COLLBENCH_HOSTNAME=$host COLLBENCH_EMU_LINK=$link \
-			COLLBENCH_EMU_NETDEV=$if timeout 120 "$EMU" "$CB" \
-			--transport verbs --rendezvous "$net.1:$port" --timeout 10 "$@" \
+			COLLBENCH_EMU_NETDEV=$if $([ "$ns" = "$B" ] && echo "${ENV_B:-}") \
+			timeout 120 "$EMU" "$CB" --transport "${TRANSPORT:-verbs}" \
+			--rendezvous "$net.1:$port" --timeout 10 "$@" \
 			>"$TMP/$name.$r.out" 2>"$TMP/$name.$r.err" &
 		pids+=($!)
 	done
@@ -75,6 +80,34 @@ for link in ib roce; do
 		fail "$link: no port counters for both hosts: $(grep port_ "$TMP/$link.txt" | head -4)"
 	else
 		pass "$link: 4 ranks on 2 hosts over verbs, $rows rows exact; port_xmit_data $xa on nodeA, $xb on nodeB"
+	fi
+done
+
+# --transport auto: verbs between hosts with a device, tcp without.
+for b in dev nodev; do
+	env_b=$([ $b = nodev ] && echo COLLBENCH_EMU_DEVICES=0)
+	TRANSPORT=auto ENV_B=$env_b run4 "auto-$b" ib --coll allreduce,alltoall \
+		--algo ring,pairwise --format csv -b 8 -e 64K -f 16 -n 2 -w 0 \
+		-O "$TMP/auto-$b.txt"
+	want=$([ $b = dev ] && echo shm+verbs || echo shm+tcp)
+	bad=$(tail -n +2 "$TMP/auto-$b.0.out" | awk -F, -v t="$want" '$14 != 0 || $3 != t' | head -3)
+	rows=$(tail -n +2 "$TMP/auto-$b.0.out" | wc -l)
+	hdr=$(grep -m1 '^# transport auto: ' "$TMP/auto-$b.txt")
+	if [ $b = dev ]; then
+		hwant='pairs on one host over shm (2); between hosts over verbs (4), over tcp (0)'
+	else
+		hwant='pairs on one host over shm (2); between hosts over verbs (0), over tcp (4); no verbs on host nodeB (rank 2: transport verbs is not usable here: no RDMA device found'
+	fi
+	if [ "${rc[*]}" != "0 0 0 0" ]; then
+		fail "auto, $b: exit statuses ${rc[*]}: $(cat "$TMP/auto-$b".*.err | head -5)"
+	elif [ "$rows" -lt 10 ] || [ -n "$bad" ]; then
+		fail "auto, $b: $rows rows, want transport $want; bad: $bad"
+	elif [[ "$hdr" != "# transport auto: $hwant"* ]]; then
+		fail "auto, $b: header '$hdr', want '$hwant'"
+	elif [ $b = dev ] && ! grep -q '^# transport verbs: rank 0 on cbemu0:1' "$TMP/auto-$b.txt"; then
+		fail "auto, $b: no verbs line in the header: $(grep '^# transport' "$TMP/auto-$b.txt")"
+	else
+		pass "auto, $b: $rows rows over $want, exact; $hdr"
 	fi
 done
 

@@ -32,6 +32,7 @@
 #include <time.h>
 
 #include "coll/reduce.h"
+#include "core/types.h"
 #include "transports/gpu/gpu.h"
 
 extern const struct cb_tp_ops cb_tp_gpu;

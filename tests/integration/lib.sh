@@ -22,6 +22,30 @@ finish() {
 	exit 0
 }
 
+# need_verbs EMU: the verbs emulation (EMU is tools/emulated-rdma.sh) and a
+# verbs module that loads on it and finds its device.  Without them: a skip
+# (77) when run by hand; a failure under meson in a build that has the
+# verbs module (COLLBENCH_EMU_REQUIRED=1, with COLLBENCH_EMU_LIBDIR): there,
+# a verbs test never passes as a skip.
+need_verbs() {
+	local rc info why
+	"$1" true 2>"$TMP/emu.err"
+	rc=$?
+	if [ "$rc" -ne 0 ]; then
+		echo "$([ "$rc" -eq 77 ] && echo SKIP || echo FAIL): $(head -1 "$TMP/emu.err")"
+		exit "$rc"
+	fi
+	info=$("$1" "$CB" info 2>&1)
+	grep -q '^  verbs  *available' <<<"$info" && return 0
+	why=$(grep -m1 '^  verbs' <<<"$info" | sed 's/^  verbs  *//')
+	if [ "${COLLBENCH_EMU_REQUIRED:-0}" = 1 ]; then
+		echo "FAIL: this build has the verbs module, and it is not usable on the emulation: ${why:-not listed by collbench info}"
+		exit 1
+	fi
+	echo "SKIP: no usable verbs module: ${why:-not built}"
+	exit 77
+}
+
 # expect_fail WANT_RC NEEDLE CMD... : the command exits WANT_RC, prints
 # exactly one line on stderr, and that line contains NEEDLE.
 expect_fail() {

@@ -89,7 +89,7 @@ for cmd, f, head in (("topo", "topo", "\n## `collbench topo`"),
         print(f"ok: docs/options.md has the {len(want)} options of {cmd} --help")
 
 # ---- environment ----
-product = ["bench", "core", "coll", "select", "topo", "reports",
+product = ["cli", "bench", "core", "coll", "select", "topo", "reports",
            "acceptance", "transports", "include"]
 # getenv calls whose name is computed, and what they read (name: the
 # variable documented; the test fails on any other computed name)

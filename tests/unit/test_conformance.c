@@ -42,6 +42,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench/place.h"
 #include "coll/reduce.h"
 #include "core/comm.h"
 #include "core/log.h"
@@ -535,7 +536,8 @@ static struct cb_comm *make_comm(int rank, int np, int listen_fd,
 		                   .transport = transport,
 		                   .mem = mem_kind == CB_MEM_GPU ? "gpu"
 		                                                 : "host",
-		                   .reduce = cb_reduce };
+		                   .reduce = cb_reduce,
+		                   .place = &cb_place_topo };
 
 	comm_rank = rank;
 	cb_log_set_rank(rank);
@@ -683,6 +685,14 @@ int main(int argc, char **argv)
 	struct cb_tp_entry e;
 	cb_tp_find(transport, &e);
 	if (!e.ops || !e.available) {
+		/* meson, a build with the verbs module: never a skip */
+		const char *req = getenv("COLLBENCH_EMU_REQUIRED");
+		if (req && !strcmp(req, "1") && !strcmp(transport, "verbs")) {
+			printf("%s: %s: FAILED (this build has the verbs "
+			       "module; COLLBENCH_EMU_REQUIRED=1)\n",
+			       transport, e.why);
+			return 1;
+		}
 		printf("%s: %s: skipped\n", transport, e.why);
 		return 77;
 	}

@@ -112,8 +112,7 @@ static void id_free(struct cm_id *c)
 			*pp = c->next;
 			break;
 		}
-	free(c->id.route.path_rec);
-	free(c);
+	cm_id_release(c);
 }
 
 CM_VISIBLE int rdma_destroy_id(struct rdma_cm_id *id)

@@ -112,6 +112,9 @@ int cm_qp_rtr_rts(struct cm_id *c);
 void cm_qp_error(struct cm_id *c);
 int cm_watch(struct cm_id *c, bool out);
 void cm_unwatch(struct cm_id *c);
+/* Free @c, out of cm_ids and unwatched: after the event thread's next
+ * round, which may hold an event for it from before (cm_lock held). */
+void cm_id_release(struct cm_id *c);
 size_t cm_priv_max(struct cm_id *c, uint8_t type);
 int64_t cm_now_ns(void);
 

@@ -168,6 +168,25 @@ int cm_watch(struct cm_id *c, bool out)
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, c->fd, &ev);
 }
 
+/* Ids destroyed since the event thread's last round (cm_lock). */
+static struct cm_id *graves;
+
+static void free_id(struct cm_id *c)
+{
+	free(c->id.route.path_rec);
+	free(c);
+}
+
+void cm_id_release(struct cm_id *c)
+{
+	if (!ready) { /* no event thread: nothing holds it */
+		free_id(c);
+		return;
+	}
+	c->next = graves;
+	graves = c;
+}
+
 void cm_unwatch(struct cm_id *c)
 {
 	if (c->fd >= 0) {
@@ -619,6 +638,13 @@ static void *cm_thread(void *arg)
 			} else if (c->deadline_ns && now > c->deadline_ns) {
 				lost(c, ETIMEDOUT);
 			}
+		}
+		/* The events of this round are handled: ids destroyed before
+		 * it began can be in no later one (they left the epoll set). */
+		while (graves) {
+			struct cm_id *g = graves;
+			graves = g->next;
+			free_id(g);
 		}
 		pthread_mutex_unlock(&cm_lock);
 	}

@@ -11,7 +11,8 @@
  * A completion channel is a pipe: arming a CQ (req_notify_cq) makes the
  * next completion added write the CQ's address to it once; entries already
  * in the CQ do not trigger, as on hardware.  A CQ that overflows reports
- * IBV_EVENT_CQ_ERR on the async channel and drops the completion.
+ * IBV_EVENT_CQ_ERR on the async channel and drops the completion (the
+ * fault cq_overrun:cqe=N makes every CQ hold N entries, whatever it says).
  */
 #include "emu.h"
 
@@ -63,18 +64,20 @@ EMU_VISIBLE struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
                                          int comp_vector)
 {
 	struct emu_cq *cq;
-	if (cqe < 1 || cqe > EMU_MAX_CQE || comp_vector < 0 ||
+	int hold;
+	if (cqe < 1 || cqe > emu_host.max_cqe || comp_vector < 0 ||
 	    comp_vector >= context->num_comp_vectors) {
 		errno = EINVAL;
 		return NULL;
 	}
 	cq = calloc(1, sizeof(*cq));
-	if (!cq || !(cq->ring = calloc((size_t)cqe, sizeof(*cq->ring)))) {
+	hold = emu_fault_cq_hold(cqe);
+	if (!cq || !(cq->ring = calloc((size_t)hold, sizeof(*cq->ring)))) {
 		free(cq);
 		errno = ENOMEM;
 		return NULL;
 	}
-	cq->cap = (uint32_t)cqe;
+	cq->cap = (uint32_t)hold;
 	pthread_mutex_init(&cq->lock, NULL);
 	cq->cq.context = context;
 	cq->cq.channel = channel;
@@ -220,8 +223,9 @@ EMU_VISIBLE int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 {
 	struct emu_cq *cq = (struct emu_cq *)ibcq;
 	struct emu_cqe *ring;
-	if (cqe < 1 || cqe > EMU_MAX_CQE)
+	if (cqe < 1 || cqe > emu_host.max_cqe)
 		return EINVAL;
+	cqe = emu_fault_cq_hold(cqe);
 	pthread_mutex_lock(&cq->lock);
 	if ((uint32_t)cqe < cq->count) {
 		pthread_mutex_unlock(&cq->lock);

@@ -161,7 +161,7 @@ static void fill_device_attr(struct emu_dev *d, struct ibv_device_attr *a)
 	a->max_sge = EMU_MAX_SGE;
 	a->max_sge_rd = EMU_MAX_SGE;
 	a->max_cq = 1 << 16;
-	a->max_cqe = EMU_MAX_CQE;
+	a->max_cqe = emu_host.max_cqe;
 	a->max_mr = 1 << 20;
 	a->max_pd = 1 << 16;
 	a->max_qp_rd_atom = EMU_MAX_RD_ATOM;

@@ -127,6 +127,7 @@ struct emu_host {
 	uint16_t port_base;
 	uint32_t part_id;
 	int64_t retry_floor_ns, retry_cap_ns;
+	int max_cqe; /* COLLBENCH_EMU_MAX_CQE: the device's max_cqe */
 };
 extern struct emu_host emu_host;
 
@@ -427,6 +428,7 @@ void emu_conn_flush(struct emu_conn *c);
 bool emu_conn_dead(struct emu_conn *c);
 int64_t emu_conn_last_rx(struct emu_conn *c);
 void emu_conn_detach_qp(struct emu_conn *c, struct emu_qp *qp);
+void emu_conn_forget_range(struct emu_conn *c, const void *addr, size_t len);
 void emu_engine_forget_qp(struct emu_qp *qp);
 void emu_engine_forget_mr(struct emu_mr *mr);
 int emu_qp_path(struct emu_qp *qp);
@@ -436,6 +438,8 @@ void emu_rx_drop_held(struct emu_qp *qp);
 void emu_faults_init(void);
 void emu_faults_tick(int64_t now);
 uint32_t emu_fault_on_message(struct emu_qp *qp, struct emu_swqe *w);
+/* cq_overrun:cqe=N: what a CQ asked for @cqe entries really holds. */
+int emu_fault_cq_hold(int cqe);
 size_t emu_rate_budget(void);
 void emu_rate_used(size_t bytes);
 

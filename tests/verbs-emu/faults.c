@@ -23,6 +23,9 @@
  *   slow:mbps=R            this process sends at most R Mbit/s.
  *   counters:dev=cbemu0,symbol_error=N,port_rcv_errors=N,link_downed=N,
  *            port_xmit_discards=N   error counters raised at start.
+ *   cq_overrun:cqe=N       every CQ this process creates holds N entries
+ *       (fewer than it asked and reports): a completion beyond them is
+ *       dropped with IBV_EVENT_CQ_ERR, as a CQ overrun on hardware.
  *
  * A malformed specification stops the program with one line (status 2):
  * a failure test must never run without the fault it asked for.
@@ -34,12 +37,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum fkind { F_PORT_DOWN, F_RKEY, F_QP_ERROR, F_SLOW, F_COUNTERS, F_IMM };
+enum fkind {
+	F_PORT_DOWN,
+	F_RKEY,
+	F_QP_ERROR,
+	F_SLOW,
+	F_COUNTERS,
+	F_IMM,
+	F_CQ_OVERRUN
+};
 
 struct fault {
 	enum fkind kind;
 	int dev;
-	long at_ms, at_msg, for_ms, qpn, mbps;
+	long at_ms, at_msg, for_ms, qpn, mbps, cqe;
 	long cnt[EMU_C_COUNT];
 	bool fired, restored;
 	int64_t fired_ns;
@@ -72,8 +83,8 @@ static long num(const char *spec, const char *v)
 
 static void parse_one(char *spec)
 {
-	static const char *kinds[] = { "port_down", "rkey",     "qp_error",
-		                       "slow",      "counters", "imm" };
+	static const char *kinds[] = { "port_down", "rkey", "qp_error",  "slow",
+		                       "counters",  "imm",  "cq_overrun" };
 	char copy[256], *args, *save = NULL;
 	struct fault *f;
 	int k;
@@ -86,11 +97,11 @@ static void parse_one(char *spec)
 	args = strchr(spec, ':');
 	if (args)
 		*args++ = 0;
-	for (k = 0; k < 6 && strcmp(spec, kinds[k]); k++)
+	for (k = 0; k < 7 && strcmp(spec, kinds[k]); k++)
 		;
-	if (k == 6)
+	if (k == 7)
 		bad(copy, "unknown kind (port_down, rkey, qp_error, slow, "
-		          "counters, imm)");
+		          "counters, imm, cq_overrun)");
 	f->kind = (enum fkind)k;
 	for (char *kv = args ? strtok_r(args, ",", &save) : NULL; kv;
 	     kv = strtok_r(NULL, ",", &save)) {
@@ -114,6 +125,8 @@ static void parse_one(char *spec)
 			f->qpn = num(copy, v);
 		} else if (!strcmp(kv, "mbps")) {
 			f->mbps = num(copy, v);
+		} else if (!strcmp(kv, "cqe")) {
+			f->cqe = num(copy, v);
 		} else {
 			for (c = 0; c < EMU_C_COUNT; c++)
 				if (!strcmp(kv, emu_counter_defs[c].name))
@@ -132,6 +145,8 @@ static void parse_one(char *spec)
 		f->at_msg = 1;
 	if (f->kind == F_SLOW && f->mbps <= 0)
 		bad(copy, "want mbps=R, R > 0");
+	if (f->kind == F_CQ_OVERRUN && f->cqe <= 0)
+		bad(copy, "want cqe=N, N > 0");
 	nfaults++;
 }
 
@@ -154,6 +169,8 @@ void emu_faults_init(void)
 			rate_bps = f->mbps * 1000000 / 8;
 			rate_last_ns = emu_now_ns();
 			rate_tokens = 0;
+			f->fired = true;
+		} else if (f->kind == F_CQ_OVERRUN) {
 			f->fired = true;
 		} else if (f->kind == F_COUNTERS) {
 			for (int c = 0; c < EMU_C_COUNT; c++)
@@ -256,6 +273,14 @@ void emu_faults_tick(int64_t now)
 			}
 		}
 	}
+}
+
+int emu_fault_cq_hold(int cqe)
+{
+	for (int i = 0; i < nfaults; i++)
+		if (faults[i].kind == F_CQ_OVERRUN && faults[i].cqe < cqe)
+			return (int)faults[i].cqe;
+	return cqe;
 }
 
 /* The slow link: a token bucket the send stream draws from. */

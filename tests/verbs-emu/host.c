@@ -692,6 +692,8 @@ static int host_init_locked(void)
 	emu_host.retry_cap_ns =
 	        env_long("COLLBENCH_EMU_RETRY_CAP_MS", 4000, 1, 600000) *
 	        1000000;
+	emu_host.max_cqe = (int)env_long("COLLBENCH_EMU_MAX_CQE", EMU_MAX_CQE,
+	                                 1, EMU_MAX_CQE);
 	if (emu_host.retry_cap_ns < emu_host.retry_floor_ns)
 		emu_host.retry_cap_ns = emu_host.retry_floor_ns;
 	if (ioctl_fd < 0)

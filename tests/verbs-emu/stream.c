@@ -273,10 +273,12 @@ void emu_engine_forget_qp(struct emu_qp *qp)
 
 void emu_engine_forget_mr(struct emu_mr *mr)
 {
-	for (struct emu_conn *c = emu_eng.conns; c; c = c->next)
+	for (struct emu_conn *c = emu_eng.conns; c; c = c->next) {
+		emu_conn_forget_range(c, mr->mr.addr, mr->mr.length);
 		for (int i = 0; i < c->nsmr; i++)
 			if (c->smr[i] == mr && c->sink == SINK_DIRECT) {
 				c->sink = SINK_DISCARD;
 				c->nsiov = 0;
 			}
+	}
 }

@@ -263,6 +263,68 @@ void emu_conn_flush(struct emu_conn *c)
 	pthread_mutex_unlock(&c->txlock);
 }
 
+/* Replace *@pp by an owned copy of the bytes it still has to send, so
+ * nothing more is read from the memory it points into; false without
+ * memory (txlock held). */
+static bool copy_rest(struct emu_conn *c, struct emu_txitem **pp)
+{
+	struct emu_txitem *it = *pp;
+	size_t skip = it == c->txq ? it->done : 0, left = it->total - skip;
+	struct emu_txitem *cp = malloc(sizeof(*cp) + sizeof(struct iovec));
+	uint8_t *buf = malloc(left ? left : 1), *p = buf;
+	if (!cp || !buf) {
+		free(cp);
+		free(buf);
+		return false;
+	}
+	for (int i = 0; i < it->iovcnt; i++) {
+		size_t l = it->iov[i].iov_len;
+		if (skip >= l) {
+			skip -= l;
+			continue;
+		}
+		memcpy(p, (char *)it->iov[i].iov_base + skip, l - skip);
+		p += l - skip;
+		skip = 0;
+	}
+	memset(cp, 0, sizeof(*cp));
+	cp->iov = (struct iovec *)(cp + 1);
+	cp->iov[0].iov_base = buf;
+	cp->iov[0].iov_len = left;
+	cp->iovcnt = 1;
+	cp->total = left;
+	cp->owned = buf;
+	cp->queued = true;
+	cp->next = it->next;
+	*pp = cp;
+	if (c->txq_tail == &it->next)
+		c->txq_tail = &cp->next;
+	it->queued = false;
+	return true;
+}
+
+/* A region the application deregisters (and may free next): queued
+ * messages that still read from it go from a copy made now, as a device
+ * never reads deregistered memory.  eng.lock held. */
+void emu_conn_forget_range(struct emu_conn *c, const void *addr, size_t len)
+{
+	uintptr_t lo = (uintptr_t)addr, hi = lo + len;
+	pthread_mutex_lock(&c->txlock);
+	for (struct emu_txitem **pp = &c->txq; *pp; pp = &(*pp)->next) {
+		struct emu_txitem *it = *pp;
+		bool in = false;
+		for (int i = 0; !it->owned && i < it->iovcnt && !in; i++) {
+			uintptr_t b = (uintptr_t)it->iov[i].iov_base;
+			in = b < hi && b + it->iov[i].iov_len > lo;
+		}
+		if (in && !copy_rest(c, pp)) {
+			c->dead = true; /* cannot finish it: the stream dies */
+			break;
+		}
+	}
+	pthread_mutex_unlock(&c->txlock);
+}
+
 /* The QP leaves (error, reset, destroy): its queued messages go; one that
  * is half written is finished from a copy, so the stream stays whole and
  * the application may free its buffer after the flush completion. */
@@ -277,43 +339,13 @@ void emu_conn_detach_qp(struct emu_conn *c, struct emu_qp *qp)
 			continue;
 		}
 		if (it == c->txq && it->done > 0) {
-			size_t left = it->total - it->done, skip = it->done;
-			struct emu_txitem *cp =
-			        malloc(sizeof(*cp) + sizeof(struct iovec));
-			uint8_t *buf = malloc(left ? left : 1), *p = buf;
-			if (!cp ||
-			    !buf) { /* cannot finish it: the stream dies */
-				free(cp);
-				free(buf);
+			if (!copy_rest(c, pp)) {
+				/* cannot finish it: the stream dies */
 				c->dead = true;
 				pp = &it->next;
 				continue;
 			}
-			for (int i = 0; i < it->iovcnt; i++) {
-				size_t l = it->iov[i].iov_len;
-				if (skip >= l) {
-					skip -= l;
-					continue;
-				}
-				memcpy(p, (char *)it->iov[i].iov_base + skip,
-				       l - skip);
-				p += l - skip;
-				skip = 0;
-			}
-			memset(cp, 0, sizeof(*cp));
-			cp->iov = (struct iovec *)(cp + 1);
-			cp->iov[0].iov_base = buf;
-			cp->iov[0].iov_len = left;
-			cp->iovcnt = 1;
-			cp->total = left;
-			cp->owned = buf;
-			cp->queued = true;
-			cp->next = it->next;
-			*pp = cp;
-			if (c->txq_tail == &it->next)
-				c->txq_tail = &cp->next;
-			it->queued = false;
-			pp = &cp->next;
+			pp = &(*pp)->next;
 			continue;
 		}
 		*pp = it->next;

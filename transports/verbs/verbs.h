@@ -24,13 +24,24 @@
 #define VB_SIGNAL_EVERY   16  /* an unsignalled send every ... gets one */
 #define VB_STRIPE_MIN     (256u << 10) /* smallest message striped over rails */
 #define VB_NOTIFY_Q       64
+/* Completions one QP can have queued: every send and receive it can have
+ * posted.  A CQ serves as many QPs as it holds this many for. */
+#define VB_CQE_PER_QP (VB_SEND_SLOTS + VB_RECV_SLOTS)
 
-/* One rail: a device, one of its ports, its protection domain and CQ. */
+/* One completion queue of a rail and the queue pairs it serves. */
+struct vb_cq {
+	struct ibv_cq *cq;
+	int nqp;
+};
+
+/* One rail: a device, one of its ports, its protection domain and CQs
+ * (as many as its queue pairs need, cq_qps QPs each). */
 struct vb_rail {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	char name[64]; /* device name */
+	struct vb_cq *cqs;
+	int ncq, cq_qps, cqe; /* CQs, QPs per CQ, entries per CQ */
+	char name[64];        /* device name */
 	int port;
 	enum vb_link link;
 	uint16_t lid;
@@ -64,6 +75,7 @@ struct vb_qp {
 	struct ibv_qp *qp;
 	struct rdma_cm_id *cm_id; /* rdma_cm mode */
 	int state;                /* QP_* below */
+	int cq; /* 1 + index of the rail's CQ it completes on; 0: none */
 	uint32_t psn;
 	uint8_t *slots; /* send slots, then receive slots */
 	struct ibv_mr *slots_mr;
@@ -180,6 +192,12 @@ enum {
 	K_RTS = 0x2000,  /* receive: its RTS came; send: RTS went out */
 	K_FRAG = 0x4000, /* receive: comes through the slots */
 };
+
+/* verbs.c: completion queues.  vb_cq_attach finds room for one more QP on
+ * @rail (a new CQ when every one is full) and says which in *@cqi;
+ * vb_cq_detach gives it back. */
+VB_HIDDEN cb_status_t vb_cq_attach(struct cb_tp_ctx *ctx, int rail, int *cqi);
+VB_HIDDEN void vb_cq_detach(struct cb_tp_ctx *ctx, int rail, int cqi);
 
 /* verbs_dev.c */
 VB_HIDDEN cb_status_t vb_devices(struct cb_tp_dev *devs, int max, int *n);

@@ -73,9 +73,17 @@ static cb_status_t qp_make(struct cb_tp_ep *ep, int rail, struct rdma_cm_id *id)
 	struct vb_rail *r = &ctx->rail[rail];
 	struct vb_qp *q = &ep->q[rail];
 	size_t sb = (size_t)(VB_SEND_SLOTS + VB_RECV_SLOTS) * VB_SLOT_BYTES;
+	int cqi = q->cq - 1;
+	cb_status_t st;
+
+	if (!q->cq) { /* room on one of the rail's CQs */
+		if ((st = vb_cq_attach(ctx, rail, &cqi)))
+			return ep->err ? ep->err : (ep->err = st);
+		q->cq = cqi + 1;
+	}
 	struct ibv_qp_init_attr ia = {
-		.send_cq = r->cq,
-		.recv_cq = r->cq,
+		.send_cq = r->cqs[cqi].cq,
+		.recv_cq = r->cqs[cqi].cq,
 		.qp_type = IBV_QPT_RC,
 		.sq_sig_all = 0,
 		.cap = { .max_send_wr = VB_SEND_SLOTS,
@@ -329,6 +337,8 @@ void vb_ep_drop_qps(struct cb_tp_ep *ep)
 {
 	for (int i = 0; i < VB_MAX_RAILS; i++) {
 		struct vb_qp *q = &ep->q[i];
+		if (q->cq)
+			vb_cq_detach(ep->ctx, i, q->cq - 1);
 		if (q->cm_id) {
 			if (q->state == QP_RTS)
 				rdma_disconnect(q->cm_id);

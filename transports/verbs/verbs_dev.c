@@ -408,8 +408,11 @@ void vb_close_rails(struct cb_tp_ctx *ctx)
 		struct vb_rail *r = &ctx->rail[i];
 		if (r->listen_id)
 			rdma_destroy_id(r->listen_id);
-		if (r->cq)
-			ibv_destroy_cq(r->cq);
+		for (int c = 0; c < r->ncq; c++)
+			ibv_destroy_cq(r->cqs[c].cq);
+		free(r->cqs);
+		r->cqs = NULL;
+		r->ncq = 0;
 		if (r->pd)
 			ibv_dealloc_pd(r->pd);
 		if (r->ctx && !ctx->use_cm)

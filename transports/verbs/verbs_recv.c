@@ -354,13 +354,14 @@ static void send_done(struct cb_tp_ep *ep, int rail, uint64_t seq)
 	}
 }
 
-cb_status_t vb_poll_cq(struct cb_tp_ctx *ctx, int i, int *moved)
+static cb_status_t poll_one(struct cb_tp_ctx *ctx, int i, struct ibv_cq *cq,
+                            int *moved)
 {
 	struct ibv_wc wc[32];
 	int n;
 	cb_status_t st;
 
-	while ((n = ibv_poll_cq(ctx->rail[i].cq, 32, wc)) > 0) {
+	while ((n = ibv_poll_cq(cq, 32, wc)) > 0) {
 		*moved = 1;
 		for (int k = 0; k < n; k++) {
 			const struct ibv_wc *w = &wc[k];
@@ -395,6 +396,17 @@ cb_status_t vb_poll_cq(struct cb_tp_ctx *ctx, int i, int *moved)
 		return ctx->host->fail(ctx->host, CB_ERR_SYS,
 		                       "verbs: polling %s's CQ failed",
 		                       ctx->rail[i].name);
+	return CB_OK;
+}
+
+cb_status_t vb_poll_cq(struct cb_tp_ctx *ctx, int i, int *moved)
+{
+	const struct vb_rail *r = &ctx->rail[i];
+	cb_status_t st;
+
+	for (int c = 0; c < r->ncq; c++)
+		if ((st = poll_one(ctx, i, r->cqs[c].cq, moved)))
+			return st;
 	return CB_OK;
 }
 
@@ -478,7 +490,8 @@ static cb_status_t qp_event(struct cb_tp_ctx *ctx, uint32_t qpn,
 	return CB_OK;
 }
 
-/* Asynchronous events: a port that went down, a QP the device killed. */
+/* Asynchronous events: a port that went down, a QP the device killed, a
+ * device that failed, a CQ that overran: each ends the run, one line. */
 cb_status_t vb_async_events(struct cb_tp_ctx *ctx)
 {
 	for (int i = 0; i < ctx->nrails; i++) {
@@ -495,13 +508,26 @@ cb_status_t vb_async_events(struct cb_tp_ctx *ctx)
 			uint32_t qpn = on_qp ? ev.element.qp->qp_num : 0;
 			cb_status_t st;
 			ibv_ack_async_event(&ev);
-			if (t == IBV_EVENT_PORT_ERR ||
-			    t == IBV_EVENT_DEVICE_FATAL)
+			if (t == IBV_EVENT_PORT_ERR)
 				return ctx->host->fail(
 				        ctx->host, CB_ERR_PEER,
 				        "verbs: port %s:%d went down (%s)",
 				        r->name, r->port,
 				        ibv_event_type_str(t));
+			if (t == IBV_EVENT_DEVICE_FATAL)
+				return ctx->host->fail(
+				        ctx->host, CB_ERR_SYS,
+				        "verbs: device %s failed (%s): every "
+				        "queue pair on it is gone",
+				        r->name, ibv_event_type_str(t));
+			if (t == IBV_EVENT_CQ_ERR)
+				return ctx->host->fail(
+				        ctx->host, CB_ERR_SYS,
+				        "verbs: a completion queue on %s:%d "
+				        "overran (%s; %d entries for up to %d "
+				        "queue pairs): completions were lost",
+				        r->name, r->port, ibv_event_type_str(t),
+				        r->cqe, r->cq_qps);
 			if (on_qp && (st = qp_event(ctx, qpn, t)))
 				return st;
 			ctx->host->log(ctx->host, CB_TP_LOG_INFO, "%s:%d: %s",

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench/results_cmd.c - `collbench plot`, `collbench compare` and
+ * cli/results_cmd.c - `collbench plot`, `collbench compare` and
  * `collbench report`: what is made from JSON result files (reports/).
  *
  * Exit status: 0 ok; 1 compare found a regression, or gnuplot or a write
@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "bench/cli.h"
-#include "bench/results_cmd.h"
+#include "cli/results_cmd.h"
 #include "core/log.h"
 #include "reports/results.h"
 

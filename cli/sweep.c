@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench/sweep.c - the sweep driver: for each collective, each group (all
+ * cli/sweep.c - the sweep driver: for each collective, each group (all
  * ranks, or the first k ranks or hosts of a --ranks/--nodes sweep),
  * datatype, op and size, and each algorithm that applies at that size
  * (select/select.c), measure the point on every member (bench/measure.c),
  * gather every rank's figures at rank 0 and hand the rows to the outputs
- * (bench/output.c).  Ranks outside the group wait at the store.  The
+ * (cli/output.c).  Ranks outside the group wait at the store.  The
  * model's parameters are measured once before the first point
  * (select/calibrate.c).
  */
-#include "bench/sweep.h"
+#include "cli/sweep.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,9 +17,9 @@
 #include <unistd.h>
 
 #include "select/calibrate.h"
-#include "bench/counters.h"
+#include "cli/counters.h"
 #include "bench/measure.h"
-#include "bench/output.h"
+#include "cli/output.h"
 #include "select/select.h"
 #include "select/tune.h"
 #include "select/tuning.h"
@@ -192,13 +192,14 @@ static size_t next_size(const struct cb_opts *o, size_t bytes)
 
 /* ---- one section: a collective on one group ---- */
 
-static cb_status_t section_dtype(struct sweep *sw, struct cb_cands *cd,
-                                 enum cb_dtype dt)
+/* The plans of the candidates that take @dt (@skip[i] = 1 for those that
+ * cannot: every rank decides alike; a note says so once), each woken once. */
+static cb_status_t section_plans(struct sweep *sw, struct cb_cands *cd,
+                                 enum cb_dtype dt, int *skip)
 {
 	const struct cb_opts *o = sw->o;
 	struct cb_comm *c = sw->c;
 	struct cb_sect *g = &sw->g;
-	struct cb_select sel = selection(sw);
 	size_t es = cb_dtype_bytes(dt);
 	int member = g->me >= 0;
 	int blocks = cb_coll_blocks(g->coll);
@@ -215,9 +216,6 @@ static cb_status_t section_dtype(struct sweep *sw, struct cb_cands *cd,
 		.root = o->root,
 	};
 
-	/* Algorithms that cannot take this dtype sit it out (every rank
-	 * decides alike); a note says so once. */
-	int skip[CB_MAX_CAND] = { 0 };
 	for (int i = 0; i < cd->n; i++) {
 		const char *why = cd->a[i]->refuse_dtype
 		                          ? cd->a[i]->refuse_dtype(dt)
@@ -256,108 +254,122 @@ static cb_status_t section_dtype(struct sweep *sw, struct cb_cands *cd,
 		for (int k = 0; k < 20 && !st; k++)
 			st = cd->a[i]->run(cd->plan[i], &wake);
 	}
+	return st;
+}
+
+/* Candidate @ai at one size: measured (and in place: by candidate @ipick
+ * when >= 0), gathered to rank 0 and written there. */
+static cb_status_t section_point(struct sweep *sw, struct cb_cands *cd,
+                                 struct cb_select *sel, int ai, int ipick,
+                                 struct cb_coll_args *a, size_t bytes)
+{
+	const struct cb_opts *o = sw->o;
+	struct cb_comm *c = sw->c;
+	struct cb_sect *g = &sw->g;
+	struct cb_rank_result me = { .member = g->me };
+	const struct cb_algo *al = cd->a[ai];
+	struct cb_plan *plan = cd->plan[ai];
+	cb_status_t st;
+
+	if (g->me >= 0) {
+		st = cb_measure_point(&sw->meter, g, al, plan, a, 0, &me);
+		if (!st && ipick >= 0)
+			st = cb_measure_point(&sw->meter, g, cd->a[ipick],
+			                      cd->plan[ipick], a, 1, &me);
+		else if (!st && cb_measure_algo_inplace(al, g->coll))
+			st = cb_measure_point(&sw->meter, g, al, plan, a, 1,
+			                      &me);
+		if (st)
+			return st;
+	}
+	/* The gather through the store is also where ranks line up before
+	 * the next point; ranks outside the group wait here. */
+	if ((st = cb_boot_allgather(c->boot, "every rank's timings", &me,
+	                            sizeof(me), sw->all)))
+		return st;
+	if (c->rank != 0)
+		return CB_OK;
+	struct cb_row rows[2];
+	int nr = cb_measure_rows(o, g, sw->all, al, a, bytes,
+	                         cb_select_model_us(sel, al, bytes), rows);
+	if (ipick >= 0) {
+		/* the in-place row is the other algorithm's */
+		struct cb_row r2[2];
+		const struct cb_algo *a2 = cd->a[ipick];
+		cb_measure_rows(o, g, sw->all, a2, a, bytes,
+		                cb_select_model_us(sel, a2, bytes), r2);
+		rows[1] = r2[1];
+	}
+	if (!sw->tuner) {
+		cb_output_point(&sw->w, g, sw->all, al, a, bytes, rows, nr);
+		return CB_OK;
+	}
+	for (int r = 0; r < nr; r++) {
+		cb_tuner_record(sw->tuner, &rows[r]);
+		sw->w.wrong += rows[r].wrong;
+	}
+	return CB_OK;
+}
+
+/* One size @b of op @op: which candidates run it, then each one's point. */
+static cb_status_t section_size(struct sweep *sw, struct cb_cands *cd,
+                                struct cb_select *sel, const int *skip,
+                                enum cb_dtype dt, enum cb_op op, size_t b)
+{
+	const struct cb_opts *o = sw->o;
+	struct cb_sect *g = &sw->g;
+	size_t es = cb_dtype_bytes(dt);
+	int blocks = cb_coll_blocks(g->coll);
+	cb_status_t st = CB_OK;
+	struct cb_coll_args a = {
+		.coll = g->coll,
+		.dtype = dt,
+		.op = op,
+		.root = o->root,
+		.count = b / es / (blocks ? (size_t)g->n : 1),
+	};
+
+	if (g->coll == CB_COLL_BARRIER)
+		a.count = 0;
+	size_t bytes = cb_coll_size_elems(g->coll, a.count, g->n) * es;
+	int idx[CB_MAX_CAND];
+	int np = cb_select_pick(sel, cd, bytes, 0, idx), kept = 0;
+	for (int j = 0; j < np; j++)
+		if (!skip[idx[j]])
+			idx[kept++] = idx[j];
+	np = kept;
+	/* auto: the in-place call's own pick, where the table measured
+	 * another algorithm faster in place */
+	int ipick = -1;
+	if (o->algo_mode == CB_ALGO_AUTO && !sw->tuner && np == 1 &&
+	    cb_measure_algo_inplace(cd->a[idx[0]], g->coll)) {
+		int i2[CB_MAX_CAND];
+		if (cb_select_pick(sel, cd, bytes, 1, i2) == 1 &&
+		    i2[0] != idx[0] && !skip[i2[0]] &&
+		    cb_measure_algo_inplace(cd->a[i2[0]], g->coll))
+			ipick = i2[0];
+	}
+	if (sw->c->rank == 0 && !sw->tuner)
+		cb_output_progress(&sw->w, sw->c->rank, g->coll, b);
+	for (int j = 0; j < np && !st; j++)
+		st = section_point(sw, cd, sel, idx[j], ipick, &a, bytes);
+	return st;
+}
+
+static cb_status_t section_dtype(struct sweep *sw, struct cb_cands *cd,
+                                 enum cb_dtype dt)
+{
+	const struct cb_opts *o = sw->o;
+	struct cb_sect *g = &sw->g;
+	struct cb_select sel = selection(sw);
+	int skip[CB_MAX_CAND] = { 0 };
+	cb_status_t st = section_plans(sw, cd, dt, skip);
 	int nops = cb_coll_reduces(g->coll) ? o->nops : 1;
+
 	for (int k = 0; k < nops && !st; k++) {
 		for (size_t b = o->min_bytes; b <= o->max_bytes && !st;
 		     b = next_size(o, b)) {
-			struct cb_coll_args a = {
-				.coll = g->coll,
-				.dtype = dt,
-				.op = o->ops[k],
-				.root = o->root,
-				.count = b / es / (blocks ? (size_t)g->n : 1),
-			};
-			if (g->coll == CB_COLL_BARRIER)
-				a.count = 0;
-			size_t bytes =
-			        cb_coll_size_elems(g->coll, a.count, g->n) * es;
-			int idx[CB_MAX_CAND];
-			int np = cb_select_pick(&sel, cd, bytes, 0, idx),
-			    kept = 0;
-			for (int j = 0; j < np; j++)
-				if (!skip[idx[j]])
-					idx[kept++] = idx[j];
-			np = kept;
-			/* auto: the in-place call's own pick, where the table
-			 * measured another algorithm faster in place */
-			int ipick = -1;
-			if (o->algo_mode == CB_ALGO_AUTO && !sw->tuner &&
-			    np == 1 &&
-			    cb_measure_algo_inplace(cd->a[idx[0]], g->coll)) {
-				int i2[CB_MAX_CAND];
-				if (cb_select_pick(&sel, cd, bytes, 1, i2) ==
-				            1 &&
-				    i2[0] != idx[0] && !skip[i2[0]] &&
-				    cb_measure_algo_inplace(cd->a[i2[0]],
-				                            g->coll))
-					ipick = i2[0];
-			}
-			if (c->rank == 0 && !sw->tuner)
-				cb_output_progress(&sw->w, c->rank, g->coll, b);
-			for (int j = 0; j < np && !st; j++) {
-				struct cb_rank_result me = { .member = g->me };
-				const struct cb_algo *al = cd->a[idx[j]];
-				struct cb_plan *plan = cd->plan[idx[j]];
-				if (member) {
-					st = cb_measure_point(&sw->meter, g, al,
-					                      plan, &a, 0, &me);
-					if (!st && ipick >= 0)
-						st = cb_measure_point(
-						        &sw->meter, g,
-						        cd->a[ipick],
-						        cd->plan[ipick], &a, 1,
-						        &me);
-					else if (!st && cb_measure_algo_inplace(
-					                        al, g->coll))
-						st = cb_measure_point(
-						        &sw->meter, g, al, plan,
-						        &a, 1, &me);
-					if (st)
-						break;
-				}
-				/* The gather through the store is also where
-				 * ranks line up before the next point; ranks
-				 * outside the group wait here. */
-				if ((st = cb_boot_allgather(
-				             c->boot, "every rank's timings",
-				             &me, sizeof(me), sw->all)))
-					break;
-				if (c->rank == 0) {
-					struct cb_row rows[2];
-					int nr = cb_measure_rows(
-					        o, g, sw->all, al, &a, bytes,
-					        cb_select_model_us(&sel, al,
-					                           bytes),
-					        rows);
-					if (ipick >= 0) {
-						/* the in-place row is the
-						 * other algorithm's */
-						struct cb_row r2[2];
-						const struct cb_algo *a2 =
-						        cd->a[ipick];
-						cb_measure_rows(
-						        o, g, sw->all, a2, &a,
-						        bytes,
-						        cb_select_model_us(
-						                &sel, a2,
-						                bytes),
-						        r2);
-						rows[1] = r2[1];
-					}
-					if (sw->tuner) {
-						for (int r = 0; r < nr; r++) {
-							cb_tuner_record(
-							        sw->tuner,
-							        &rows[r]);
-							sw->w.wrong +=
-							        rows[r].wrong;
-						}
-					} else
-						cb_output_point(
-						        &sw->w, g, sw->all, al,
-						        &a, bytes, rows, nr);
-				}
-			}
+			st = section_size(sw, cd, &sel, skip, dt, o->ops[k], b);
 			sw->w.done_points++;
 			/* a barrier has one size */
 			if (g->coll == CB_COLL_BARRIER)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* bench/sweep.h - one rank's part of a run: sizes x dtypes x ops x placement.
+/* cli/sweep.h - one rank's part of a run: sizes x dtypes x ops x placement.
  */
-#ifndef CB_BENCH_SWEEP_H
-#define CB_BENCH_SWEEP_H
+#ifndef CB_CLI_SWEEP_H
+#define CB_CLI_SWEEP_H
 
 #include <stdint.h>
 

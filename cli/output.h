@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench/output.h - where a run's results go, on rank 0: the outputs
+ * cli/output.h - where a run's results go, on rank 0: the outputs
  * (table, CSV and JSON through reports/), the schedule log, the progress
  * line on a terminal, and the points of the scaling summary.
  */
-#ifndef CB_BENCH_OUTPUT_H
-#define CB_BENCH_OUTPUT_H
+#ifndef CB_CLI_OUTPUT_H
+#define CB_CLI_OUTPUT_H
 
 #include <stdint.h>
 #include <stdio.h>

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench/counters.c - port counters before and after a run (see counters.h).
+ * cli/counters.c - port counters before and after a run (see counters.h).
  *
  * Each rank reads the counters of the devices it uses; ranks of one host
  * share ports, so rank 0 keeps the lowest rank's reading per host and port.
  */
-#include "bench/counters.h"
+#include "cli/counters.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench/topo_cmd.c - `collbench topo`: this host's topology (or a recorded
+ * cli/topo_cmd.c - `collbench topo`: this host's topology (or a recorded
  * or synthetic one), the binding plan for N local ranks, an hwloc XML
  * export; and with --all, the inventory check over every host of a job.
  *
@@ -13,7 +13,8 @@
 #include <string.h>
 
 #include "bench/cli.h"
-#include "bench/topo_cmd.h"
+#include "cli/topo_cmd.h"
+#include "bench/place.h"
 #include "core/bootstrap.h"
 #include "core/comm.h"
 #include "core/log.h"
@@ -264,7 +265,7 @@ static int all_rank(void *arg, const struct cb_cli_rank *r)
 		                  .hostname = name };
 	if ((st = cb_boot_open(&bc, &boot)))
 		return say(st);
-	if ((st = cb_topo_job_setup(boot, rank, r->world, -1, 0, &j))) {
+	if ((st = cb_place_job(boot, rank, r->world, -1, 0, NULL, &j))) {
 		int origin = -1;
 		if (st != CB_ERR_ABORTED) {
 			cb_boot_abort(boot, st, -1,

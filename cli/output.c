@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench/output.c - where a run's results go (bench/output.h).  The
+ * cli/output.c - where a run's results go (cli/output.h).  The
  * writers themselves are reports/'s; this file decides which get what.
  */
-#include "bench/output.h"
+#include "cli/output.h"
 
 #include <stdlib.h>
 #include <string.h>

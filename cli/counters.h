@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench/counters.h - device counters (verbs port counters) read before and
+ * cli/counters.h - device counters (verbs port counters) read before and
  * after a run; their changes, per host and port, go after the table and
  * into the JSON, with error counters that moved flagged.
  */
-#ifndef CB_BENCH_COUNTERS_H
-#define CB_BENCH_COUNTERS_H
+#ifndef CB_CLI_COUNTERS_H
+#define CB_CLI_COUNTERS_H
 
 #include <collbench/status.h>
 
-#include "bench/output.h"
+#include "cli/output.h"
 #include "core/comm.h"
 
 #define CB_CNT_MAX 64

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench/main.c - the collbench command: parse, decide how ranks start
+ * cli/main.c - the collbench command: parse, decide how ranks start
  * (forked here, or one per process under a launcher), run, and turn the
  * outcome into one line and an exit status.
  *
@@ -14,12 +14,12 @@
 #include "acceptance/accept.h"
 #include "bench/cli.h"
 #include "bench/options.h"
-#include "bench/results_cmd.h"
-#include "bench/sweep.h"
-#include "bench/topo_cmd.h"
+#include "bench/place.h"
+#include "cli/results_cmd.h"
+#include "cli/sweep.h"
+#include "cli/topo_cmd.h"
 #include "cb_config.h"
 #include "coll/coll.h"
-#include "coll/reduce.h"
 #include "core/comm.h"
 #include "core/log.h"
 #include "reports/results.h"
@@ -40,17 +40,8 @@ static int rank_main(void *arg, const struct cb_cli_rank *r)
 	struct cb_comm *comm = NULL;
 	uint64_t wrong = 0;
 	cb_status_t st;
-	struct cb_comm_cfg cfg = {
-		.rank = r->rank,
-		.world = r->world,
-		.host = r->host,
-		.port = r->port,
-		.listen_fd = r->listen_fd,
-		.timeout_s = o->timeout_s,
-		.transport = o->transport,
-		.mem = o->mem,
-		.reduce = cb_reduce,
-	};
+	struct cb_comm_cfg cfg =
+	        cb_place_comm_cfg(r, o->timeout_s, o->transport, o->mem);
 
 	cb_log_set_rank(r->rank);
 	if (r->rank == 0 && r->listen_fd < 0) /* under a launcher */

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench/results_cmd.h - `collbench plot|compare|report`.
+ * cli/results_cmd.h - `collbench plot|compare|report`.
  */
-#ifndef CB_BENCH_RESULTS_CMD_H
-#define CB_BENCH_RESULTS_CMD_H
+#ifndef CB_CLI_RESULTS_CMD_H
+#define CB_CLI_RESULTS_CMD_H
 
 /* @argv[0] is "plot", "compare" or "report"; returns the exit status. */
 int cb_results_cmd(int argc, char **argv);

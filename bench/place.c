@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/* bench/place.c - topo's job placement over the bootstrap (bench/place.h). */
+#include "bench/place.h"
+
+#include "bench/cli.h"
+#include "coll/reduce.h"
+#include "core/bootstrap.h"
+#include "topo/topo.h"
+
+static cb_status_t allgather(void *boot, const char *what, const void *mine,
+                             size_t bytes, void *all)
+{
+	return cb_boot_allgather(boot, what, mine, bytes, all);
+}
+
+static cb_status_t gather_root(void *boot, const char *what, const void *mine,
+                               size_t bytes, void *all)
+{
+	return cb_boot_gather_root(boot, what, mine, bytes, all, 0, NULL);
+}
+
+cb_status_t cb_place_job(struct cb_boot *boot, int rank, int world,
+                         int local_rank, int local_size, const char *nic_known,
+                         struct cb_topo_job **out)
+{
+	char name[64], key[128];
+
+	cb_host_identity(name, sizeof(name), key, sizeof(key));
+	struct cb_topo_job_cfg cfg = {
+		.rank = rank,
+		.world = world,
+		.local_rank = local_rank,
+		.local_size = local_size,
+		.host_name = name,
+		.host_key = key,
+		.bind = cb_opt_get("bind"),
+		.nic = cb_opt_get("nic"),
+		.gpu = cb_opt_get("gpu"),
+		.topo_xml = cb_opt_get("topo-xml"),
+		.nic_known = nic_known,
+		.ctx = boot,
+		.allgather = allgather,
+		.gather_root = gather_root,
+	};
+	return cb_topo_job_setup(&cfg, out);
+}
+
+static cb_status_t comm_setup(struct cb_comm *c, const char *nic_known,
+                              struct cb_topo_job **job)
+{
+	return cb_place_job(c->boot, c->rank, c->world, c->local_rank,
+	                    c->local_size, nic_known, job);
+}
+
+const struct cb_comm_place cb_place_topo = {
+	.setup = comm_setup,
+	.nic = cb_topo_job_nic,
+	.gpu = cb_topo_job_gpu,
+	.free = cb_topo_job_free,
+};
+
+struct cb_comm_cfg cb_place_comm_cfg(const struct cb_cli_rank *r,
+                                     double timeout_s, const char *transport,
+                                     const char *mem)
+{
+	return (struct cb_comm_cfg){
+		.rank = r->rank,
+		.world = r->world,
+		.host = r->host,
+		.port = r->port,
+		.listen_fd = r->listen_fd,
+		.timeout_s = timeout_s,
+		.transport = transport,
+		.mem = mem,
+		.reduce = cb_reduce,
+		.place = &cb_place_topo,
+	};
+}

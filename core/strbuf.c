@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/* core/strbuf.c - clamped appends (core/strbuf.h). */
+#include <stdio.h>
+
+#include "core/strbuf.h"
+
+int cb_buf_vappendf(char *buf, size_t cap, size_t *len, const char *fmt,
+                    va_list ap)
+{
+	int w;
+
+	if (!cap) {
+		*len = 0;
+		return 0;
+	}
+	if (*len >= cap) {
+		*len = cap - 1;
+		buf[*len] = '\0';
+		return 0;
+	}
+	w = vsnprintf(buf + *len, cap - *len, fmt, ap);
+	if (w < 0) {
+		buf[*len] = '\0';
+		return 0;
+	}
+	if ((size_t)w >= cap - *len) {
+		*len = cap - 1;
+		return 0;
+	}
+	*len += (size_t)w;
+	return 1;
+}
+
+int cb_buf_appendf(char *buf, size_t cap, size_t *len, const char *fmt, ...)
+{
+	va_list ap;
+	int fit;
+
+	va_start(ap, fmt);
+	fit = cb_buf_vappendf(buf, cap, len, fmt, ap);
+	va_end(ap);
+	return fit;
+}
