@@ -291,7 +291,7 @@ static cb_status_t open_rail(struct cb_tp_ctx *ctx, struct vb_rail *r,
 	if (r->link == VB_LINK_IWARP && r->netdev[0]) {
 		char a[INET_ADDRSTRLEN];
 		inet_ntop(AF_INET, &r->ipv4, a, sizeof(a));
-		h->log(CB_TP_LOG_INFO, "%s:%d iWARP on %s (%s)", r->name,
+		h->log(h, CB_TP_LOG_INFO, "%s:%d iWARP on %s (%s)", r->name,
 		       r->port, r->netdev, a);
 	}
 	if (r->link == VB_LINK_ROCE) {
