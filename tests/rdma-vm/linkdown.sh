@@ -4,7 +4,8 @@
 # mid-run (`ip link set eth0 down`).  Every rank must end, within its
 # --timeout and well before the harness's deadline, with a non-zero status
 # and one line: rank 0 naming its peer (rank 1, host rdma-vm1); rank 1, whose
-# own port went down (rxe reports IBV_EVENT_PORT_ERR), naming that port.
+# own port went down, naming its peer (a QP error) or that port (rxe's
+# IBV_EVENT_PORT_ERR), whichever comes first.
 set -u
 cb=$2 rank=$RANK peer=$((1 - RANK))
 out=/tmp/collbench.out
@@ -26,7 +27,8 @@ ok=1
 if [ "$rank" = 0 ]; then
 	want="rank $peer \(host rdma-vm$peer\)"
 else
-	want="port rxe0:1 went down"
+	# whichever rxe reports first: the port event or the QP's error
+	want="port rxe0:1 went down|peer 0 \(rdma-vm0|rank 0 \(host rdma-vm0\)"
 fi
 [ "$(grep -c . <<<"$lines")" = 1 ] && grep -q -E "$want" <<<"$lines" ||
 	{ echo "FAIL rank $rank: want one line saying '$want'"; ok=0; }
