@@ -37,6 +37,7 @@
 
 #include "acceptance/accept.h"
 #include "core/log.h"
+#include "core/worker.h"
 
 #define WINDOW   4
 #define LAT_WARM 10
@@ -91,43 +92,46 @@ static size_t pattern_check(const void *buf, size_t bytes, int node)
 	return bad;
 }
 
+struct reqs {
+	struct cb_req *r;
+	int n;
+	unsigned done;
+};
+
+static cb_status_t reqs_attempt(struct cb_comm *c, struct cb_wait_spec *w)
+{
+	struct reqs *q = w->arg;
+	cb_status_t st;
+
+	(void)c;
+	for (int i = 0; i < q->n; i++) {
+		if (q->done & (1u << i))
+			continue;
+		st = cb_comm_test(&q->r[i]);
+		if (st == CB_OK) {
+			q->done |= 1u << i;
+			w->moved = 1;
+		} else if (st != CB_AGAIN) {
+			return st;
+		}
+	}
+	return q->done == (1u << q->n) - 1 ? CB_OK : CB_AGAIN;
+}
+
 /* Wait for @n requests, the pair's deadline counted from the last
  * progress.  CB_ERR_ABORTED (another rank failed the job) is the caller's
  * to pass up; anything else fails only this pair. */
 static cb_status_t pair_wait(struct cb_acc_ctx *x, struct cb_req *r, int n,
                              int peer_rank, const char *what)
 {
-	struct cb_comm *c = x->c;
-	unsigned done = 0, all = (1u << n) - 1;
-	struct cb_wait w = { 0 };
-	cb_status_t st;
+	struct reqs q = { r, n, 0 };
+	struct cb_wait_spec w = { .attempt = reqs_attempt,
+		                  .arg = &q,
+		                  .what = what,
+		                  .peer = peer_rank,
+		                  .timeout_s = x->o->set.pair_timeout_s };
 
-	for (;;) {
-		int moved = 0;
-		for (int i = 0; i < n; i++) {
-			if (done & (1u << i))
-				continue;
-			st = cb_comm_test(&r[i]);
-			if (st == CB_OK) {
-				done |= 1u << i;
-				moved = 1;
-			} else if (st != CB_AGAIN) {
-				return st;
-			}
-		}
-		if (done == all)
-			return CB_OK;
-		st = cb_comm_progress(c);
-		if (st < 0)
-			return st;
-		if (cb_wait_expired(&w, moved || st == CB_OK,
-		                    x->o->set.pair_timeout_s))
-			return cb_fail(
-			        CB_ERR_TIMEOUT,
-			        "no progress for %g s %s rank %d (host %s)",
-			        x->o->set.pair_timeout_s, what, peer_rank,
-			        cb_comm_host_name(c, peer_rank));
-	}
+	return cb_worker_wait(x->c, &w);
 }
 
 struct pair {
@@ -140,16 +144,22 @@ struct pair {
 	struct cb_req req[2 * WINDOW + 3];
 };
 
+/* Post; "no room now" (CB_AGAIN) is no failure: post again, within the
+ * pair's deadline. */
 static cb_status_t post_send(struct pair *p, const void *buf, size_t bytes,
                              uint64_t tag, struct cb_req *r)
 {
-	return cb_comm_isend(p->x->c, p->prank, buf, bytes, p->x->mem, tag, r);
+	return cb_worker_isend(p->x->c, p->prank, buf, bytes, p->x->mem, tag, r,
+	                       p->x->o->set.pair_timeout_s,
+	                       "posting a send to");
 }
 
 static cb_status_t post_recv(struct pair *p, void *buf, size_t bytes,
                              uint64_t tag, struct cb_req *r)
 {
-	return cb_comm_irecv(p->x->c, p->prank, buf, bytes, p->x->mem, tag, r);
+	return cb_worker_irecv(p->x->c, p->prank, buf, bytes, p->x->mem, tag, r,
+	                       p->x->o->set.pair_timeout_s,
+	                       "posting a receive from");
 }
 
 /* One command to the serving side. */

@@ -1,13 +1,15 @@
 #!/bin/bash
-# benchmarks/chaos.sh [RUNS] [SEED] - the long chaos run: RUNS jobs (default
-# 200) of collbench, each with one rank killed (SIGKILL) or stopped
-# (SIGSTOP) at a random moment - start-up, connect, mid-collective, output -
-# over local ranks, ranks started by hand, and (as root) two network-
-# namespace hosts; tcp, shm and auto; five allreduce algorithms.  Every run
-# is checked as tests/integration/chaos.py says (CI runs 9 of them).  Ends
-# with the counts per moment, action and mode, and exits 1 if any run
-# broke a rule.  Uses build/ (tools/run.sh makes it), at low priority.
-# Installs nothing: needs build/, python3, and root with
+# benchmarks/chaos.sh [RUNS] [SEED] [CHAOS ARGS...] - the long chaos run:
+# RUNS jobs (default 200) of collbench, each with one rank killed (SIGKILL)
+# or stopped (SIGSTOP) at a random moment - start-up, connect,
+# mid-collective, output - over local ranks, ranks started by hand, and (as
+# root) two network-namespace hosts; tcp, shm and auto; every algorithm of
+# every collective, ps-async too (CHAOS ARGS go to chaos.py: --algos
+# ps-async --stop-share 0.5).  Every run is checked as
+# tests/integration/chaos.py says (CI runs 9 of them, and 6 of ps-async
+# alone).  Ends with the counts per moment, action and mode, and exits 1 if
+# any run broke a rule.  Uses build/ (tools/run.sh makes it), at low
+# priority.  Installs nothing: needs build/, python3, and root with
 # iproute2 for the namespace hosts (those jobs are skipped without).
 set -u
 cd "$(dirname "$0")/.."
@@ -18,7 +20,7 @@ seed=${2:-$RANDOM}
 ninja -C build >/dev/null || exit 1
 report=$(mktemp)
 nice -n 10 python3 tests/integration/chaos.py build/collbench --runs "$runs" \
-	--seed "$seed" --hosts --report "$report"
+	--seed "$seed" --hosts --report "$report" "${@:3}"
 rc=$?
 python3 - "$report" <<'PY'
 import json, sys

@@ -45,6 +45,7 @@
 #include "coll/reduce.h"
 #include "coll/sched.h"
 #include "core/log.h"
+#include "core/worker.h"
 
 #define TAG_HDR  0x5053410000000000ull /* "PSA": headers */
 #define TAG_DATA 0x5053440000000000ull /* "PSD": their data */
@@ -241,23 +242,20 @@ static cb_status_t psa_build(struct cb_comm *c, const struct cb_plan_cfg *cfg,
 	return CB_OK;
 }
 
-/* Post, trying again while the transport is not ready. */
+/* Post, trying again while the transport has no room, within the job's
+ * deadline (a stopped peer ends it: its name in the line). */
 static cb_status_t post(struct cb_plan *p, int send, int peer, void *buf,
                         size_t bytes, const struct cb_mem *m, uint64_t tag,
                         struct cb_req *r)
 {
-	struct cb_comm *c = p->c;
-	int q = p->members[peer];
 	cb_status_t st;
 
-	for (;;) {
-		st = send ? cb_comm_isend(c, q, buf, bytes, m, tag, r)
-		          : cb_comm_irecv(c, q, buf, bytes, m, tag, r);
-		if (st != CB_AGAIN)
-			break;
-		if ((st = cb_comm_progress(c)) < 0)
-			return st;
-	}
+	if (send)
+		st = cb_worker_isend(p->c, p->members[peer], buf, bytes, m, tag,
+		                     r, 0, "ps-async: posting a send to");
+	else
+		st = cb_worker_irecv(p->c, p->members[peer], buf, bytes, m, tag,
+		                     r, 0, "ps-async: posting a receive from");
 	if (st)
 		return st;
 	if (send) {

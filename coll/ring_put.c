@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "core/worker.h"
 
 /* Tags of its own messages: step fields no call of the ring uses. */
 #define TAG_OFFER (0xfffdull << 24)
@@ -18,23 +19,11 @@
 static cb_status_t post(struct cb_comm *c, int send, int peer, void *buf,
                         size_t bytes, uint64_t tag, struct cb_req *q)
 {
-	struct cb_wait w = { 0 };
-	cb_status_t st;
-
-	for (;;) {
-		st = send ? cb_comm_isend(c, peer, buf, bytes, NULL, tag, q)
-		          : cb_comm_irecv(c, peer, buf, bytes, NULL, tag, q);
-		if (st != CB_AGAIN)
-			return st;
-		cb_status_t pst = cb_comm_progress(c);
-		if (pst < 0)
-			return pst;
-		if (cb_wait_expired(&w, pst == CB_OK, c->timeout_s))
-			return cb_fail(CB_ERR_TIMEOUT,
-			               "timed out after %g s: ring: rank %d "
-			               "cannot send to rank %d",
-			               c->timeout_s, c->rank, peer);
-	}
+	if (send)
+		return cb_worker_isend(c, peer, buf, bytes, NULL, tag, q, 0,
+		                       "ring: posting a send to");
+	return cb_worker_irecv(c, peer, buf, bytes, NULL, tag, q, 0,
+	                       "ring: posting a receive from");
 }
 
 /* Describe @recvbuf (inside @m) for the left neighbour; flag 0 where it

@@ -59,6 +59,15 @@ static const struct cb_tp_ops *tp_load_module(const char *name, char *why,
 			return NULL;
 		}
 		const struct cb_tp_ops *ops = dlsym(h, CB_TP_SYMBOL);
+		if (!ops && dlsym(h, "cb_tp_ops_v2")) {
+			/* its host callbacks take no `self`: unsafe to call */
+			snprintf(why, why_bytes,
+			         "%.150s was built for transport ABI 2, this "
+			         "collbench needs ABI %u: rebuild it",
+			         path, CB_TP_ABI);
+			dlclose(h);
+			return NULL;
+		}
 		if (!ops || ops->abi != CB_TP_ABI ||
 		    ops->size < offsetof(struct cb_tp_ops, mem_export)) {
 			snprintf(
@@ -99,9 +108,25 @@ void cb_tp_find(const char *name, struct cb_tp_entry *e)
 
 /* ---- the host API lent to transports ---- */
 
-static char tp_log_prefix[16];
+/* The open transport whose table @self is. */
+static struct cb_comm_tp *host_tp(const struct cb_tp_host *self)
+{
+	return (struct cb_comm_tp *)(void *)((char *)(uintptr_t)self -
+	                                     offsetof(struct cb_comm_tp, host));
+}
 
-static void host_log(int level, const char *fmt, ...)
+const char *cb_comm_option(const struct cb_comm *c, const char *key)
+{
+	return c->option ? c->option(c->option_arg, key) : cb_opt_get(key);
+}
+
+static const char *host_option(const struct cb_tp_host *self, const char *key)
+{
+	return cb_comm_option(host_tp(self)->comm, key);
+}
+
+static void host_log(const struct cb_tp_host *self, int level, const char *fmt,
+                     ...)
 {
 	char line[900];
 	va_list ap;
@@ -109,37 +134,77 @@ static void host_log(int level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	cb_log(level, "%s: %s", tp_log_prefix, line);
+	cb_log(level, "%s: %s", host_tp(self)->name, line);
 }
 
-static uint64_t host_now_ns(void)
+static uint64_t host_now_ns(const struct cb_tp_host *self)
 {
+	(void)self;
 	return cb_now_ns();
 }
 
-static cb_status_t host_fail(cb_status_t st, const char *fmt, ...)
+static cb_status_t host_fail(const struct cb_tp_host *self, cb_status_t st,
+                             const char *fmt, ...)
 {
 	char line[900];
 	va_list ap;
 
+	(void)self;
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	return cb_fail(st, "%s", line);
 }
 
-/* The communicator whose engine lends dma-bufs (one per process). */
-static struct cb_comm *dmabuf_comm;
+static void host_reduce(const struct cb_tp_host *self, enum cb_dtype dt,
+                        enum cb_op op, void *dst, const void *a, const void *b,
+                        size_t count)
+{
+	host_tp(self)->comm->reduce(dt, op, dst, a, b, count);
+}
 
-static cb_status_t host_gpu_dmabuf(const void *base, size_t bytes, int *fd,
+/* From the engine of @self's communicator. */
+static cb_status_t host_gpu_dmabuf(const struct cb_tp_host *self,
+                                   const void *base, size_t bytes, int *fd,
                                    uint64_t *offset)
 {
-	struct cb_comm *c = dmabuf_comm;
+	struct cb_comm *c = host_tp(self)->comm;
 
-	if (!c || c->engine < 0 || !CB_TP_HAS(c->tp[c->engine].ops, mem_dmabuf))
+	if (c->engine < 0 || !CB_TP_HAS(c->tp[c->engine].ops, mem_dmabuf))
 		return CB_ERR_UNSUPPORTED;
 	return c->tp[c->engine].ops->mem_dmabuf(c->tp[c->engine].ctx, base,
 	                                        bytes, fd, offset);
+}
+
+void cb_comm_host_init(struct cb_comm *c, uint64_t job_id, int gpu)
+{
+	c->host_api = (struct cb_tp_host){
+		.size = sizeof(struct cb_tp_host),
+		.rank = c->rank,
+		.world = c->world,
+		.host_of_rank = c->host_of_rank,
+		.hosts = (const char *const *)c->hosts,
+		.job_id = job_id,
+		.local_ranks = c->local_size,
+		.oversubscribed = c->oversubscribed,
+		.local_ip = c->local_ip,
+		.timeout_s = c->timeout_s,
+		.nic = c->nic[0] ? c->nic : NULL,
+		.gpu = gpu,
+		.option = host_option,
+		.log = host_log,
+		.fail = host_fail,
+		.now_ns = host_now_ns,
+		.reduce = host_reduce,
+		.gpu_dmabuf = host_gpu_dmabuf,
+	};
+}
+
+void cb_comm_tp_init(struct cb_comm *c, struct cb_comm_tp *t, const char *name)
+{
+	t->comm = c;
+	t->host = c->host_api;
+	snprintf(t->name, sizeof(t->name), "%s", name);
 }
 
 /* ---- communicator ---- */
@@ -239,8 +304,8 @@ static cb_status_t comm_open_tp(struct cb_comm *c, const char *name, int alone)
 		               "this job spans %d hosts (use --transport=auto "
 		               "or tcp)",
 		               name, c->nhosts);
-	snprintf(tp_log_prefix, sizeof(tp_log_prefix), "%s", name);
-	st = e.ops->open(&c->host_api, &c->tp[c->ntp].ctx);
+	cb_comm_tp_init(c, &c->tp[c->ntp], name);
+	st = e.ops->open(&c->tp[c->ntp].host, &c->tp[c->ntp].ctx);
 	if (st)
 		return st;
 	c->tp[c->ntp++].ops = e.ops;
@@ -312,6 +377,8 @@ cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg, struct cb_comm **out)
 	c->world = cfg->world;
 	c->stalled_on = -1;
 	c->timeout_s = cfg->timeout_s;
+	c->option = cfg->option;
+	c->option_arg = cfg->option_arg;
 	cb_host_identity(name, sizeof(name), key, sizeof(key));
 
 	struct cb_boot_cfg bc = { .rank = cfg->rank,
@@ -337,32 +404,15 @@ cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg, struct cb_comm **out)
 	}
 	cb_boot_local_addr(c->boot, c->local_ip, sizeof(c->local_ip));
 	{
-		const char *nic = cb_opt_get("nic");
+		const char *nic = cb_comm_option(c, "nic");
 		if (!nic && c->place)
 			nic = c->place->nic(c->topo);
 		snprintf(c->nic, sizeof(c->nic), "%s", nic ? nic : "");
 	}
 
-	c->host_api = (struct cb_tp_host){
-		.size = sizeof(struct cb_tp_host),
-		.rank = c->rank,
-		.world = c->world,
-		.host_of_rank = c->host_of_rank,
-		.hosts = (const char *const *)c->hosts,
-		.job_id = cb_boot_job_id(c->boot),
-		.local_ranks = c->local_size,
-		.oversubscribed = c->oversubscribed,
-		.local_ip = c->local_ip,
-		.timeout_s = c->timeout_s,
-		.nic = c->nic[0] ? c->nic : NULL,
-		.gpu = c->place ? c->place->gpu(c->topo) : -1,
-		.option = cb_opt_get,
-		.log = host_log,
-		.fail = host_fail,
-		.now_ns = host_now_ns,
-		.reduce = cfg->reduce,
-		.gpu_dmabuf = host_gpu_dmabuf,
-	};
+	c->reduce = cfg->reduce;
+	cb_comm_host_init(c, cb_boot_job_id(c->boot),
+	                  c->place ? c->place->gpu(c->topo) : -1);
 
 	/* Device buffers with --mem gpu, and always over the gpu transport;
 	 * then ranks of one host talk over gpu by default. */
@@ -395,7 +445,6 @@ cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg, struct cb_comm **out)
 				goto fail;
 			c->engine = c->ntp - 1;
 		}
-		dmabuf_comm = c;
 	}
 	if ((st = comm_publish(c)) || (st = cb_comm_dev_setup(c)))
 		goto fail;
@@ -420,8 +469,6 @@ void cb_comm_destroy(struct cb_comm *c)
 		cb_comm_mem_dereg(c, c->mem[c->nmem - 1]->base);
 	for (int i = 0; i < c->ntp; i++)
 		c->tp[i].ops->close(c->tp[i].ctx);
-	if (dmabuf_comm == c)
-		dmabuf_comm = NULL;
 	free(c->mem_lines);
 	cb_boot_close(c->boot);
 	if (c->place)

@@ -153,9 +153,15 @@ struct cb_comm {
 	int oversubscribed;
 	struct cb_boot *boot;
 	double timeout_s;
-	struct {
+	struct cb_comm_tp {
 		const struct cb_tp_ops *ops;
 		struct cb_tp_ctx *ctx;
+		/* The services lent to this transport: its own table, so
+		 * each callback's `self` leads back here (its name, its
+		 * communicator). */
+		struct cb_tp_host host;
+		struct cb_comm *comm;
+		char name[16];
 	} tp[CB_MAX_TP];
 	int ntp; /* open transports: the nwire that connect peers first,
 	          * then the device memory engine when it connects nobody */
@@ -176,8 +182,13 @@ struct cb_comm {
 	int stalled_on; /* the rank a timed-out wait waited for, or -1 */
 	int failed;     /* cb_comm_fail's answer + 1, once it was asked */
 	int fail_fast; /* a transport's error ends the job: report it at once */
-	struct cb_tp_host host_api;
-	char nic[128];            /* host_api.nic */
+	struct cb_tp_host host_api; /* what every tp[].host starts from */
+	char nic[128];              /* host_api.nic */
+	/* The host reduction and the option view (cb_comm_cfg's). */
+	void (*reduce)(enum cb_dtype dt, enum cb_op op, void *dst,
+	               const void *a, const void *b, size_t count);
+	const char *(*option)(void *arg, const char *key);
+	void *option_arg;
 	struct cb_topo_job *topo; /* binding, NIC/GPU, inventory (topo/) */
 	const struct cb_comm_place *place; /* what made @topo, or NULL */
 	struct cb_mem *mem[CB_MEM_MAX];
@@ -219,9 +230,21 @@ struct cb_comm_cfg {
 	 * caller, so the core does not reach up for them). */
 	void (*reduce)(enum cb_dtype dt, enum cb_op op, void *dst,
 	               const void *a, const void *b, size_t count);
+	/* The options this communicator and its transports see ("nic",
+	 * "tcp-streams", ...; NULL when unset); NULL: the process's option
+	 * store, cb_opt_get. */
+	const char *(*option)(void *arg, const char *key);
+	void *option_arg;
 	const struct cb_comm_place *place; /* NULL: no binding, no NIC or GPU
 	                                    * chosen but --nic's */
 };
+
+/* Inside the core (and its unit tests): fill @c's template of the host
+ * services from its fields; and lend transport @name its own copy, @t.
+ * cb_comm_option: @key in @c's option view. */
+const char *cb_comm_option(const struct cb_comm *c, const char *key);
+void cb_comm_host_init(struct cb_comm *c, uint64_t job_id, int gpu);
+void cb_comm_tp_init(struct cb_comm *c, struct cb_comm_tp *t, const char *name);
 
 cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg,
                            struct cb_comm **comm);

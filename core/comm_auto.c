@@ -34,7 +34,7 @@ static cb_status_t try_verbs(struct cb_comm *c, cb_comm_open_fn open_tp,
 		return CB_OK;
 	snprintf(why, bytes, "%s",
 	         cb_fail_msg() ? cb_fail_msg() : cb_status_str(st));
-	if (st == CB_ERR_USAGE && !cb_opt_get("nic"))
+	if (st == CB_ERR_USAGE && !cb_comm_option(c, "nic"))
 		return st;
 	cb_fail_clear();
 	return CB_ERR_UNAVAILABLE;

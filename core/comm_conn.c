@@ -29,6 +29,7 @@
 
 #include "core/comm.h"
 #include "core/log.h"
+#include "core/worker.h"
 
 cb_status_t cb_comm_not_connected(struct cb_comm *c, int peer)
 {
@@ -135,57 +136,61 @@ static cb_status_t conn_ready(struct cb_comm *c, int p, int phase)
 	return st;
 }
 
+struct conn_todo {
+	const int *todo;
+	int k;
+};
+
+/* Every pending handshake, tested once; the first still pending is the one
+ * the wait names. */
+static cb_status_t conn_attempt(struct cb_comm *c, struct cb_wait_spec *w)
+{
+	const struct conn_todo *t = w->arg;
+	cb_status_t st;
+
+	w->peer = -1;
+	for (int i = 0; i < t->k; i++) {
+		struct cb_ep *e = &c->eps[t->todo[i]];
+		if (e->state != CB_EP_CONNECTING)
+			continue;
+		st = e->ops->ep_test(e->ep);
+		if (st == CB_OK) {
+			e->state = CB_EP_READY;
+			c->connects++;
+			w->moved = 1;
+			continue;
+		}
+		if (st != CB_AGAIN) {
+			e->state = CB_EP_FAILED;
+			return st;
+		}
+		if (w->peer < 0) {
+			w->peer = t->todo[i];
+			w->over = e->ops->name;
+		}
+	}
+	return w->peer < 0 ? CB_OK : CB_AGAIN;
+}
+
+/* Until every handshake is done (a listener accepts in the transports'
+ * progress), one fails, the deadline passes since the start, ^C, or
+ * another rank aborts the job. */
 static cb_status_t conn_wait(struct cb_comm *c, const int *todo, int k,
                              double timeout_s)
 {
-	uint64_t deadline = cb_now_ns() + (uint64_t)(timeout_s * 1e9);
-	int left = k;
-	cb_status_t st;
+	struct conn_todo t = { todo, k };
+	struct cb_wait_spec w = { .attempt = conn_attempt,
+		                  .arg = &t,
+		                  .what = "connecting to",
+		                  .peer = -1,
+		                  .timeout_s = timeout_s,
+		                  .from_start = 1,
+		                  .pause_us = c->oversubscribed ? 200 : 20 };
+	cb_status_t st = cb_worker_wait(c, &w);
 
-	while (left > 0) {
-		left = 0;
-		for (int i = 0; i < k; i++) {
-			struct cb_ep *e = &c->eps[todo[i]];
-			if (e->state != CB_EP_CONNECTING)
-				continue;
-			st = e->ops->ep_test(e->ep);
-			if (st == CB_OK) {
-				e->state = CB_EP_READY;
-				c->connects++;
-				continue;
-			}
-			if (st != CB_AGAIN) {
-				e->state = CB_EP_FAILED;
-				return st;
-			}
-			left++;
-		}
-		if (!left)
-			break;
-		if (cb_now_ns() > deadline) {
-			for (int i = 0; i < k; i++) {
-				struct cb_ep *e = &c->eps[todo[i]];
-				if (e->state != CB_EP_CONNECTING)
-					continue;
-				e->state = CB_EP_FAILED;
-				c->stalled_on = todo[i];
-				return cb_fail(
-				        CB_ERR_TIMEOUT,
-				        "timed out after %g s connecting "
-				        "to rank %d (host %s) over %s",
-				        timeout_s, todo[i],
-				        cb_comm_host_name(c, todo[i]),
-				        e->ops->name);
-			}
-		}
-		if ((st = cb_boot_check(c->boot, 0, NULL)))
-			return st;
-		for (int i = 0; i < c->ntp; i++)
-			if ((st = c->tp[i].ops->progress(c->tp[i].ctx)) < 0)
-				return st;
-		usleep(c->oversubscribed ? 200 : 20);
-	}
-	return CB_OK;
+	if (st == CB_ERR_TIMEOUT && w.peer >= 0)
+		c->eps[w.peer].state = CB_EP_FAILED;
+	return st;
 }
 
 cb_status_t cb_comm_connect(struct cb_comm *c, const int *peers, int n,

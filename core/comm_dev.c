@@ -76,7 +76,7 @@ cb_status_t cb_comm_reduce_local(struct cb_comm *c, void *dst, const void *a,
                                  const struct cb_mem *m, struct cb_req *req)
 {
 	if (!cb_mem_is_gpu(m)) {
-		c->host_api.reduce(red->dtype, red->op, dst, a, b, count);
+		c->reduce(red->dtype, red->op, dst, a, b, count);
 		if (req)
 			req->kind = CB_REQ_DONE;
 		return CB_OK;

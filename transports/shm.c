@@ -70,11 +70,11 @@ static cb_status_t shm_memfd(const struct cb_tp_host *h, const char *what,
 
 	*fd = memfd_create(what, MFD_CLOEXEC);
 	if (*fd < 0)
-		return h->fail(CB_ERR_SYS, "shm: memfd_create: %s",
+		return h->fail(h, CB_ERR_SYS, "shm: memfd_create: %s",
 		               strerror(errno));
 	if ((e = posix_fallocate(*fd, 0, (off_t)bytes))) {
 		close(*fd);
-		return h->fail(CB_ERR_NOMEM,
+		return h->fail(h, CB_ERR_NOMEM,
 		               "shm: cannot reserve %zu bytes of shared "
 		               "memory: %s",
 		               bytes, strerror(e));
@@ -83,7 +83,7 @@ static cb_status_t shm_memfd(const struct cb_tp_host *h, const char *what,
 	             MAP_SHARED | MAP_POPULATE, *fd, 0);
 	if (*base == MAP_FAILED) {
 		close(*fd);
-		return h->fail(CB_ERR_NOMEM, "shm: cannot map %zu bytes: %s",
+		return h->fail(h, CB_ERR_NOMEM, "shm: cannot map %zu bytes: %s",
 		               bytes, strerror(errno));
 	}
 	return CB_OK;
@@ -92,13 +92,14 @@ static cb_status_t shm_memfd(const struct cb_tp_host *h, const char *what,
 static cb_status_t shm_parse_opts(const struct cb_tp_host *h,
                                   struct cb_tp_ctx *ctx)
 {
-	const char *cma = h->option("shm-cma"), *map = h->option("shm-map");
-	const char *rb = h->option("shm-rndv-bytes");
+	const char *cma = h->option(h, "shm-cma"),
+	           *map = h->option(h, "shm-map");
+	const char *rb = h->option(h, "shm-rndv-bytes");
 
 	if ((cma && strcmp(cma, "0") && strcmp(cma, "1")) ||
 	    (map && strcmp(map, "0") && strcmp(map, "1")))
 		return h->fail(
-		        CB_ERR_USAGE,
+		        h, CB_ERR_USAGE,
 		        "shm: COLLBENCH_SHM_CMA and COLLBENCH_SHM_MAP take 0 "
 		        "or 1, not '%s'",
 		        cma && strcmp(cma, "0") && strcmp(cma, "1") ? cma
@@ -110,7 +111,7 @@ static cb_status_t shm_parse_opts(const struct cb_tp_host *h,
 		char *end;
 		long long v = strtoll(rb, &end, 10);
 		if (*end || v < 0 || end == rb)
-			return h->fail(CB_ERR_USAGE,
+			return h->fail(h, CB_ERR_USAGE,
 			               "shm: rendezvous size '%s' is not a "
 			               "byte count",
 			               rb);
@@ -130,7 +131,7 @@ static cb_status_t shm_open_ctx(const struct cb_tp_host *h,
 	void *seg;
 
 	if (!ctx)
-		return h->fail(CB_ERR_NOMEM, "shm: out of memory");
+		return h->fail(h, CB_ERR_NOMEM, "shm: out of memory");
 	ctx->host = h;
 	ctx->seg_fd = -1;
 	ctx->next_region_id = 1;
@@ -141,7 +142,7 @@ static cb_status_t shm_open_ctx(const struct cb_tp_host *h,
 	ctx->active = calloc((size_t)h->world, sizeof(int));
 	ctx->bounce = aligned_alloc(4096, SHM_BOUNCE_BYTES);
 	if (!ctx->local_index || !ctx->eps || !ctx->active || !ctx->bounce) {
-		st = h->fail(CB_ERR_NOMEM, "shm: out of memory");
+		st = h->fail(h, CB_ERR_NOMEM, "shm: out of memory");
 		goto fail;
 	}
 	for (int r = 0; r < h->world; r++)
@@ -231,7 +232,7 @@ static cb_status_t shm_ep_create(struct cb_tp_ctx *ctx, int peer,
 	*bytes = 0;
 	if (ctx->local_index[peer] < 0)
 		return h->fail(
-		        CB_ERR_UNSUPPORTED,
+		        h, CB_ERR_UNSUPPORTED,
 		        "shm: rank %d is on host %s, not on this host %s", peer,
 		        shm_host(ctx, peer), shm_host(ctx, h->rank));
 	if (ctx->eps[peer]) {
@@ -239,7 +240,7 @@ static cb_status_t shm_ep_create(struct cb_tp_ctx *ctx, int peer,
 		return CB_OK;
 	}
 	if (!(ep = calloc(1, sizeof(*ep))))
-		return h->fail(CB_ERR_NOMEM, "shm: out of memory");
+		return h->fail(h, CB_ERR_NOMEM, "shm: out of memory");
 	ep->ctx = ctx;
 	ep->peer = peer;
 	ep->rx = &ctx->seg->chan[ctx->local_index[peer]];
@@ -277,7 +278,7 @@ static cb_status_t shm_ep_connect(struct cb_tp_ep *ep, const void *blob,
 	(void)pbytes;
 	memcpy(&a, blob, bytes < sizeof(a) ? bytes : sizeof(a));
 	if (bytes != sizeof(a) || a.magic != SHM_MAGIC || a.rank != ep->peer)
-		return h->fail(CB_ERR_PROTO,
+		return h->fail(h, CB_ERR_PROTO,
 		               "shm: the address of rank %d does not parse",
 		               ep->peer);
 	if (ep->peer_seg)
@@ -285,7 +286,7 @@ static cb_status_t shm_ep_connect(struct cb_tp_ep *ep, const void *blob,
 	ep->pid = a.pid;
 	void *seg = shm_map_peer_fd(a.pid, a.seg_fd, a.seg_bytes, 1);
 	if (seg == MAP_FAILED)
-		return h->fail(CB_ERR_SYS,
+		return h->fail(h, CB_ERR_SYS,
 		               "shm: cannot map rank %d's segment through "
 		               "/proc/%d/fd/%d: %s (are the ranks on one host, "
 		               "run by one user?)",
@@ -295,7 +296,7 @@ static cb_status_t shm_ep_connect(struct cb_tp_ep *ep, const void *blob,
 	ep->peer_seg_bytes = a.seg_bytes;
 	if (ep->peer_seg->magic != SHM_MAGIC ||
 	    ep->peer_seg->job_id != h->job_id)
-		return h->fail(CB_ERR_PROTO,
+		return h->fail(h, CB_ERR_PROTO,
 		               "shm: rank %d's segment is not this job's",
 		               ep->peer);
 	ep->tx = &ep->peer_seg->chan[ctx->local_index[h->rank]];
@@ -312,7 +313,7 @@ static cb_status_t shm_ep_connect(struct cb_tp_ep *ep, const void *blob,
 		    magic == SHM_MAGIC)
 			cma = CMA_YES;
 		else
-			h->log(CB_TP_LOG_INFO,
+			h->log(h, CB_TP_LOG_INFO,
 			       "CMA (process_vm_readv) from rank %d refused: "
 			       "%s; messages from it are copied through slots",
 			       ep->peer, strerror(errno));
@@ -362,7 +363,7 @@ static cb_status_t shm_mem_alloc(struct cb_tp_ctx *ctx, size_t bytes,
 	if (kind != CB_MEM_HOST)
 		return CB_ERR_UNSUPPORTED; /* the core asks the engine */
 	if (!(r = calloc(1, sizeof(*r))))
-		return h->fail(CB_ERR_NOMEM, "shm: out of memory");
+		return h->fail(h, CB_ERR_NOMEM, "shm: out of memory");
 	bytes = bytes ? (bytes + 4095) / 4096 * 4096 : 4096;
 	if ((st = shm_memfd(h, "collbench-buffer", bytes, &r->fd, &r->base))) {
 		free(r);
@@ -398,7 +399,7 @@ static cb_status_t shm_mem_reg(struct cb_tp_ctx *ctx,
 	const char *p = mem->base;
 
 	if (mem->kind != CB_MEM_HOST)
-		return ctx->host->fail(CB_ERR_UNSUPPORTED,
+		return ctx->host->fail(ctx->host, CB_ERR_UNSUPPORTED,
 		                       "shm: cannot move GPU memory");
 	*mr = NULL;
 	for (struct cb_tp_mr *r = ctx->regions; r; r = r->next)
@@ -423,7 +424,7 @@ static cb_status_t shm_mem_export(struct cb_tp_ctx *ctx,
 	struct shm_export x;
 
 	if (!r)
-		return ctx->host->fail(CB_ERR_UNSUPPORTED,
+		return ctx->host->fail(ctx->host, CB_ERR_UNSUPPORTED,
 		                       "shm: only memory from mem_alloc can be "
 		                       "exported");
 	if (*bytes < sizeof(x))
@@ -469,7 +470,7 @@ struct shm_view *shm_view_get(struct cb_tp_ep *ep, const struct shm_export *x)
 	}
 	void *p = shm_map_peer_fd(ep->pid, x->fd, x->region_bytes, 1);
 	if (p == MAP_FAILED) {
-		ep->ctx->host->log(CB_TP_LOG_INFO,
+		ep->ctx->host->log(ep->ctx->host, CB_TP_LOG_INFO,
 		                   "cannot map rank %d's buffers (%s): reading "
 		                   "them with CMA instead",
 		                   ep->peer, strerror(errno));
@@ -496,17 +497,17 @@ static cb_status_t shm_mem_import(struct cb_tp_ep *ep, const void *blob,
 	if (bytes != sizeof(x) || x.magic != SHM_MAGIC || x.pid != ep->pid ||
 	    x.base < x.region_base ||
 	    x.base + x.bytes > x.region_base + x.region_bytes)
-		return h->fail(CB_ERR_PROTO,
+		return h->fail(h, CB_ERR_PROTO,
 		               "shm: rank %d's exported memory handle does not "
 		               "parse",
 		               ep->peer);
 	struct shm_view *v = shm_view_get(ep, &x);
 	if (!v)
-		return h->fail(CB_ERR_UNSUPPORTED,
+		return h->fail(h, CB_ERR_UNSUPPORTED,
 		               "shm: cannot map rank %d's exported memory",
 		               ep->peer);
 	if (!(rm = calloc(1, sizeof(*rm))))
-		return h->fail(CB_ERR_NOMEM, "shm: out of memory");
+		return h->fail(h, CB_ERR_NOMEM, "shm: out of memory");
 	v->refs++;
 	rm->view = v;
 	rm->local = (char *)v->base + (x.base - x.region_base);

@@ -71,7 +71,7 @@ cb_status_t shm_put(struct cb_tp_ep *ep, const void *buf, size_t bytes,
 		return ep->err;
 	if (roff > rmem->bytes || bytes > rmem->bytes - roff)
 		return ep->ctx->host->fail(
-		        CB_ERR_INVALID,
+		        ep->ctx->host, CB_ERR_INVALID,
 		        "shm: a put of %zu bytes at offset %llu does not fit "
 		        "rank %d's %llu-byte exported buffer",
 		        bytes, (unsigned long long)roff, ep->peer,
@@ -248,17 +248,17 @@ static cb_status_t shm_recv_fail(struct cb_tp_ep *ep, cb_status_t st,
 
 	if (st == CB_ERR_PROTO)
 		ep->err = h->fail(
-		        st,
+		        h, st,
 		        "shm: rank %d sent message tag 0x%llx where "
 		        "this rank expected 0x%llx (schedules disagree)",
 		        ep->peer, a, b);
 	else if (st == CB_ERR_TRUNCATE)
-		ep->err = h->fail(st,
+		ep->err = h->fail(h, st,
 		                  "shm: rank %d sent %llu bytes to a %llu-byte "
 		                  "receive",
 		                  ep->peer, a, b);
 	else
-		ep->err = h->fail(st, "shm: %s rank %d failed: %s", what,
+		ep->err = h->fail(h, st, "shm: %s rank %d failed: %s", what,
 		                  ep->peer, strerror((int)a));
 	return ep->err;
 }
@@ -286,8 +286,8 @@ static cb_status_t shm_cma(struct cb_tp_ep *ep, struct cb_tp_req *req,
 		if (red) {
 			/* Whole elements only; a short read is re-read. */
 			got -= got % (ssize_t)red->elem_bytes;
-			ctx->host->reduce(red->dtype, red->op, dst + done,
-			                  src + done, ctx->bounce,
+			ctx->host->reduce(ctx->host, red->dtype, red->op,
+			                  dst + done, src + done, ctx->bounce,
 			                  (size_t)got / red->elem_bytes);
 			ctx->stats.bounce_bytes += (size_t)got;
 		}
@@ -358,7 +358,7 @@ static cb_status_t shm_recv_rndv(struct cb_tp_ep *ep, struct cb_tp_req *req,
 	cb_status_t st;
 
 	if (peer && red)
-		ctx->host->reduce(red->dtype, red->op, dst,
+		ctx->host->reduce(ctx->host, red->dtype, red->op, dst,
 		                  req->priv.ptr[R_SRC], peer,
 		                  s->bytes / red->elem_bytes);
 	else if (peer)
@@ -415,7 +415,8 @@ static int shm_recv_progress(struct cb_tp_ep *ep, cb_status_t *st)
 		} else {
 			if (red)
 				ep->ctx->host->reduce(
-				        red->dtype, red->op, dst + s->addr,
+				        ep->ctx->host, red->dtype, red->op,
+				        dst + s->addr,
 				        (const char *)req->priv.ptr[R_SRC] +
 				                s->addr,
 				        s->data,

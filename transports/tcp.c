@@ -55,7 +55,7 @@ cb_status_t tcp_ep_fail(struct cb_tp_ep *ep, cb_status_t st, const char *what,
 	const struct cb_tp_host *h = ep->ctx->host;
 
 	if (!ep->err)
-		ep->err = h->fail(st, "tcp: %s rank %d (host %s)%s%s", what,
+		ep->err = h->fail(h, st, "tcp: %s rank %d (host %s)%s%s", what,
 		                  ep->peer, tcp_host(ep->ctx, ep->peer),
 		                  err ? ": " : "", err ? strerror(err) : "");
 	return ep->err;
@@ -118,8 +118,8 @@ static int tcp_find_if(const char *name, struct sockaddr_storage *sa,
 static cb_status_t tcp_parse_opts(const struct cb_tp_host *h,
                                   struct cb_tp_ctx *ctx)
 {
-	const char *s = h->option("tcp-streams");
-	const char *sp = h->option("tcp-split-bytes");
+	const char *s = h->option(h, "tcp-streams");
+	const char *sp = h->option(h, "tcp-split-bytes");
 	char *end;
 
 	ctx->nstreams = 2;
@@ -128,7 +128,7 @@ static cb_status_t tcp_parse_opts(const struct cb_tp_host *h,
 		long v = strtol(s, &end, 10);
 		if (*end || end == s || v < 1 || v > TCP_MAX_STREAMS)
 			return h->fail(
-			        CB_ERR_USAGE,
+			        h, CB_ERR_USAGE,
 			        "tcp: streams per peer '%s' is not 1..%d", s,
 			        TCP_MAX_STREAMS);
 		ctx->nstreams = (int)v;
@@ -136,7 +136,7 @@ static cb_status_t tcp_parse_opts(const struct cb_tp_host *h,
 	if (sp) {
 		long long v = strtoll(sp, &end, 10);
 		if (*end || end == sp || v < 4096)
-			return h->fail(CB_ERR_USAGE,
+			return h->fail(h, CB_ERR_USAGE,
 			               "tcp: split size '%s' is not a byte "
 			               "count of at least 4096",
 			               sp);
@@ -151,12 +151,12 @@ static cb_status_t tcp_pick_addr(const struct cb_tp_host *h,
                                  struct sockaddr_storage *sa, char *ifname,
                                  size_t ifname_bytes)
 {
-	const char *want = h->option("tcp-if");
+	const char *want = h->option(h, "tcp-if");
 	char have[256];
 
 	if (want) {
 		if (!tcp_find_if(want, sa, have, sizeof(have)))
-			return h->fail(CB_ERR_USAGE,
+			return h->fail(h, CB_ERR_USAGE,
 			               "tcp: interface '%s' does not exist or "
 			               "has no IPv4 address (interfaces: %s)",
 			               want, have);
@@ -182,7 +182,7 @@ static cb_status_t tcp_pick_addr(const struct cb_tp_host *h,
 		memset(sa, 0, sizeof(*sa));
 		in6->sin6_family = AF_INET6;
 		if (inet_pton(AF_INET6, ip, &in6->sin6_addr) != 1)
-			return h->fail(CB_ERR_INVALID,
+			return h->fail(h, CB_ERR_INVALID,
 			               "tcp: local address '%s' does not parse",
 			               ip);
 	}
@@ -201,7 +201,7 @@ static cb_status_t tcp_open(const struct cb_tp_host *h, struct cb_tp_ctx **out)
 	int one = 1;
 
 	if (!ctx)
-		return h->fail(CB_ERR_NOMEM, "tcp: out of memory");
+		return h->fail(h, CB_ERR_NOMEM, "tcp: out of memory");
 	ctx->host = h;
 	ctx->listen_fd = -1;
 	if ((st = tcp_parse_opts(h, ctx)))
@@ -209,7 +209,7 @@ static cb_status_t tcp_open(const struct cb_tp_host *h, struct cb_tp_ctx **out)
 	ctx->eps = calloc((size_t)h->world, sizeof(*ctx->eps));
 	ctx->active = calloc((size_t)h->world, sizeof(int));
 	if (!ctx->eps || !ctx->active) {
-		st = h->fail(CB_ERR_NOMEM, "tcp: out of memory");
+		st = h->fail(h, CB_ERR_NOMEM, "tcp: out of memory");
 		goto fail;
 	}
 	if ((st = tcp_pick_addr(h, &sa, ctx->addr.ifname,
@@ -223,8 +223,8 @@ static cb_status_t tcp_open(const struct cb_tp_host *h, struct cb_tp_ctx **out)
 	    bind(ctx->listen_fd, (struct sockaddr *)&sa, len) != 0 ||
 	    listen(ctx->listen_fd, 1024) != 0) {
 		tcp_ntop(&sa, where, sizeof(where));
-		st = h->fail(CB_ERR_SYS, "tcp: cannot listen on %s: %s", where,
-		             strerror(errno));
+		st = h->fail(h, CB_ERR_SYS, "tcp: cannot listen on %s: %s",
+		             where, strerror(errno));
 		goto fail;
 	}
 	fcntl(ctx->listen_fd, F_SETFL,
@@ -311,7 +311,7 @@ static cb_status_t tcp_file(struct cb_tp_ctx *ctx, struct tcp_pending *p)
 	    hl->rank <= h->rank || hl->rank >= h->world || hl->stream < 0 ||
 	    hl->streams < 1 || hl->streams > TCP_MAX_STREAMS ||
 	    hl->stream >= hl->streams) {
-		h->log(CB_TP_LOG_WARN,
+		h->log(h, CB_TP_LOG_WARN,
 		       "dropped a connection from %s that is not a peer of "
 		       "this job (its hello does not parse)",
 		       p->from);
@@ -321,7 +321,7 @@ static cb_status_t tcp_file(struct cb_tp_ctx *ctx, struct tcp_pending *p)
 	if (hl->streams != ctx->nstreams) {
 		close(p->fd);
 		return h->fail(
-		        CB_ERR_USAGE,
+		        h, CB_ERR_USAGE,
 		        "tcp: rank %d uses %d streams per peer and rank "
 		        "%d uses %d: set --tcp-streams the same on every "
 		        "rank",
@@ -330,7 +330,7 @@ static cb_status_t tcp_file(struct cb_tp_ctx *ctx, struct tcp_pending *p)
 	struct cb_tp_ep *ep = tcp_ep_get(ctx, hl->rank);
 	if (!ep) {
 		close(p->fd);
-		return h->fail(CB_ERR_NOMEM, "tcp: out of memory");
+		return h->fail(h, CB_ERR_NOMEM, "tcp: out of memory");
 	}
 	if (ep->closed) {
 		close(p->fd); /* we gave up on that peer */
@@ -351,7 +351,7 @@ static cb_status_t tcp_file(struct cb_tp_ctx *ctx, struct tcp_pending *p)
  * (never more than a hello: payload after it is the data path's). */
 cb_status_t tcp_accept(struct cb_tp_ctx *ctx)
 {
-	uint64_t now = ctx->host->now_ns();
+	uint64_t now = ctx->host->now_ns(ctx->host);
 	cb_status_t st;
 
 	while (ctx->npending < TCP_PENDING) {
@@ -381,7 +381,7 @@ cb_status_t tcp_accept(struct cb_tp_ctx *ctx)
 			continue;
 		}
 		if (gone || now - p->since_ns > 5000000000ull) {
-			ctx->host->log(CB_TP_LOG_WARN,
+			ctx->host->log(ctx->host, CB_TP_LOG_WARN,
 			               "dropped a connection from %s: no hello "
 			               "%s",
 			               p->from,
@@ -404,7 +404,8 @@ static cb_status_t tcp_ep_create(struct cb_tp_ctx *ctx, int peer,
 	(void)blob;
 	*bytes = 0;
 	if (!ep)
-		return ctx->host->fail(CB_ERR_NOMEM, "tcp: out of memory");
+		return ctx->host->fail(ctx->host, CB_ERR_NOMEM,
+		                       "tcp: out of memory");
 	*out = ep;
 	return CB_OK;
 }
@@ -419,14 +420,14 @@ static cb_status_t tcp_ep_connect(struct cb_tp_ep *ep, const void *blob,
 	(void)pblob;
 	(void)pbytes;
 	if (bytes != sizeof(ep->to))
-		return h->fail(CB_ERR_PROTO,
+		return h->fail(h, CB_ERR_PROTO,
 		               "tcp: the address of rank %d does not parse",
 		               ep->peer);
 	memcpy(&ep->to, blob, sizeof(ep->to));
 	ep->to.ifname[sizeof(ep->to.ifname) - 1] = '\0';
 	if (ep->to.magic != TCP_MAGIC || ep->to.rank != ep->peer ||
 	    ep->to.len > sizeof(ep->to.sa))
-		return h->fail(CB_ERR_PROTO,
+		return h->fail(h, CB_ERR_PROTO,
 		               "tcp: the address of rank %d does not parse",
 		               ep->peer);
 	ep->started = 1;
@@ -447,7 +448,7 @@ static cb_status_t tcp_ep_connect(struct cb_tp_ep *ep, const void *blob,
 			char to[80];
 			tcp_ntop(&ep->to.sa, to, sizeof(to));
 			return ep->err = h->fail(
-			               CB_ERR_PEER,
+			               h, CB_ERR_PEER,
 			               "tcp: rank %d (host %s) cannot reach "
 			               "rank "
 			               "%d (host %s) at %s (%s): %s",
@@ -477,7 +478,7 @@ static cb_status_t tcp_dial(struct cb_tp_ep *ep, int si)
 			char to[80];
 			tcp_ntop(&ep->to.sa, to, sizeof(to));
 			return ep->err = h->fail(
-			               CB_ERR_PEER,
+			               h, CB_ERR_PEER,
 			               "tcp: rank %d (host %s) cannot reach "
 			               "rank "
 			               "%d (host %s) at %s (%s): %s",

@@ -190,20 +190,20 @@ static cb_status_t tcp_header(struct cb_tp_ep *ep, struct cb_tp_req *req)
 	st = tcp_hdr_check(&h, req->tag, req->priv.u64[R_CAP], &why);
 	if (st && !strcmp(why, "magic"))
 		return ep->err = host->fail(
-		               CB_ERR_PROTO,
+		               host, CB_ERR_PROTO,
 		               "tcp: rank %d (host %s) sent a message that "
 		               "does not parse (magic 0x%08x)",
 		               ep->peer, tcp_host(ep->ctx, ep->peer), h.magic);
 	if (st && !strcmp(why, "tag"))
 		return ep->err = host->fail(
-		               CB_ERR_PROTO,
+		               host, CB_ERR_PROTO,
 		               "tcp: rank %d sent message tag 0x%llx where "
 		               "this rank expected 0x%llx (schedules disagree)",
 		               ep->peer, (unsigned long long)h.tag,
 		               (unsigned long long)req->tag);
 	if (st)
 		return ep->err = host->fail(
-		               CB_ERR_TRUNCATE,
+		               host, CB_ERR_TRUNCATE,
 		               "tcp: rank %d sent %llu bytes to a %llu-byte "
 		               "receive",
 		               ep->peer, (unsigned long long)h.bytes,
@@ -215,7 +215,7 @@ static cb_status_t tcp_header(struct cb_tp_ep *ep, struct cb_tp_req *req)
 	for (int i = 1; i < k; i++)
 		if (fifo_push(&ep->s[i].rq, req))
 			return ep->err = host->fail(
-			               CB_ERR_PROTO,
+			               host, CB_ERR_PROTO,
 			               "tcp: receive queue overflow");
 	return CB_OK;
 }

@@ -1,14 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * collbench/transport.h - the transport plugin ABI, version 2.
+ * collbench/transport.h - the transport plugin ABI, version 3.
  *
  * A transport is one `struct cb_tp_ops` table.  tcp and shm are compiled into
  * the binary; verbs and gpu are shared modules that export the table as the
- * symbol `cb_tp_ops_v2` (CB_TP_SYMBOL) and are loaded at run time, so the
+ * symbol `cb_tp_ops_v3` (CB_TP_SYMBOL) and are loaded at run time, so the
  * binary runs where libibverbs or CUDA are missing.  A transport reaches the
  * core only through the `struct cb_tp_host` it is lent (logging, failures,
  * options, the clock, host reductions): built in or as a module, the same
- * source links nothing of the executable (the build checks it).
+ * source links nothing of the executable (the build checks it).  Every
+ * transport is lent a table of its own, and every callback in it takes that
+ * table as its first argument (`self`, as a libuv callback gets its loop):
+ * what the core keeps per transport (the name its log lines carry) comes
+ * from there, never from a process-wide global.  Version 3 added `self`; a
+ * module built against version 2 is refused with one line.
  *
  * Life of a transport in one rank:
  *
@@ -55,8 +60,8 @@
 #include <collbench/status.h>
 #include <collbench/types.h>
 
-#define CB_TP_ABI          2u
-#define CB_TP_SYMBOL       "cb_tp_ops_v2"
+#define CB_TP_ABI          3u
+#define CB_TP_SYMBOL       "cb_tp_ops_v3"
 #define CB_TP_ADDR_MAX     256 /* bytes in an address or a per-peer blob */
 #define CB_TP_MEM_BLOB_MAX 128 /* bytes of an exported memory handle */
 
@@ -102,8 +107,9 @@ struct cb_tp_mr;   /* a registration of local memory */
 struct cb_tp_rmem; /* a peer's exported memory, imported here */
 
 /*
- * What the core lends a transport.  A transport keeps the pointer for the
- * life of its context and uses only members below `size`.
+ * What the core lends a transport: one table per open transport.  A
+ * transport keeps the pointer for the life of its context, uses only members
+ * below `size`, and passes the pointer back as @self to every callback.
  */
 struct cb_tp_host {
 	uint32_t size;
@@ -124,36 +130,39 @@ struct cb_tp_host {
 	int gpu;
 	/* Option lookup: "tcp-if", "tcp-streams", ... (CLI, then environment);
 	 * NULL when unset. */
-	const char *(*option)(const char *key);
-	/* Log a line at a CB_TP_LOG_* level, with the transport's name as
-	 * prefix. */
-	void (*log)(int level, const char *fmt, ...)
-	        __attribute__((format(printf, 2, 3)));
+	const char *(*option)(const struct cb_tp_host *self, const char *key);
+	/* Log a line at a CB_TP_LOG_* level, with the name of the transport
+	 * @self was lent to as prefix. */
+	void (*log)(const struct cb_tp_host *self, int level, const char *fmt,
+	            ...) __attribute__((format(printf, 3, 4)));
 	/* Record the one line that describes a failure (the first one wins) and
-	 * return @st, so a transport writes `return host->fail(CB_ERR_...,
-	 * ...)`. */
-	cb_status_t (*fail)(cb_status_t st, const char *fmt, ...)
-	        __attribute__((format(printf, 2, 3)));
+	 * return @st, so a transport writes `return host->fail(host,
+	 * CB_ERR_..., ...)`. */
+	cb_status_t (*fail)(const struct cb_tp_host *self, cb_status_t st,
+	                    const char *fmt, ...)
+	        __attribute__((format(printf, 3, 4)));
 	/* A monotonic clock, in ns. */
-	uint64_t (*now_ns)(void);
+	uint64_t (*now_ns)(const struct cb_tp_host *self);
 	/* dst[i] = a[i] OP b[i] for @count host elements (the core's reduction
 	 * kernels, bit-exact with the verification). */
-	void (*reduce)(enum cb_dtype dt, enum cb_op op, void *dst,
-	               const void *a, const void *b, size_t count);
+	void (*reduce)(const struct cb_tp_host *self, enum cb_dtype dt,
+	               enum cb_op op, void *dst, const void *a, const void *b,
+	               size_t count);
 	/*
 	 * A dma-buf file descriptor for the device memory [@base, @base +
-	 * @bytes), from the transport that owns device memory in this run
-	 * (gpu: cuMemGetHandleForAddressRange), for a NIC to register it
-	 * directly (verbs: ibv_reg_dmabuf_mr(pd, *@offset, @bytes, iova =
-	 * @base, *@fd, access): GPUDirect RDMA).  *@offset: where @base lies
-	 * in the dma-buf (page alignment).  The caller owns *@fd and closes it
-	 * once registered.  CB_ERR_UNSUPPORTED, not recorded, when no device
-	 * memory engine is open or the driver or kernel cannot export it (the
-	 * caller then declines the memory, and the core stages it through
-	 * pinned host memory).  Outside timed regions.  NULL in a core without
-	 * device memory.
+	 * @bytes), from the transport that owns device memory in @self's
+	 * communicator (gpu: cuMemGetHandleForAddressRange), for a NIC to
+	 * register it directly (verbs: ibv_reg_dmabuf_mr(pd, *@offset, @bytes,
+	 * iova = @base, *@fd, access): GPUDirect RDMA).  *@offset: where @base
+	 * lies in the dma-buf (page alignment).  The caller owns *@fd and
+	 * closes it once registered.  CB_ERR_UNSUPPORTED, not recorded, when
+	 * no device memory engine is open or the driver or kernel cannot
+	 * export it (the caller then declines the memory, and the core stages
+	 * it through pinned host memory).  Outside timed regions.  NULL in a
+	 * core without device memory.
 	 */
-	cb_status_t (*gpu_dmabuf)(const void *base, size_t bytes, int *fd,
+	cb_status_t (*gpu_dmabuf)(const struct cb_tp_host *self,
+	                          const void *base, size_t bytes, int *fd,
 	                          uint64_t *offset);
 };
 
@@ -482,7 +491,7 @@ struct cb_tp_ops {
 #ifdef CB_TP_MODULE
 #define CB_TP_DEFINE(name)                                                     \
 	__attribute__((visibility("default")))                                 \
-	const struct cb_tp_ops cb_tp_ops_v2
+	const struct cb_tp_ops cb_tp_ops_v3
 #else
 #define CB_TP_DEFINE(name) const struct cb_tp_ops cb_tp_##name
 #endif

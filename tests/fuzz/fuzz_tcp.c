@@ -43,8 +43,9 @@
 
 static char streams_opt[4], split_opt[16];
 
-static const char *option(const char *key)
+static const char *option(const struct cb_tp_host *self, const char *key)
 {
+	(void)self;
 	if (!strcmp(key, "tcp-streams"))
 		return streams_opt;
 	if (!strcmp(key, "tcp-split-bytes"))
@@ -52,21 +53,31 @@ static const char *option(const char *key)
 	return NULL;
 }
 
-static void quiet_log(int level, const char *fmt, ...)
+static void quiet_log(const struct cb_tp_host *self, int level, const char *fmt,
+                      ...)
 {
+	(void)self;
 	(void)level;
 	(void)fmt;
 }
 
-static cb_status_t fail(cb_status_t st, const char *fmt, ...)
+static cb_status_t fail(const struct cb_tp_host *self, cb_status_t st,
+                        const char *fmt, ...)
 {
 	char line[512];
 	va_list ap;
 
+	(void)self;
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	return cb_fail(st, "%s", line);
+}
+
+static uint64_t now_ns(const struct cb_tp_host *self)
+{
+	(void)self;
+	return cb_now_ns();
 }
 
 static const int host_of_rank[2] = { 0, 0 };
@@ -86,7 +97,7 @@ static const struct cb_tp_host host = {
 	.option = option,
 	.log = quiet_log,
 	.fail = fail,
-	.now_ns = cb_now_ns,
+	.now_ns = now_ns,
 };
 
 /* Receive sizes: empty, a header's worth, around the bounce buffer, and

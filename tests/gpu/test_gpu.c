@@ -50,34 +50,48 @@ static int failures;
 
 static char last_fail[512];
 
-static const char *h_option(const char *key)
+static const char *h_option(const struct cb_tp_host *self, const char *key)
 {
+	(void)self;
 	(void)key;
 	return NULL;
 }
 
-static void h_log(int level, const char *fmt, ...)
+static void h_log(const struct cb_tp_host *self, int level, const char *fmt,
+                  ...)
 {
+	(void)self;
 	(void)level;
 	(void)fmt;
 }
 
-static cb_status_t h_fail(cb_status_t st, const char *fmt, ...)
+static cb_status_t h_fail(const struct cb_tp_host *self, cb_status_t st,
+                          const char *fmt, ...)
 {
 	va_list ap;
 
+	(void)self;
 	va_start(ap, fmt);
 	vsnprintf(last_fail, sizeof(last_fail), fmt, ap);
 	va_end(ap);
 	return st;
 }
 
-static uint64_t h_now(void)
+static uint64_t h_now(const struct cb_tp_host *self)
 {
+	(void)self;
 	struct timespec t;
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static void h_reduce(const struct cb_tp_host *self, enum cb_dtype dt,
+                     enum cb_op op, void *dst, const void *a, const void *b,
+                     size_t count)
+{
+	(void)self;
+	cb_reduce(dt, op, dst, a, b, count);
 }
 
 static const int host_of_rank[1] = { 0 };
@@ -96,7 +110,7 @@ static const struct cb_tp_host host = {
 	.log = h_log,
 	.fail = h_fail,
 	.now_ns = h_now,
-	.reduce = cb_reduce,
+	.reduce = h_reduce,
 };
 
 /* ---- dispatch ---- */

@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
-"""chaos.py COLLBENCH [--runs N] [--seed S] [--hosts] [--report FILE]
+"""chaos.py COLLBENCH [--runs N] [--seed S] [--hosts] [--algos A,B]
+                [--stop-share F] [--report FILE]
 
 Runs collbench jobs and hurts one rank of each at a random moment, the way
 clusters being brought up do: SIGKILL (a node dies) or SIGSTOP (a node
 hangs).  Jobs vary: local ranks forked by collbench (--np), ranks started
 one by one as a launcher would (COLLBENCH_RANK/WORLD, a fixed rendezvous
 port), and - with --hosts, as root - ranks on two test hosts made of
-network namespaces; tcp, shm and auto; ring, tree, rd, rabenseifner, ps.
-The moment is one of four, each aimed at on purpose:
+network namespaces; tcp, shm and auto; every algorithm of every
+collective (ALGOS; --algos ps-async,ring: only those), ps-async too.  A
+quarter of the blows are SIGSTOP (--stop-share).  The moment is one of
+four, each aimed at on purpose:
 
   start-up   0-30 ms after the ranks start
   connect    0-20 ms after rank 0 starts (its run.json appears), while
@@ -46,7 +49,14 @@ import sys
 import tempfile
 import time
 
-ALGOS = ["ring", "tree", "rd", "rabenseifner", "ps"]
+# Every algorithm, with a collective it runs (coll/algos.c; `collbench
+# info`).  pingpong runs between exactly 2 ranks.
+ALGOS = [("allreduce", a) for a in
+         ["ring", "tree", "rd", "rabenseifner", "ps", "ps-async"]] + [
+    ("reduce_scatter", "ring"), ("allgather", "rd"),
+    ("broadcast", "linear"), ("reduce", "tree"), ("alltoall", "pairwise"),
+    ("barrier", "dissemination"), ("sendrecv", "direct"),
+    ("pingpong", "latency"), ("pingpong", "bw"), ("pingpong", "bibw")]
 MOMENTS = ["start-up", "connect", "collective", "output"]
 TIMEOUT = 3  # --timeout of every job
 # How long everyone may take to end once a rank is hurt: a survivor may wait
@@ -142,17 +152,18 @@ class Job:
 
     def __init__(self, cb, tmp, mode, np_, tr, algo, port, netns):
         self.cb, self.tmp, self.mode, self.np, self.tr = cb, tmp, mode, np_, tr
-        self.algo, self.port, self.netns = algo, port, netns
+        (self.coll, self.algo), self.port, self.netns = algo, port, netns
         self.json = os.path.join(tmp, "run.json")
         self.procs = []  # (rank or -1 for the launcher, Popen)
         self.t0 = 0.0
 
     def args(self):
-        a = [self.cb, "--transport", self.tr, "--algo", self.algo,
+        a = [self.cb, "--transport", self.tr, "--coll", self.coll,
+             "--algo", self.algo,
              "-b", "1K", "-e", "1M", "-f", "4", "-n", "200", "-w", "2",
              "--timeout", str(TIMEOUT),
              "-O", self.json, "-O", os.path.join(self.tmp, "run.csv")]
-        if self.algo == "ps" and self.np > 2:
+        if self.algo in ("ps", "ps-async") and self.np > 2:
             a += ["--ps-servers", "1"]
         return a
 
@@ -266,16 +277,18 @@ def check_json(job, finished, rank0_alive):
     return problems
 
 
-def one_run(cb, tmp, rng, mode, netns):
+def one_run(cb, tmp, rng, mode, netns, algos, stop_share):
     np_ = 4 if mode == "hosts" else rng.choice([2, 3, 4])
     tr = rng.choice(["auto", "tcp"]) if mode == "hosts" else rng.choice(["tcp", "shm"])
-    algo = rng.choice(ALGOS)
+    algo = rng.choice(algos)
+    if algo[0] == "pingpong":
+        np_ = 2
     moment = rng.choice(MOMENTS)
-    action = "stop" if rng.random() < 0.25 else "kill"
+    action = "stop" if rng.random() < stop_share else "kill"
     victim = rng.randrange(np_)
     port = free_port()
     job = Job(cb, tmp, mode, np_, tr, algo, port, netns)
-    desc = f"{mode} np{np_} {tr} {algo}: {action} rank {victim} at {moment}"
+    desc = f"{mode} np{np_} {tr} {algo[0]} {algo[1]}: {action} rank {victim} at {moment}"
     shm_before = shm_names()
     job.start()
 
@@ -409,8 +422,19 @@ def main():
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--hosts", action="store_true",
                     help="also jobs on two network-namespace hosts (root)")
+    ap.add_argument("--algos", help="only these algorithms (comma-separated)")
+    ap.add_argument("--stop-share", type=float, default=0.25,
+                    help="the share of blows that are SIGSTOP, not SIGKILL")
     ap.add_argument("--report")
     a = ap.parse_args()
+    algos = ALGOS
+    if a.algos:
+        want = a.algos.split(",")
+        algos = [x for x in ALGOS if x[1] in want]
+        unknown = set(want) - {x[1] for x in algos}
+        if unknown:
+            print(f"chaos: no such algorithm: {', '.join(sorted(unknown))}")
+            return 2
     seed = a.seed if a.seed is not None else random.randrange(1 << 30)
     rng = random.Random(seed)
     random.seed(seed)
@@ -433,7 +457,8 @@ def main():
         for i in range(a.runs):
             mode = modes[i % len(modes)]
             desc, moment, action, mode, outcome, problems = one_run(
-                cb, tmp, rng, mode, netns if mode == "hosts" else None)
+                cb, tmp, rng, mode, netns if mode == "hosts" else None,
+                algos, a.stop_share)
             key = f"{moment}/{action}/{mode}"
             c = counts.setdefault(key, {"runs": 0, "failed": 0, "finished first": 0,
                                         "no file": 0})

@@ -10,6 +10,10 @@ sends to 127.0.0.1 only and gives up after a few seconds.
   fakepeer.py rank-junk PORT   join as rank 1 of 2, then send the store junk
   fakepeer.py tcp-junk PORT    join as rank 1 of 2 over tcp, then send a
                                data message whose header does not parse
+  fakepeer.py tcp-silent PORT  join as rank 1 of 2 over tcp, publish an
+                               address, and never connect: rank 0 waits in
+                               its connect; "published" on stdout once it
+                               can, then silence until the store speaks
 """
 import os
 import socket
@@ -91,7 +95,7 @@ def main():
         s.sendall(b"\xde\xad\xbe\xef" * 8)
         time.sleep(1)
         return
-    if mode == "tcp-junk":
+    if mode in ("tcp-junk", "tcp-silent"):
         # host info allgather: key[128] name[64] pid (native int32)
         info = b"fake-key".ljust(128, b"\0") + b"fakehost".ljust(64, b"\0")
         gather(s, 0, 1, info + struct.pack("=i", 4242))
@@ -120,6 +124,17 @@ def main():
         blob = struct.pack("=Ii", TCP_MAGIC, 1) + sockaddr.ljust(128, b"\0") \
             + struct.pack("=I", 16) + b"lo".ljust(16, b"\0") + b"\0" * 4
         s.sendall(msg(SET, b"tp/tcp/1", blob))
+        if mode == "tcp-silent":
+            # the lower rank waits for the higher one to dial: never.
+            # Leave as a rank would once the store says the job ended.
+            print("published", flush=True)
+            s.settimeout(20)
+            try:
+                t, _, _ = recv_msg(s)
+                print("store said", t, flush=True)
+            except (OSError, EOFError):
+                pass
+            return
         s.sendall(msg(GET, b"tp/tcp/0"))
         t, _, b0 = recv_msg(s)
         assert t == VALUE, t

@@ -137,6 +137,34 @@ else
 	pass "SIGINT at start-up -> 130, run.json interrupted: $(cat "$TMP/err")"
 fi
 
+# ^C while connecting: rank 1 (tests/integration/fakepeer.py tcp-silent)
+# joins, publishes its tcp address and never dials, so rank 0 waits in its
+# connect; SIGINT ends that wait at once (130, one line), not at the
+# deadline (--timeout 60).
+port=$(free_port)
+env COLLBENCH_RANK=0 COLLBENCH_WORLD=2 "$CB" --transport tcp --rendezvous 127.0.0.1:"$port" \
+	--timeout 60 -b 8 -e 8 -n 1 -w 0 >"$TMP/out" 2>"$TMP/err" &
+pid=$!
+python3 "$(dirname "$0")/fakepeer.py" tcp-silent "$port" >"$TMP/fake" 2>&1 &
+fpid=$!
+for _ in $(seq 200); do grep -q published "$TMP/fake" && break; sleep 0.05; done
+sleep 1 # rank 0 fetches the address and starts its connect wait
+t0=$(date +%s%N)
+kill -INT "$pid"
+wait "$pid"
+rc=$?
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+kill "$fpid" 2>/dev/null
+wait "$fpid" 2>/dev/null
+lines=$(grep -vc 'no job token' "$TMP/err")
+if ! grep -q published "$TMP/fake"; then
+	fail "SIGINT while connecting: the fake peer never got in: $(head -3 "$TMP/fake")"
+elif [ "$rc" -ne 130 ] || [ "$ms" -gt 5000 ] || [ "$lines" -ne 1 ]; then
+	fail "SIGINT while connecting: exit $rc after ${ms} ms, $lines lines: $(head -3 "$TMP/err")"
+else
+	pass "SIGINT while connecting -> 130 in ${ms} ms: $(grep -v 'no job token' "$TMP/err")"
+fi
+
 # A second signal does not wait for the ranks: SIGSTOP keeps rank 1 from
 # ending, the first SIGINT is passed on, the second kills.
 rm -f "$TMP"/run.*

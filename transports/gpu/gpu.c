@@ -66,7 +66,8 @@ cb_status_t gpu_cu_fail(struct cb_tp_ctx *ctx, CUresult r, const char *what)
 	char err[200];
 
 	gpu_cu_err(&ctx->cu, r, err, sizeof(err));
-	return ctx->host->fail(r == CUDA_ERROR_OUT_OF_MEMORY ? CB_ERR_NOMEM
+	return ctx->host->fail(ctx->host,
+	                       r == CUDA_ERROR_OUT_OF_MEMORY ? CB_ERR_NOMEM
 	                                                     : CB_ERR_SYS,
 	                       "gpu: %s: %s", what, err);
 }
@@ -126,7 +127,7 @@ static cb_status_t gpu_devices(struct cb_tp_dev *devs, int max, int *n)
 static cb_status_t gpu_parse_opts(const struct cb_tp_host *h,
                                   struct cb_tp_ctx *ctx)
 {
-	const char *m = h->option("gpu-copy");
+	const char *m = h->option(h, "gpu-copy");
 
 	ctx->copy_mode = GPU_COPY_CE;
 	if (!m || !strcmp(m, "ce"))
@@ -135,7 +136,7 @@ static cb_status_t gpu_parse_opts(const struct cb_tp_host *h,
 		ctx->copy_mode = GPU_COPY_KERNEL;
 		return CB_OK;
 	}
-	return h->fail(CB_ERR_USAGE,
+	return h->fail(h, CB_ERR_USAGE,
 	               "gpu: COLLBENCH_GPU_COPY takes ce (the copy engine) or "
 	               "kernel (loads and stores), not '%s'",
 	               m);
@@ -151,7 +152,7 @@ static cb_status_t gpu_open_device(struct cb_tp_ctx *ctx)
 	int n = 0;
 
 	if (gpu_cu_load(gpu_libcuda(), cu, why, sizeof(why)))
-		return h->fail(CB_ERR_UNAVAILABLE, "gpu: %s", why);
+		return h->fail(h, CB_ERR_UNAVAILABLE, "gpu: %s", why);
 	if ((r = cu->Init(0)) != CUDA_SUCCESS)
 		return gpu_cu_fail(ctx, r, "cuInit");
 	if ((r = cu->DeviceGetCount(&n)) != CUDA_SUCCESS)
@@ -167,7 +168,8 @@ static cb_status_t gpu_open_device(struct cb_tp_ctx *ctx)
 	ctx->dev_index = gpu_pick_device((const char(*)[16])pci, n, h->gpu,
 	                                 local, why, sizeof(why));
 	if (ctx->dev_index < 0)
-		return h->fail(h->gpu >= 0 ? CB_ERR_USAGE : CB_ERR_UNAVAILABLE,
+		return h->fail(h,
+		               h->gpu >= 0 ? CB_ERR_USAGE : CB_ERR_UNAVAILABLE,
 		               "gpu: %s", why);
 	if ((r = cu->DeviceGet(&ctx->dev, ctx->dev_index)) != CUDA_SUCCESS)
 		return gpu_cu_fail(ctx, r, "cuDeviceGet");
@@ -231,18 +233,18 @@ static cb_status_t gpu_segment(struct cb_tp_ctx *ctx)
 	                 (size_t)ctx->nlocal * sizeof(struct gpu_chan);
 	ctx->seg_fd = memfd_create("collbench-gpu", MFD_CLOEXEC);
 	if (ctx->seg_fd < 0)
-		return h->fail(CB_ERR_SYS, "gpu: memfd_create: %s",
+		return h->fail(h, CB_ERR_SYS, "gpu: memfd_create: %s",
 		               strerror(errno));
 	if ((e = posix_fallocate(ctx->seg_fd, 0, (off_t)ctx->seg_bytes)))
 		return h->fail(
-		        CB_ERR_NOMEM,
+		        h, CB_ERR_NOMEM,
 		        "gpu: cannot reserve %zu bytes of shared memory: "
 		        "%s",
 		        ctx->seg_bytes, strerror(e));
 	seg = mmap(NULL, ctx->seg_bytes, PROT_READ | PROT_WRITE,
 	           MAP_SHARED | MAP_POPULATE, ctx->seg_fd, 0);
 	if (seg == MAP_FAILED)
-		return h->fail(CB_ERR_NOMEM, "gpu: cannot map %zu bytes: %s",
+		return h->fail(h, CB_ERR_NOMEM, "gpu: cannot map %zu bytes: %s",
 		               ctx->seg_bytes, strerror(errno));
 	ctx->seg = seg;
 	ctx->seg->magic = GPU_MAGIC;
@@ -270,14 +272,14 @@ static cb_status_t gpu_open_ctx(const struct cb_tp_host *h,
 	cb_status_t st;
 
 	if (!ctx)
-		return h->fail(CB_ERR_NOMEM, "gpu: out of memory");
+		return h->fail(h, CB_ERR_NOMEM, "gpu: out of memory");
 	ctx->host = h;
 	ctx->seg_fd = -1;
 	ctx->local_index = calloc((size_t)h->world, sizeof(int));
 	ctx->eps = calloc((size_t)h->world, sizeof(*ctx->eps));
 	ctx->active = calloc((size_t)h->world, sizeof(int));
 	if (!ctx->local_index || !ctx->eps || !ctx->active) {
-		st = h->fail(CB_ERR_NOMEM, "gpu: out of memory");
+		st = h->fail(h, CB_ERR_NOMEM, "gpu: out of memory");
 		goto fail;
 	}
 	for (int r = 0; r < h->world; r++)
@@ -288,8 +290,9 @@ static cb_status_t gpu_open_ctx(const struct cb_tp_host *h,
 	if ((st = gpu_parse_opts(h, ctx)) || (st = gpu_open_device(ctx)) ||
 	    (st = gpu_segment(ctx)))
 		goto fail;
-	h->log(CB_TP_LOG_INFO, "rank %d on GPU %d (%s, %s), copies on the %s",
-	       h->rank, ctx->pci_index, ctx->dev_name, ctx->pci,
+	h->log(h, CB_TP_LOG_INFO,
+	       "rank %d on GPU %d (%s, %s), copies on the %s", h->rank,
+	       ctx->pci_index, ctx->dev_name, ctx->pci,
 	       ctx->copy_mode == GPU_COPY_CE ? "copy engine" : "SMs");
 	*out = ctx;
 	return CB_OK;
@@ -374,7 +377,7 @@ static cb_status_t gpu_ep_create(struct cb_tp_ctx *ctx, int peer,
 	*bytes = 0;
 	if (ctx->local_index[peer] < 0)
 		return h->fail(
-		        CB_ERR_UNSUPPORTED,
+		        h, CB_ERR_UNSUPPORTED,
 		        "gpu: rank %d is on host %s, not on this host %s: "
 		        "GPU peer copy reaches ranks of one host (use "
 		        "--transport auto, which moves device memory "
@@ -385,7 +388,7 @@ static cb_status_t gpu_ep_create(struct cb_tp_ctx *ctx, int peer,
 		return CB_OK;
 	}
 	if (!(ep = calloc(1, sizeof(*ep))))
-		return h->fail(CB_ERR_NOMEM, "gpu: out of memory");
+		return h->fail(h, CB_ERR_NOMEM, "gpu: out of memory");
 	ep->ctx = ctx;
 	ep->peer = peer;
 	ep->rx = &ctx->seg->chan[ctx->local_index[peer]];
@@ -426,7 +429,7 @@ static cb_status_t gpu_ep_connect(struct cb_tp_ep *ep, const void *blob,
 	(void)pbytes;
 	memcpy(&a, blob, bytes < sizeof(a) ? bytes : sizeof(a));
 	if (bytes != sizeof(a) || a.magic != GPU_MAGIC || a.rank != ep->peer)
-		return h->fail(CB_ERR_PROTO,
+		return h->fail(h, CB_ERR_PROTO,
 		               "gpu: the address of rank %d does not parse",
 		               ep->peer);
 	if (ep->peer_seg)
@@ -444,14 +447,14 @@ static cb_status_t gpu_ep_connect(struct cb_tp_ep *ep, const void *blob,
 		}
 	}
 	if (!ep->peer_seg)
-		return h->fail(CB_ERR_SYS,
+		return h->fail(h, CB_ERR_SYS,
 		               "gpu: cannot map rank %d's control segment "
 		               "through %s: %s (are the ranks on one host, run "
 		               "by one user?)",
 		               ep->peer, path, strerror(errno));
 	if (ep->peer_seg->magic != GPU_MAGIC ||
 	    ep->peer_seg->job_id != h->job_id)
-		return h->fail(CB_ERR_PROTO,
+		return h->fail(h, CB_ERR_PROTO,
 		               "gpu: rank %d's segment is not this job's",
 		               ep->peer);
 	ep->tx = &ep->peer_seg->chan[ctx->local_index[h->rank]];

@@ -77,7 +77,7 @@ cb_status_t gpu_isend(struct cb_tp_ep *ep, const void *buf, size_t bytes,
 	if (req->priv.u64[R_KIND] == SEND_RTS &&
 	    (!mr || mr->kind != CB_MEM_GPU || !mr->have_handle))
 		return ep->ctx->host->fail(
-		        CB_ERR_UNSUPPORTED,
+		        ep->ctx->host, CB_ERR_UNSUPPORTED,
 		        "gpu: a send from device memory that has no IPC handle "
 		        "(not registered, or not from cuMemAlloc)");
 	return gpu_post_send(ep, req);
@@ -96,7 +96,7 @@ cb_status_t gpu_put(struct cb_tp_ep *ep, const void *buf, size_t bytes,
 		return ep->err;
 	if (roff > rmem->bytes || bytes > rmem->bytes - roff)
 		return ctx->host->fail(
-		        CB_ERR_INVALID,
+		        ctx->host, CB_ERR_INVALID,
 		        "gpu: a put of %zu bytes at offset %llu does not fit "
 		        "rank %d's %llu-byte exported buffer",
 		        bytes, (unsigned long long)roff, ep->peer,
@@ -301,13 +301,13 @@ static cb_status_t gpu_recv_fail(struct cb_tp_ep *ep, cb_status_t st,
 	const struct cb_tp_host *h = ep->ctx->host;
 
 	if (st == CB_ERR_PROTO)
-		return ep_fail(ep, h->fail(st,
+		return ep_fail(ep, h->fail(h, st,
 		                           "gpu: rank %d sent message tag "
 		                           "0x%llx where this rank expected "
 		                           "0x%llx (schedules disagree)",
 		                           ep->peer, a, b));
 	return ep_fail(ep,
-	               h->fail(st,
+	               h->fail(h, st,
 	                       "gpu: rank %d sent %llu bytes to a %llu-byte "
 	                       "receive",
 	                       ep->peer, a, b));
@@ -364,7 +364,7 @@ static cb_status_t gpu_start_rts(struct cb_tp_ep *ep, struct cb_tp_req *req,
 	if (!(req->priv.u64[R_KIND] & RECV_DEV)) {
 		if (red)
 			return ctx->host->fail(
-			        CB_ERR_UNSUPPORTED,
+			        ctx->host, CB_ERR_UNSUPPORTED,
 			        "gpu: rank %d's device data cannot be reduced "
 			        "into host memory here",
 			        ep->peer);
@@ -407,7 +407,7 @@ static cb_status_t gpu_recv_eager(struct cb_tp_ep *ep, struct cb_tp_req *req,
 	if (!(req->priv.u64[R_KIND] & RECV_DEV)) {
 		if (red)
 			ctx->host->reduce(
-			        red->dtype, red->op, dst,
+			        ctx->host, red->dtype, red->op, dst,
 			        (const char *)req->priv.ptr[R_SRC] + s->off,
 			        s->data, s->frag_bytes / red->elem_bytes);
 		else
@@ -416,7 +416,7 @@ static cb_status_t gpu_recv_eager(struct cb_tp_ep *ep, struct cb_tp_req *req,
 	}
 	/* host data into device memory (mixed kinds: correct, not fast) */
 	if (red)
-		return ctx->host->fail(CB_ERR_UNSUPPORTED,
+		return ctx->host->fail(ctx->host, CB_ERR_UNSUPPORTED,
 		                       "gpu: rank %d's host data cannot be "
 		                       "reduced into device memory here",
 		                       ep->peer);
@@ -473,7 +473,7 @@ static int gpu_recv_progress(struct cb_tp_ep *ep)
 				gpu_ev_give(ep->ev_free, &ep->nev_free, ev);
 				ep_fail(ep,
 				        ctx->host->fail(
-				                CB_ERR_PROTO,
+				                ctx->host, CB_ERR_PROTO,
 				                "gpu: rank %d's device buffer "
 				                "description does not parse",
 				                ep->peer));

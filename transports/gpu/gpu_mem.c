@@ -34,7 +34,7 @@ cb_status_t gpu_mem_alloc(struct cb_tp_ctx *ctx, size_t bytes,
 	if (kind != CB_MEM_GPU)
 		return CB_ERR_UNSUPPORTED; /* host memory: the core's */
 	if (device >= 0 && device != ctx->dev_index)
-		return ctx->host->fail(CB_ERR_UNSUPPORTED,
+		return ctx->host->fail(ctx->host, CB_ERR_UNSUPPORTED,
 		                       "gpu: this rank drives GPU %d, not %d",
 		                       ctx->dev_index, device);
 	if ((r = ctx->cu.MemAlloc(&p, bytes ? bytes : 256)) != CUDA_SUCCESS) {
@@ -63,7 +63,8 @@ cb_status_t gpu_mem_reg(struct cb_tp_ctx *ctx, const struct cb_tp_mem *mem,
 	CUresult r;
 
 	if (!mr)
-		return ctx->host->fail(CB_ERR_NOMEM, "gpu: out of memory");
+		return ctx->host->fail(ctx->host, CB_ERR_NOMEM,
+		                       "gpu: out of memory");
 	mr->kind = mem->kind;
 	mr->base = mem->base;
 	mr->bytes = mem->bytes;
@@ -123,7 +124,7 @@ cb_status_t gpu_mem_export(struct cb_tp_ctx *ctx, const struct cb_tp_mem *mem,
 
 	if (!mr || mr->kind != CB_MEM_GPU || !mr->have_handle)
 		return ctx->host->fail(
-		        CB_ERR_UNSUPPORTED,
+		        ctx->host, CB_ERR_UNSUPPORTED,
 		        "gpu: only device memory from cuMemAlloc "
 		        "can be exported (host memory: shm)");
 	if (*bytes < sizeof(x))
@@ -163,7 +164,7 @@ cb_status_t gpu_import_get(struct cb_tp_ep *ep, const struct gpu_export *x,
 		}
 		if (!slot)
 			return ctx->host->fail(
-			        CB_ERR_NOMEM,
+			        ctx->host, CB_ERR_NOMEM,
 			        "gpu: more than %u of rank %d's buffers "
 			        "imported at once",
 			        GPU_IMPORTS, ep->peer);
@@ -219,14 +220,14 @@ cb_status_t gpu_mem_import(struct cb_tp_ep *ep, const void *blob, size_t bytes,
 
 	memcpy(&x, blob, bytes < sizeof(x) ? bytes : sizeof(x));
 	if (bytes != sizeof(x) || !gpu_export_ok(ep, &x))
-		return h->fail(CB_ERR_PROTO,
+		return h->fail(h, CB_ERR_PROTO,
 		               "gpu: rank %d's exported memory handle does not "
 		               "parse",
 		               ep->peer);
 	if ((st = gpu_import_get(ep, &x, &imp)))
 		return st;
 	if (!(rm = calloc(1, sizeof(*rm))))
-		return h->fail(CB_ERR_NOMEM, "gpu: out of memory");
+		return h->fail(h, CB_ERR_NOMEM, "gpu: out of memory");
 	imp->refs++;
 	rm->imp = imp;
 	rm->local = imp->base + (x.base - x.alloc_base);
@@ -267,7 +268,7 @@ cb_status_t gpu_mem_dmabuf(struct cb_tp_ctx *ctx, const void *base,
 			char err[160];
 			gpu_cu_err(&ctx->cu, r, err, sizeof(err));
 			ctx->host->log(
-			        CB_TP_LOG_INFO,
+			        ctx->host, CB_TP_LOG_INFO,
 			        "no dma-buf for device memory (%s): NICs "
 			        "stage it through host memory",
 			        err);
@@ -320,7 +321,7 @@ cb_status_t gpu_launch_reduce(struct cb_tp_ctx *ctx, CUstream stream,
 
 	if ((unsigned)red->dtype >= CB_DT_COUNT ||
 	    (unsigned)red->op >= CB_OP_COUNT)
-		return ctx->host->fail(CB_ERR_INVALID,
+		return ctx->host->fail(ctx->host, CB_ERR_INVALID,
 		                       "gpu: no kernel for datatype %d op %d",
 		                       (int)red->dtype, (int)red->op);
 	if (!count)
@@ -408,7 +409,7 @@ cb_status_t gpu_local_test(struct cb_tp_ctx *ctx, struct cb_tp_req *req)
 	if (ev == R_NOEV)
 		return CB_OK;
 	if (ev >= GPU_LOC_EVENTS)
-		return ctx->host->fail(CB_ERR_INVALID,
+		return ctx->host->fail(ctx->host, CB_ERR_INVALID,
 		                       "gpu: a local request that was never "
 		                       "posted");
 	r = ctx->cu.EventQuery(ctx->lev[ev]);

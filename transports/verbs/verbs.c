@@ -59,7 +59,7 @@ static cb_status_t vb_query(char *why, size_t why_bytes)
 static cb_status_t parse_int(const struct cb_tp_host *h, const char *key,
                              long lo, long hi, long dflt, long *out)
 {
-	const char *v = h->option(key);
+	const char *v = h->option(h, key);
 	char *end;
 
 	*out = dflt;
@@ -67,8 +67,9 @@ static cb_status_t parse_int(const struct cb_tp_host *h, const char *key,
 		return CB_OK;
 	long x = strtol(v, &end, 10);
 	if (*end || end == v || x < lo || x > hi)
-		return h->fail(CB_ERR_USAGE, "verbs: --%s '%s' is not %ld..%ld",
-		               key, v, lo, hi);
+		return h->fail(h, CB_ERR_USAGE,
+		               "verbs: --%s '%s' is not %ld..%ld", key, v, lo,
+		               hi);
 	*out = x;
 	return CB_OK;
 }
@@ -90,7 +91,7 @@ static cb_status_t cq_size(struct cb_tp_ctx *ctx, struct vb_rail *r)
 	if (ibv_query_device(r->ctx, &da))
 		da.max_cqe = VB_CQE_PER_QP * peers;
 	if (da.max_cqe < VB_CQE_PER_QP)
-		return h->fail(CB_ERR_UNSUPPORTED,
+		return h->fail(h, CB_ERR_UNSUPPORTED,
 		               "verbs: %s holds at most %d completions a queue "
 		               "(max_cqe), and one queue pair needs %d",
 		               r->name, da.max_cqe, VB_CQE_PER_QP);
@@ -112,20 +113,20 @@ cb_status_t vb_cq_attach(struct cb_tp_ctx *ctx, int rail, int *cqi)
 	if (i == r->ncq) {
 		more = realloc(r->cqs, (size_t)(r->ncq + 1) * sizeof(*more));
 		if (!more)
-			return ctx->host->fail(CB_ERR_NOMEM,
+			return ctx->host->fail(ctx->host, CB_ERR_NOMEM,
 			                       "verbs: out of memory");
 		r->cqs = more;
 		more[i].nqp = 0;
 		more[i].cq = ibv_create_cq(r->ctx, r->cqe, NULL, NULL, 0);
 		if (!more[i].cq)
 			return ctx->host->fail(
-			        CB_ERR_SYS,
+			        ctx->host, CB_ERR_SYS,
 			        "verbs: cannot make completion queue %d "
 			        "(%d entries) on %s: %s",
 			        i + 1, r->cqe, r->name, strerror(errno));
 		r->ncq++;
 		if (i > 0)
-			ctx->host->log(CB_TP_LOG_INFO,
+			ctx->host->log(ctx->host, CB_TP_LOG_INFO,
 			               "%s: completion queue %d of %d entries, "
 			               "for queue pairs %d to %d",
 			               r->name, i + 1, r->cqe,
@@ -149,17 +150,17 @@ static void vb_close(struct cb_tp_ctx *ctx);
 static cb_status_t vb_open(const struct cb_tp_host *h, struct cb_tp_ctx **out)
 {
 	struct cb_tp_ctx *ctx = calloc(1, sizeof(*ctx));
-	const char *cm = h->option("verbs-cm");
+	const char *cm = h->option(h, "verbs-cm");
 	cb_status_t st;
 	long v;
 
 	if (!ctx)
-		return h->fail(CB_ERR_NOMEM, "verbs: out of memory");
+		return h->fail(h, CB_ERR_NOMEM, "verbs: out of memory");
 	ctx->host = h;
-	srand48((long)(h->now_ns() ^ (uint64_t)getpid() ^
+	srand48((long)(h->now_ns(h) ^ (uint64_t)getpid() ^
 	               ((uint64_t)h->rank << 20)));
 	if (cm && strcmp(cm, "oob") && strcmp(cm, "rdma_cm")) {
-		st = h->fail(CB_ERR_USAGE,
+		st = h->fail(h, CB_ERR_USAGE,
 		             "verbs: --verbs-cm '%s' is not oob or rdma_cm",
 		             cm);
 		goto fail;
@@ -175,7 +176,7 @@ static cb_status_t vb_open(const struct cb_tp_host *h, struct cb_tp_ctx **out)
 	ctx->eps = calloc((size_t)h->world, sizeof(*ctx->eps));
 	ctx->active = calloc((size_t)h->world, sizeof(int));
 	if (!ctx->eps || !ctx->active) {
-		st = h->fail(CB_ERR_NOMEM, "verbs: out of memory");
+		st = h->fail(h, CB_ERR_NOMEM, "verbs: out of memory");
 		goto fail;
 	}
 	if ((st = vb_open_rails(ctx)))
@@ -184,7 +185,7 @@ static cb_status_t vb_open(const struct cb_tp_host *h, struct cb_tp_ctx **out)
 	if (!ctx->use_cm && ctx->rail[0].link == VB_LINK_IWARP) {
 		if (cm) {
 			st = h->fail(
-			        CB_ERR_USAGE,
+			        h, CB_ERR_USAGE,
 			        "verbs: %s is iWARP, which connects "
 			        "through rdma_cm only (drop --verbs-cm oob)",
 			        ctx->rail[0].name);
@@ -201,7 +202,7 @@ static cb_status_t vb_open(const struct cb_tp_host *h, struct cb_tp_ctx **out)
 		int cqi;
 		r->pd = ibv_alloc_pd(r->ctx);
 		if (!r->pd) {
-			st = h->fail(CB_ERR_SYS,
+			st = h->fail(h, CB_ERR_SYS,
 			             "verbs: cannot make a protection domain "
 			             "on %s: %s",
 			             r->name, strerror(errno));
@@ -215,7 +216,7 @@ static cb_status_t vb_open(const struct cb_tp_host *h, struct cb_tp_ctx **out)
 	if (ctx->use_cm && (st = vb_cm_listen(ctx)))
 		goto fail;
 	for (int i = 0; i < ctx->nrails; i++)
-		h->log(CB_TP_LOG_INFO, "rail %d: %s:%d, %s, MTU %u%s", i,
+		h->log(h, CB_TP_LOG_INFO, "rail %d: %s:%d, %s, MTU %u%s", i,
 		       ctx->rail[i].name, ctx->rail[i].port,
 		       vb_link_name(ctx->rail[i].link),
 		       128u << ctx->rail[i].mtu,
@@ -292,7 +293,7 @@ static cb_status_t vb_reg_device(struct cb_tp_ctx *ctx,
 
 	if (h->size <= offsetof(struct cb_tp_host, gpu_dmabuf) ||
 	    !h->gpu_dmabuf ||
-	    h->gpu_dmabuf(mem->base, mem->bytes, &fd, &off) != CB_OK)
+	    h->gpu_dmabuf(h, mem->base, mem->bytes, &fd, &off) != CB_OK)
 		return CB_ERR_UNSUPPORTED;
 	for (int i = 0; i < ctx->nrails; i++) {
 		mr->mr[i] = ibv_reg_dmabuf_mr(ctx->rail[i].pd, off, mem->bytes,
@@ -301,7 +302,7 @@ static cb_status_t vb_reg_device(struct cb_tp_ctx *ctx,
 		                                      IBV_ACCESS_REMOTE_WRITE |
 		                                      IBV_ACCESS_REMOTE_READ);
 		if (!mr->mr[i]) {
-			h->log(CB_TP_LOG_INFO,
+			h->log(h, CB_TP_LOG_INFO,
 			       "GPUDirect RDMA refused on %s (%s): device "
 			       "memory goes through pinned host memory",
 			       ctx->rail[i].name, strerror(errno));
@@ -325,7 +326,7 @@ static cb_status_t vb_mem_reg(struct cb_tp_ctx *ctx,
 	cb_status_t st;
 
 	if (!(mr = calloc(1, sizeof(*mr))))
-		return h->fail(CB_ERR_NOMEM, "verbs: out of memory");
+		return h->fail(h, CB_ERR_NOMEM, "verbs: out of memory");
 	mr->base = mem->base;
 	mr->bytes = mem->bytes;
 	if (mem->kind == CB_MEM_GPU) {
@@ -348,7 +349,7 @@ static cb_status_t vb_mem_reg(struct cb_tp_ctx *ctx,
 				ibv_dereg_mr(mr->mr[i]);
 			free(mr);
 			return h->fail(
-			        CB_ERR_SYS,
+			        h, CB_ERR_SYS,
 			        "verbs: cannot register %zu bytes on %s: "
 			        "%s%s",
 			        mem->bytes, ctx->rail[0].name, strerror(e),
@@ -380,7 +381,7 @@ static cb_status_t vb_mem_export(struct cb_tp_ctx *ctx,
 		               .bytes = mem->bytes };
 
 	if (!mem->mr)
-		return ctx->host->fail(CB_ERR_UNSUPPORTED,
+		return ctx->host->fail(ctx->host, CB_ERR_UNSUPPORTED,
 		                       "verbs: only registered memory can be "
 		                       "exported");
 	if (*bytes < sizeof(x))
@@ -401,12 +402,12 @@ static cb_status_t vb_mem_import(struct cb_tp_ep *ep, const void *blob,
 	char why[128];
 
 	if (vb_wire_export(blob, bytes, &x, why, sizeof(why)))
-		return ep->ctx->host->fail(CB_ERR_PROTO,
+		return ep->ctx->host->fail(ep->ctx->host, CB_ERR_PROTO,
 		                           "verbs: rank %d's exported memory "
 		                           "handle does not parse: %s",
 		                           ep->peer, why);
 	if (!(rm = calloc(1, sizeof(*rm))))
-		return ep->ctx->host->fail(CB_ERR_NOMEM,
+		return ep->ctx->host->fail(ep->ctx->host, CB_ERR_NOMEM,
 		                           "verbs: out of memory");
 	rm->addr = x.addr;
 	rm->bytes = x.bytes;

@@ -42,8 +42,8 @@ static cb_status_t ep_fail(struct cb_tp_ep *ep, cb_status_t st,
 	const struct cb_tp_host *h = ep->ctx->host;
 
 	if (!ep->err)
-		ep->err = h->fail(st, "verbs: %s rank %d (host %s)%s%s", what,
-		                  ep->peer, vb_host(ep->ctx, ep->peer),
+		ep->err = h->fail(h, st, "verbs: %s rank %d (host %s)%s%s",
+		                  what, ep->peer, vb_host(ep->ctx, ep->peer),
 		                  err ? ": " : "", err ? strerror(err) : "");
 	return ep->err;
 }
@@ -151,7 +151,8 @@ cb_status_t vb_ep_create(struct cb_tp_ctx *ctx, int peer, struct cb_tp_ep **out,
 	cb_status_t st;
 
 	if (!ep)
-		return ctx->host->fail(CB_ERR_NOMEM, "verbs: out of memory");
+		return ctx->host->fail(ctx->host, CB_ERR_NOMEM,
+		                       "verbs: out of memory");
 	*out = ep;
 	ep->mine = (struct vb_ep_blob){ .magic = VB_MAGIC,
 		                        .rank = ctx->host->rank,
@@ -201,7 +202,7 @@ static cb_status_t qp_connect(struct cb_tp_ep *ep, int i,
 
 	if (b->rail[i].link != r->link)
 		return ep->err = ctx->host->fail(
-		               CB_ERR_UNSUPPORTED,
+		               ctx->host, CB_ERR_UNSUPPORTED,
 		               "verbs: rank %d (host %s) uses %s on %s and "
 		               "this "
 		               "rank %s on %s: they cannot connect",
@@ -284,12 +285,12 @@ cb_status_t vb_ep_connect(struct cb_tp_ep *ep, const void *addr,
 
 	if (vb_wire_conn(addr, addr_bytes, blob, blob_bytes, ep->peer, &a, &b,
 	                 why, sizeof(why)))
-		return h->fail(CB_ERR_PROTO,
+		return h->fail(h, CB_ERR_PROTO,
 		               "verbs: the connection data of rank %d does not "
 		               "parse: %s",
 		               ep->peer, why);
 	if (a.cm != (uint32_t) !!ctx->use_cm)
-		return h->fail(CB_ERR_USAGE,
+		return h->fail(h, CB_ERR_USAGE,
 		               "verbs: rank %d connects %s and this rank %s: "
 		               "set --verbs-cm the same everywhere",
 		               ep->peer, a.cm ? "with rdma_cm" : "out of band",
@@ -368,7 +369,7 @@ cb_status_t vb_cm_listen(struct cb_tp_ctx *ctx)
 
 	ctx->cm_ch = rdma_create_event_channel();
 	if (!ctx->cm_ch)
-		return h->fail(CB_ERR_UNAVAILABLE,
+		return h->fail(h, CB_ERR_UNAVAILABLE,
 		               "verbs: rdma_cm is not usable here: %s",
 		               strerror(errno));
 	fcntl(ctx->cm_ch->fd, F_SETFL,
@@ -381,7 +382,7 @@ cb_status_t vb_cm_listen(struct cb_tp_ctx *ctx)
 		                   RDMA_PS_TCP) ||
 		    rdma_bind_addr(r->listen_id, (struct sockaddr *)&sa) ||
 		    rdma_listen(r->listen_id, 1024))
-			return h->fail(CB_ERR_SYS,
+			return h->fail(h, CB_ERR_SYS,
 			               "verbs: cannot listen with rdma_cm on "
 			               "%s (%s): %s",
 			               r->name, inet_ntoa(sa.sin_addr),
@@ -417,7 +418,7 @@ static cb_status_t cm_accept(struct cb_tp_ctx *ctx, struct rdma_cm_event *ev)
 	int rail = cm_rail_of(ctx, ev->id->verbs);
 	if (p.magic != VB_MAGIC || p.job_id != h->job_id || p.rank <= h->rank ||
 	    p.rank >= h->world || p.rail != rail || rail < 0) {
-		h->log(CB_TP_LOG_WARN,
+		h->log(h, CB_TP_LOG_WARN,
 		       "refused an rdma_cm connection that is not from a "
 		       "peer of this job (magic 0x%x, job %s, rank %d, rail "
 		       "%d on device rail %d, %u bytes of private data)",
@@ -429,7 +430,7 @@ static cb_status_t cm_accept(struct cb_tp_ctx *ctx, struct rdma_cm_event *ev)
 	}
 	struct cb_tp_ep *ep = ep_get(ctx, p.rank);
 	if (!ep)
-		return h->fail(CB_ERR_NOMEM, "verbs: out of memory");
+		return h->fail(h, CB_ERR_NOMEM, "verbs: out of memory");
 	ev->id->context = ep;
 	if ((st = qp_make(ep, rail, ev->id)))
 		return st;

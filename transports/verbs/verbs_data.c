@@ -51,7 +51,7 @@ cb_status_t vb_ep_say(struct cb_tp_ep *ep, cb_status_t st, const char *line)
 
 	if (ep->err)
 		return ep->err;
-	return ep->err = h->fail(st, "verbs: rank %d (host %s) %s", ep->peer,
+	return ep->err = h->fail(h, st, "verbs: rank %d (host %s) %s", ep->peer,
 	                         vb_host(ep->ctx, ep->peer), line);
 }
 
@@ -241,16 +241,16 @@ cb_status_t vb_put(struct cb_tp_ep *ep, const void *buf, size_t bytes,
 	if (ep->err)
 		return ep->err;
 	if (roff > rm->bytes || bytes > rm->bytes - roff)
-		return h->fail(CB_ERR_INVALID,
+		return h->fail(h, CB_ERR_INVALID,
 		               "verbs: a put of %zu bytes at offset %llu does "
 		               "not fit rank %d's %llu-byte exported buffer",
 		               bytes, (unsigned long long)roff, ep->peer,
 		               (unsigned long long)rm->bytes);
 	if (notify & VB_IMM_RNDV)
-		return h->fail(CB_ERR_INVALID,
+		return h->fail(h, CB_ERR_INVALID,
 		               "verbs: put notifications are below 2^31");
 	if (!mem->mr)
-		return h->fail(CB_ERR_UNSUPPORTED,
+		return h->fail(h, CB_ERR_UNSUPPORTED,
 		               "verbs: a put needs registered memory");
 	req->tag = notify;
 	req->bytes = bytes;
@@ -576,7 +576,7 @@ cb_status_t vb_progress(struct cb_tp_ctx *ctx)
 			    (st = vb_send_ctrl(ep, j, VB_CREDIT, 0, 0)))
 				return st;
 	}
-	uint64_t now = ctx->host->now_ns();
+	uint64_t now = ctx->host->now_ns(ctx->host);
 	if (now >= ctx->next_async_ns || ctx->flush_deadline_ns) {
 		ctx->next_async_ns = now + 10000000ull;
 		if ((st = vb_async_events(ctx)))

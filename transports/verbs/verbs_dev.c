@@ -46,10 +46,10 @@ static cb_status_t dev_fail(struct cb_tp_ctx *ctx, int quiet, cb_status_t st,
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	if (quiet) {
-		ctx->host->log(CB_TP_LOG_DEBUG, "%s", line);
+		ctx->host->log(ctx->host, CB_TP_LOG_DEBUG, "%s", line);
 		return st;
 	}
-	return ctx->host->fail(st, "%s", line);
+	return ctx->host->fail(ctx->host, st, "%s", line);
 }
 
 const char *vb_link_name(enum vb_link l)
@@ -136,7 +136,7 @@ static cb_status_t pick_gid(struct cb_tp_ctx *ctx, struct vb_rail *r,
                             const struct ibv_port_attr *pa, int *idx, int quiet)
 {
 	const struct cb_tp_host *h = ctx->host;
-	const char *want = h->option("gid-index");
+	const char *want = h->option(h, "gid-index");
 	struct in_addr route = { 0 };
 	int first = -1, match = -1;
 
@@ -240,7 +240,7 @@ static cb_status_t open_rail(struct cb_tp_ctx *ctx, struct vb_rail *r,
 	r->mtu = pa.active_mtu;
 	r->max_msg = pa.max_msg_sz ? pa.max_msg_sz : (1u << 30);
 	r->gid_index = -1;
-	if (r->link == VB_LINK_ROCE || h->option("gid-index")) {
+	if (r->link == VB_LINK_ROCE || h->option(h, "gid-index")) {
 		if ((st = pick_gid(ctx, r, &pa, &r->gid_index, quiet)))
 			return st;
 	} else if (r->link == VB_LINK_IWARP) {
@@ -256,7 +256,7 @@ static cb_status_t open_rail(struct cb_tp_ctx *ctx, struct vb_rail *r,
 	if (r->link == VB_LINK_ROCE) {
 		char a[INET6_ADDRSTRLEN];
 		inet_ntop(AF_INET6, r->gid.raw, a, sizeof(a));
-		h->log(CB_TP_LOG_INFO,
+		h->log(h, CB_TP_LOG_INFO,
 		       "%s:%d RoCE v2, GID index %d (%s): as perftest -d %s "
 		       "-x %d",
 		       r->name, r->port, r->gid_index, a, r->name,
@@ -318,7 +318,7 @@ static struct ibv_context **open_all(struct cb_tp_ctx *ctx, int *n)
 cb_status_t vb_open_rails(struct cb_tp_ctx *ctx)
 {
 	const struct cb_tp_host *h = ctx->host;
-	const char *explicit = h->option("nic");
+	const char *explicit = h->option(h, "nic");
 	const char *want = explicit ? explicit : h->nic;
 	struct ibv_context **devs;
 	int n = 0, used[64] = { 0 };
@@ -326,7 +326,7 @@ cb_status_t vb_open_rails(struct cb_tp_ctx *ctx)
 	cb_status_t st = CB_OK;
 
 	if (!(devs = open_all(ctx, &n)) || n == 0)
-		return h->fail(CB_ERR_UNAVAILABLE,
+		return h->fail(h, CB_ERR_UNAVAILABLE,
 		               "verbs: no RDMA device found (ibv_devices "
 		               "lists none)");
 	for (int i = 0; i < n && devs[i]; i++)
@@ -348,7 +348,7 @@ cb_status_t vb_open_rails(struct cb_tp_ctx *ctx)
 		if (k < 0)
 			k = by_netdev(devs, n, dev);
 		if (k < 0 && explicit) {
-			st = h->fail(CB_ERR_USAGE,
+			st = h->fail(h, CB_ERR_USAGE,
 			             "verbs: --nic %s: no such RDMA device "
 			             "(devices: %s)",
 			             tok, names);
@@ -384,12 +384,12 @@ cb_status_t vb_open_rails(struct cb_tp_ctx *ctx)
 		} else {
 			memset(r, 0, sizeof(*r));
 			if (i < n - 1)
-				h->log(CB_TP_LOG_DEBUG, "skipping %s",
+				h->log(h, CB_TP_LOG_DEBUG, "skipping %s",
 				       ibv_get_device_name(devs[i]->device));
 		}
 	}
 	if (!st && ctx->nrails == 0)
-		st = h->fail(CB_ERR_UNAVAILABLE,
+		st = h->fail(h, CB_ERR_UNAVAILABLE,
 		             "verbs: no RDMA device with an ACTIVE port "
 		             "(devices: %s; ibv_devinfo shows their ports)",
 		             names);

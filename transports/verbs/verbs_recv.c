@@ -375,7 +375,7 @@ static cb_status_t poll_one(struct cb_tp_ctx *ctx, int i, struct ibv_cq *cq,
 					ctx->flush_wc = *w;
 					ctx->flush_rail = rail;
 					ctx->flush_deadline_ns =
-					        ctx->host->now_ns() +
+					        ctx->host->now_ns(ctx->host) +
 					        1000000000ull;
 				}
 				continue;
@@ -393,7 +393,7 @@ static cb_status_t poll_one(struct cb_tp_ctx *ctx, int i, struct ibv_cq *cq,
 		}
 	}
 	if (n < 0)
-		return ctx->host->fail(CB_ERR_SYS,
+		return ctx->host->fail(ctx->host, CB_ERR_SYS,
 		                       "verbs: polling %s's CQ failed",
 		                       ctx->rail[i].name);
 	return CB_OK;
@@ -436,14 +436,14 @@ cb_status_t vb_wc_fail(struct cb_tp_ctx *ctx, int rail, const struct ibv_wc *wc)
 	const struct vb_rail *r = &ctx->rail[rail];
 
 	if (!ep)
-		return ctx->host->fail(CB_ERR_PEER,
+		return ctx->host->fail(ctx->host, CB_ERR_PEER,
 		                       "verbs: %s on %s:%d (QP 0x%x)",
 		                       ibv_wc_status_str(wc->status), r->name,
 		                       r->port, wc->qp_num);
 	if (ep->err)
 		return ep->err;
 	return ep->err = ctx->host->fail(
-	               CB_ERR_PEER,
+	               ctx->host, CB_ERR_PEER,
 	               "verbs: %s: peer %d (%s, %s:%d) %s (QP 0x%x on %s:%d)",
 	               ibv_wc_status_str(wc->status), peer, vb_host(ctx, peer),
 	               ep->peer_dev[rail][0] ? ep->peer_dev[rail] : "?",
@@ -464,7 +464,7 @@ static cb_status_t qp_event(struct cb_tp_ctx *ctx, uint32_t qpn,
 				return ep->err;
 			if (t == IBV_EVENT_QP_ACCESS_ERR)
 				return ep->err = ctx->host->fail(
-				               CB_ERR_PEER,
+				               ctx->host, CB_ERR_PEER,
 				               "verbs: rank %d (host %s) wrote "
 				               "with a "
 				               "wrong key or outside the "
@@ -476,7 +476,7 @@ static cb_status_t qp_event(struct cb_tp_ctx *ctx, uint32_t qpn,
 				               qpn, ctx->rail[j].name,
 				               ctx->rail[j].port);
 			return ep->err = ctx->host->fail(
-			               CB_ERR_PEER,
+			               ctx->host, CB_ERR_PEER,
 			               "verbs: %s on the queue pair 0x%x to "
 			               "rank "
 			               "%d (host %s) on %s:%d: the device "
@@ -510,19 +510,19 @@ cb_status_t vb_async_events(struct cb_tp_ctx *ctx)
 			ibv_ack_async_event(&ev);
 			if (t == IBV_EVENT_PORT_ERR)
 				return ctx->host->fail(
-				        CB_ERR_PEER,
+				        ctx->host, CB_ERR_PEER,
 				        "verbs: port %s:%d went down (%s)",
 				        r->name, r->port,
 				        ibv_event_type_str(t));
 			if (t == IBV_EVENT_DEVICE_FATAL)
 				return ctx->host->fail(
-				        CB_ERR_SYS,
+				        ctx->host, CB_ERR_SYS,
 				        "verbs: device %s failed (%s): every "
 				        "queue pair on it is gone",
 				        r->name, ibv_event_type_str(t));
 			if (t == IBV_EVENT_CQ_ERR)
 				return ctx->host->fail(
-				        CB_ERR_SYS,
+				        ctx->host, CB_ERR_SYS,
 				        "verbs: a completion queue on %s:%d "
 				        "overran (%s; %d entries for up to %d "
 				        "queue pairs): completions were lost",
@@ -530,8 +530,8 @@ cb_status_t vb_async_events(struct cb_tp_ctx *ctx)
 				        r->cqe, r->cq_qps);
 			if (on_qp && (st = qp_event(ctx, qpn, t)))
 				return st;
-			ctx->host->log(CB_TP_LOG_INFO, "%s:%d: %s", r->name,
-			               r->port, ibv_event_type_str(t));
+			ctx->host->log(ctx->host, CB_TP_LOG_INFO, "%s:%d: %s",
+			               r->name, r->port, ibv_event_type_str(t));
 		}
 	}
 	ctx->async_fl = 1;

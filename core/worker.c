@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * core/worker.c - the one wait (core/worker.h): attempt, progress, look at
+ * the signals and the deadline, attempt again.
+ */
+#include "core/worker.h"
+
+#include <unistd.h>
+
+#include "core/log.h"
+
+static cb_status_t worker_timeout(struct cb_comm *c,
+                                  const struct cb_wait_spec *w, double limit_s)
+{
+	if (w->peer < 0 || w->peer >= c->world)
+		return cb_fail(CB_ERR_TIMEOUT, "timed out after %g s %s",
+		               limit_s, w->what);
+	cb_comm_stalled_on(c, w->peer);
+	return cb_fail(CB_ERR_TIMEOUT,
+	               "timed out after %g s %s rank %d (host %s)%s%s", limit_s,
+	               w->what, w->peer, cb_comm_host_name(c, w->peer),
+	               w->over ? " over " : "", w->over ? w->over : "");
+}
+
+cb_status_t cb_worker_wait(struct cb_comm *c, struct cb_wait_spec *w)
+{
+	double limit_s = w->timeout_s > 0 ? w->timeout_s : c->timeout_s;
+	uint64_t start = w->from_start ? cb_now_ns() : 0;
+	struct cb_wait idle = { 0 };
+	cb_status_t st, pst;
+	int expired;
+
+	for (;;) {
+		w->moved = 0;
+		if ((st = w->attempt(c, w)) != CB_AGAIN)
+			return st;
+		/* one relaxed load: cheap enough for every pass, and ^C ends
+		 * any wait at once, not at the next store check */
+		if ((st = cb_interrupted()))
+			return cb_fail(st, "%s", cb_status_str(st));
+		if ((pst = cb_comm_progress(c)) < 0)
+			return pst;
+		if (w->from_start)
+			expired = (double)(cb_now_ns() - start) > limit_s * 1e9;
+		else
+			expired = cb_wait_expired(
+			        &idle, w->moved || pst == CB_OK, limit_s);
+		if (expired)
+			return worker_timeout(c, w, limit_s);
+		if (w->pause_us > 0)
+			usleep((useconds_t)w->pause_us);
+	}
+}
+
+struct post {
+	int send;
+	const void *sbuf;
+	void *rbuf;
+	size_t bytes;
+	const struct cb_mem *m;
+	uint64_t tag;
+	struct cb_req *req;
+};
+
+static cb_status_t post_attempt(struct cb_comm *c, struct cb_wait_spec *w)
+{
+	const struct post *p = w->arg;
+
+	return p->send ? cb_comm_isend(c, w->peer, p->sbuf, p->bytes, p->m,
+	                               p->tag, p->req)
+	               : cb_comm_irecv(c, w->peer, p->rbuf, p->bytes, p->m,
+	                               p->tag, p->req);
+}
+
+static cb_status_t worker_post(struct cb_comm *c, int peer,
+                               const struct post *p, double timeout_s,
+                               const char *what)
+{
+	struct cb_wait_spec w = { .attempt = post_attempt,
+		                  .arg = (void *)(uintptr_t)p,
+		                  .what = what,
+		                  .peer = peer,
+		                  .timeout_s = timeout_s };
+
+	return cb_worker_wait(c, &w);
+}
+
+cb_status_t cb_worker_isend(struct cb_comm *c, int peer, const void *buf,
+                            size_t bytes, const struct cb_mem *m, uint64_t tag,
+                            struct cb_req *req, double timeout_s,
+                            const char *what)
+{
+	struct post p = { 1, buf, NULL, bytes, m, tag, req };
+
+	return worker_post(c, peer, &p, timeout_s, what);
+}
+
+cb_status_t cb_worker_irecv(struct cb_comm *c, int peer, void *buf, size_t cap,
+                            const struct cb_mem *m, uint64_t tag,
+                            struct cb_req *req, double timeout_s,
+                            const char *what)
+{
+	struct post p = { 0, NULL, buf, cap, m, tag, req };
+
+	return worker_post(c, peer, &p, timeout_s, what);
+}
