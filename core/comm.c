@@ -422,7 +422,8 @@ cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg, struct cb_comm **out)
 	                      ? CB_MEM_GPU
 	                      : CB_MEM_HOST;
 	if (!strcmp(cfg->transport, "auto")) {
-		if ((st = cb_comm_open_auto(c, comm_open_tp)))
+		if ((st = cb_comm_open_auto(c, comm_open_tp,
+		                            cb_comm_option(c, "nic") != NULL)))
 			goto fail;
 	} else if ((st = comm_open_tp(c, cfg->transport, 1))) {
 		goto fail;

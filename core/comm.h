@@ -252,9 +252,10 @@ cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg,
 typedef cb_status_t (*cb_comm_open_fn)(struct cb_comm *c, const char *name,
                                        int alone);
 /* --transport auto (core/comm_auto.c): open what connects each pair,
- * through @open_tp; remote_tps holds what each rank opened, by these
- * bits. */
-cb_status_t cb_comm_open_auto(struct cb_comm *c, cb_comm_open_fn open_tp);
+ * through @open_tp (@nic_given: --nic was, so a verbs refusal of it is not
+ * fatal); remote_tps holds what each rank opened, by these bits. */
+cb_status_t cb_comm_open_auto(struct cb_comm *c, cb_comm_open_fn open_tp,
+                              int nic_given);
 static inline uint32_t cb_auto_bit(const char *name)
 {
 	return !strcmp(name, "verbs") ? 1u : !strcmp(name, "tcp") ? 2u : 0u;

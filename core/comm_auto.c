@@ -26,7 +26,7 @@ struct auto_info {
 /* Open verbs if it can connect this rank to other hosts; why not in @why.
  * A mistake in a verbs option (not --nic, which tcp shares) stays fatal. */
 static cb_status_t try_verbs(struct cb_comm *c, cb_comm_open_fn open_tp,
-                             char *why, size_t bytes)
+                             int nic_given, char *why, size_t bytes)
 {
 	cb_status_t st = open_tp(c, "verbs", 0);
 
@@ -34,7 +34,7 @@ static cb_status_t try_verbs(struct cb_comm *c, cb_comm_open_fn open_tp,
 		return CB_OK;
 	snprintf(why, bytes, "%s",
 	         cb_fail_msg() ? cb_fail_msg() : cb_status_str(st));
-	if (st == CB_ERR_USAGE && !cb_comm_option(c, "nic"))
+	if (st == CB_ERR_USAGE && !nic_given)
 		return st;
 	cb_fail_clear();
 	return CB_ERR_UNAVAILABLE;
@@ -75,7 +75,8 @@ static void auto_line(struct cb_comm *c, const struct auto_info *all)
 		         others ? " and others" : "", first, all[first].why);
 }
 
-cb_status_t cb_comm_open_auto(struct cb_comm *c, cb_comm_open_fn open_tp)
+cb_status_t cb_comm_open_auto(struct cb_comm *c, cb_comm_open_fn open_tp,
+                              int nic_given)
 {
 	const char *local = c->mem_kind == CB_MEM_GPU ? "gpu" : "shm";
 	struct auto_info me = { 0 }, *all;
@@ -86,7 +87,7 @@ cb_status_t cb_comm_open_auto(struct cb_comm *c, cb_comm_open_fn open_tp)
 		return st;
 	if (c->nhosts == 1)
 		return c->world == 1 ? open_tp(c, "tcp", 0) : CB_OK;
-	st = try_verbs(c, open_tp, me.why, sizeof(me.why));
+	st = try_verbs(c, open_tp, nic_given, me.why, sizeof(me.why));
 	if (st == CB_OK) {
 		verbs = c->ntp - 1;
 		me.tps |= cb_auto_bit("verbs");
