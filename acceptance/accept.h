@@ -5,6 +5,8 @@
  *   cmd.c    options, the stages in order, outputs, exit status
  *   pair.c   the tournament and one pair's measurements
  *   judge.c  which pairs are outside tolerance, and who is to blame
+ *   plan.c   the pairwise plan and its noise judge, pure (plan.h)
+ *   drive.c  the pairwise stage: plan.c's rounds over the real fabric
  *   stage.c  inventory, collectives, the burn's counters
  *
  * The record itself (struct cb_acc) and its writers are reports/accept.h.
@@ -130,6 +132,13 @@ int cb_acc_outside(const struct cb_acc *a, const struct cb_acc_pair *p,
 void cb_acc_judge_connect(struct cb_acc *a, enum cb_acc_stage_id stage);
 /* Findings of the pairwise stage: nodes, hosts, groups, paths. */
 void cb_acc_judge_pairs(struct cb_acc *a, enum cb_acc_stage_id stage);
+
+/* ---- the pairwise stage, planned (drive.c) ---- */
+
+/* Every rank: the rounds acceptance/plan.c plans, one pair at a time
+ * where @serial; rank 0 then has the record's pairs, findings, warnings,
+ * plan and noise. */
+cb_status_t cb_acc_planned(struct cb_acc_ctx *x, int serial);
 
 /* ---- the other stages (stage.c) ---- */
 

@@ -10,9 +10,11 @@
  *                 firmware;
  *   connectivity  every pair of nodes connects and exchanges a small
  *                 checked message both ways, within --pair-timeout;
- *   pairwise      latency and bandwidth of every pair, in n - 1 rounds of
- *                 disjoint pairs; pairs outside tolerance measured again
- *                 alone, one at a time, before anything is named;
+ *   pairwise      latency and bandwidth in rounds of disjoint pairs as
+ *                 acceptance/plan.c plans them (every pair up to 8 nodes,
+ *                 log2 n rounds beyond), judged against the noise it
+ *                 measured; suspects measured again against cleared
+ *                 partners before anything is named (drive.c);
  *   collectives   allreduce and alltoall over all ranks, against what the
  *                 measured links predict;
  *   burn          with --duration: pairwise and allreduce again and again
@@ -472,21 +474,24 @@ static cb_status_t stage_pairwise(struct run *R)
 	cb_status_t st;
 	int colls = R->keep->colls;
 
-	if ((st = pairwise(x, R->all, R->nall, R->keep, R->rounds, 1,
-	                   CB_ACC_PAIRWISE, &a->suspects, &a->cleared)))
+	/* The plan and its judge (acceptance/plan.c, driven by drive.c):
+	 * the findings are made there. */
+	if ((st = cb_acc_planned(x, R->keep->serial)))
 		return st;
 	if (x->c->rank == 0) {
-		int failed = 0;
+		int failed = 0, rounds = 0, meas = 0;
 		for (int i = 0; i < a->npairs; i++)
 			failed += !a->pairs[i].ok;
-		cb_acc_judge_connect(a, CB_ACC_PAIRWISE);
-		cb_acc_judge_pairs(a, CB_ACC_PAIRWISE);
+		for (int i = 0; i < a->nplan; i++) {
+			rounds += a->plan[i].rounds;
+			meas += a->plan[i].pairs;
+		}
 		snprintf(a->stage[CB_ACC_PAIRWISE].summary,
 		         sizeof(a->stage[0].summary),
-		         "%d pairs; median %.3g GB/s, %.3g GB/s both ways, "
-		         "%.3g us; %d outside tolerance measured again alone, "
-		         "%d cleared%s",
-		         R->keep->n, a->ref_bw_gbps, a->ref_bibw_gbps,
+		         "%d measurements in %d rounds; median %.3g GB/s, %.3g "
+		         "GB/s both ways, %.3g us; %d outside the noise "
+		         "measured again, %d cleared%s",
+		         meas, rounds, a->ref_bw_gbps, a->ref_bibw_gbps,
 		         a->ref_lat_us, a->suspects, a->cleared,
 		         failed ? "; some pairs failed" : "");
 		stage_done(a, CB_ACC_PAIRWISE, t0);

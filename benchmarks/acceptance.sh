@@ -5,11 +5,14 @@
 # (tests/cluster/hosts.sh; needs root and iproute2):
 #   1. one run with default settings, and the time of each stage;
 #   2. RUNS healthy runs (false alarms: a FAIL verdict) and RUNS runs with
+#      (each with its WARN line, if the noise was too wide to tell a fault)
 #      one host's cable shaped to BAD_RATE (misses: anything but exactly
 #      that host named), a different host each time.
 # Every host sends at RATE (tc tbf, default 1gbit) so that pairs are bound
 # by their links, as on a real cluster, not by the CPUs the test hosts
 # share; --unshaped leaves them at what veth and the CPUs give.
+# TBF_BURST (tests/cluster/hosts.sh) sets the bad cable's bucket: unshaped,
+# use one below a window (TBF_BURST=256kb with --bw-bytes 256K).
 # ARGS go to every acceptance run.  A benchmark, not a test: it takes
 # minutes; run it with nice on a shared machine.
 set -u
@@ -67,7 +70,7 @@ for ((k = 0; k < K; k++)); do
 	v=$(sed -n 's/^VERDICT: //p' "$TMP/ok$k.0.out")
 	[ "${RC[0]}" -eq 0 ] || fa=$((fa + 1))
 	echo "  run $((k + 1)): exit ${RC[0]}: $v"
-	grep '^FAIL ' "$TMP/ok$k.0.out" | sed 's/^/    /'
+	grep -E '^(FAIL|WARN) ' "$TMP/ok$k.0.out" | cut -c1-200 | sed 's/^/    /'
 done
 echo "## $K runs with one host's cable at $BAD"
 for ((k = 0; k < K; k++)); do
@@ -84,5 +87,6 @@ for ((k = 0; k < K; k++)); do
 		miss=$((miss + 1))
 	fi
 	echo "  run $((k + 1)), bad host node$bad: $r: $(echo "$f" | head -2 | cut -c1-160)"
+	grep '^WARN ' "$TMP/bad$k.0.out" | cut -c1-200 | sed 's/^/    /'
 done
 echo "## false alarms: $fa of $K healthy runs; misses: $miss of $K faulty runs"

@@ -69,6 +69,27 @@ void cb_acc_find(struct cb_acc *a, enum cb_acc_stage_id stage, const char *kind,
 	a->stage[stage].state = CB_ACC_FAIL;
 }
 
+void cb_acc_warn(struct cb_acc *a, enum cb_acc_stage_id stage, const char *fmt,
+                 ...)
+{
+	va_list ap;
+
+	if (a->nwarnings == a->cap_warnings) {
+		int cap = a->cap_warnings ? 2 * a->cap_warnings : 4;
+		struct cb_acc_warning *w =
+		        realloc(a->warnings, (size_t)cap * sizeof(*w));
+		if (!w)
+			return;
+		a->warnings = w;
+		a->cap_warnings = cap;
+	}
+	struct cb_acc_warning *w = &a->warnings[a->nwarnings++];
+	w->stage = stage;
+	va_start(ap, fmt);
+	vsnprintf(w->line, sizeof(w->line), fmt, ap);
+	va_end(ap);
+}
+
 struct cb_acc_pair *cb_acc_pair_of(const struct cb_acc *a, int i, int j)
 {
 	for (int k = 0; k < a->npairs; k++)
@@ -112,6 +133,7 @@ void cb_acc_free(struct cb_acc *a)
 	free(a->nodes);
 	free(a->pairs);
 	free(a->findings);
+	free(a->warnings);
 	free(a->passes);
 	memset(a, 0, sizeof(*a));
 }
@@ -139,6 +161,10 @@ static int outside(const struct cb_acc *a, const struct cb_acc_pair *p, int lat)
 		       (a->set.expect_lat_us > 0 &&
 		        p->lat_p50_us > a->set.expect_lat_us);
 	double bw = cb_acc_pair_bw(p);
+	/* judged against the noise it measured: its floor, not the band */
+	if (a->noise.have)
+		return bw < a->noise.floor_gbps || (a->set.expect_bw_gbps > 0 &&
+		                                    bw < a->set.expect_bw_gbps);
 	return (rbw > 0 && bw < a->set.bw_tolerance * rbw) ||
 	       (rbibw > 0 && p->bibw_gbps < a->set.bw_tolerance * rbibw) ||
 	       (a->set.expect_bw_gbps > 0 && bw < a->set.expect_bw_gbps);
@@ -265,6 +291,23 @@ cb_status_t cb_acc_write_table(FILE *f, const struct cb_acc *a)
 		fprintf(f, "  %-13s %-5s %9s  %s\n", stage_names[s],
 		        state_names[st->state], t, st->summary);
 	}
+	for (int i = 0; i < a->nplan; i++) {
+		const struct cb_acc_plan_step *p = &a->plan[i];
+		if (!i)
+			fprintf(f, "#\n# pairwise plan: %-8s %6s %6s  %s\n",
+			        "step", "rounds", "pairs", "why");
+		fprintf(f, "                  %-8s %6d %6d  %s\n", p->name,
+		        p->rounds, p->pairs, p->why);
+	}
+	if (a->noise.have)
+		fprintf(f,
+		        "# noise: sigma %.1f%% (repeats %.1f%%, cluster "
+		        "%.1f%%); "
+		        "a pair is outside below %.3g GB/s (%.1f sigma, or the "
+		        "tolerance)\n",
+		        100 * a->noise.sigma, 100 * a->noise.sigma_rep,
+		        100 * a->noise.sigma_cl, a->noise.floor_gbps,
+		        a->noise.k);
 	if (a->npairs && a->nnodes <= MATRIX_MAX) {
 		matrix(f, a, 0);
 		matrix(f, a, 1);
@@ -300,11 +343,18 @@ cb_status_t cb_acc_write_table(FILE *f, const struct cb_acc *a)
 	for (int i = 0; i < a->nfindings; i++)
 		fprintf(f, "FAIL %s: %s\n", stage_names[a->findings[i].stage],
 		        a->findings[i].line);
+	for (int i = 0; i < a->nwarnings; i++)
+		fprintf(f, "WARN %s: %s\n", stage_names[a->warnings[i].stage],
+		        a->warnings[i].line);
+	char nw[32] = "";
+	if (a->nwarnings)
+		snprintf(nw, sizeof(nw), "; %d warning%s", a->nwarnings,
+		         a->nwarnings == 1 ? "" : "s");
 	fprintf(f,
-	        "VERDICT: %s (%d finding%s; %d suspect pair%s measured "
+	        "VERDICT: %s (%d finding%s%s; %d suspect pair%s measured "
 	        "again alone, %d cleared; %.1f s)\n",
 	        a->fail ? "FAIL" : "PASS", a->nfindings,
-	        a->nfindings == 1 ? "" : "s", a->suspects,
+	        a->nfindings == 1 ? "" : "s", nw, a->suspects,
 	        a->suspects == 1 ? "" : "s", a->cleared, a->seconds);
 	return done(f, "table");
 }

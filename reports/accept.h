@@ -86,6 +86,30 @@ struct cb_acc_finding {
 	char line[480];
 };
 
+/* A warning: the run could not tell something (the noise too wide for
+ * the fault size asked for); it names no host and fails nothing. */
+struct cb_acc_warning {
+	enum cb_acc_stage_id stage;
+	char line[480];
+};
+
+/* One step of the pairwise plan (acceptance/plan.h): its rounds, pairs
+ * measured, and why that many. */
+struct cb_acc_plan_step {
+	char name[12];
+	int rounds, pairs;
+	char why[128];
+};
+
+/* The noise the pairwise judge measured (have 0: not judged so). */
+struct cb_acc_noise {
+	int have;
+	double sigma, sigma_rep, sigma_cl, k; /* of ln(bandwidth) */
+	double floor_gbps;                    /* a pair below is outside */
+	double vary_pct; /* the median difference between repeats */
+	double tell_pct; /* the smallest fault it can tell */
+};
+
 struct cb_acc_coll {
 	char coll[24], algo[24];
 	int ranks, hosts;
@@ -135,6 +159,11 @@ struct cb_acc {
 	struct cb_acc_stage stage[CB_ACC_NSTAGES];
 	struct cb_acc_finding *findings;
 	int nfindings, cap_findings;
+	struct cb_acc_warning *warnings;
+	int nwarnings, cap_warnings;
+	struct cb_acc_plan_step plan[4];
+	int nplan;
+	struct cb_acc_noise noise;
 	struct cb_acc_coll colls[4];
 	int ncolls;
 	struct cb_acc_pass *passes;
@@ -158,6 +187,10 @@ struct cb_acc {
 void cb_acc_find(struct cb_acc *a, enum cb_acc_stage_id stage, const char *kind,
                  int ha, int hb, const char *fmt, ...)
         __attribute__((format(printf, 6, 7)));
+
+/* Add a warning (printf-style line); the verdict stays. */
+void cb_acc_warn(struct cb_acc *a, enum cb_acc_stage_id stage, const char *fmt,
+                 ...) __attribute__((format(printf, 3, 4)));
 
 /* The pair of nodes (i, j) in any order, or NULL. */
 struct cb_acc_pair *cb_acc_pair_of(const struct cb_acc *a, int i, int j);

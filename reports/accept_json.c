@@ -69,6 +69,51 @@ static json_object *nic_json(const struct cb_nic_info *n, const uint64_t *after,
 	return o;
 }
 
+/* The pairwise judge's noise, its plan and its warnings (only where the
+ * run has them, so older documents and their readers are unchanged). */
+static void plan_json(json_object *o, const struct cb_acc *a)
+{
+	json_object *v, *w;
+
+	if (a->noise.have) {
+		v = json_object_new_object();
+		add(v, "sigma", num(a->noise.sigma));
+		add(v, "sigma_repeats", num(a->noise.sigma_rep));
+		add(v, "sigma_cluster", num(a->noise.sigma_cl));
+		add(v, "k", num(a->noise.k));
+		add(v, "floor_gbps", num(a->noise.floor_gbps));
+		add(v, "vary_pct", num(a->noise.vary_pct));
+		add(v, "tell_pct", num(a->noise.tell_pct));
+		add(o, "noise", v);
+	}
+	if (a->nplan) {
+		v = json_object_new_array();
+		for (int i = 0; i < a->nplan; i++) {
+			w = json_object_new_object();
+			add(w, "step", json_object_new_string(a->plan[i].name));
+			add(w, "rounds",
+			    json_object_new_int(a->plan[i].rounds));
+			add(w, "pairs", json_object_new_int(a->plan[i].pairs));
+			add(w, "why", json_object_new_string(a->plan[i].why));
+			json_object_array_add(v, w);
+		}
+		add(o, "plan", v);
+	}
+	if (a->nwarnings) {
+		v = json_object_new_array();
+		for (int i = 0; i < a->nwarnings; i++) {
+			w = json_object_new_object();
+			add(w, "stage",
+			    json_object_new_string(
+			            cb_acc_stage_name(a->warnings[i].stage)));
+			add(w, "line",
+			    json_object_new_string(a->warnings[i].line));
+			json_object_array_add(v, w);
+		}
+		add(o, "warnings", v);
+	}
+}
+
 static json_object *settings_json(const struct cb_acc_settings *set)
 {
 	json_object *v;
@@ -166,6 +211,7 @@ static json_object *acc_json(const struct cb_acc *a)
 	add(v, "alone_lat_us",
 	    a->alone_lat_us > 0 ? num(a->alone_lat_us) : NULL);
 	add(o, "reference", v);
+	plan_json(o, a);
 	v = json_object_new_array();
 	for (int s = 0; s < CB_ACC_NSTAGES; s++) {
 		w = json_object_new_object();

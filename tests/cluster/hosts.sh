@@ -6,6 +6,7 @@
 #   cluster_up N        make hosts 0..N-1 (HOST[i], ADDR[i], PORT_OUT[i])
 #   cluster_down        remove everything (also on EXIT)
 #   shape_host I RATE   tc tbf on host I's cable, both directions
+#                       (TBF_BURST: the bucket, else what RATE sends in 4 ms)
 #   shape_all RATE      every host sends at RATE (tbf on its egress)
 #   shape_path I J RATE [BASE]  htb: only traffic between I and J at RATE
 #   cable_down I        host I's cable unplugged (its switch port down)
@@ -78,7 +79,7 @@ tbf_burst() {
 
 shape_host() {
 	local i=$1 rate=$2 how=${3:-both} b
-	b=$(tbf_burst "$rate")
+	b=${TBF_BURST:-$(tbf_burst "$rate")}
 	ip netns exec "${HOST[$i]}" tc qdisc del dev eth0 root 2>/dev/null
 	ip netns exec "${HOST[$i]}" tc qdisc add dev eth0 root tbf rate "$rate" burst "$b" latency 50ms || return 1
 	[ "$how" = out ] && return 0

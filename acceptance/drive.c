@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * acceptance/drive.c - the pairwise stage driven by the planner and judge
+ * of acceptance/plan.c, over the real fabric: rank 0 holds the plan,
+ * tells every rank each round (a store key per round), every rank runs
+ * its pair of it (cb_acc_stage_pairs), rank 0 feeds back what was
+ * measured, and at the end turns the plan's verdict into findings and
+ * warnings in the record.  The same plan runs over the fabric simulator
+ * (collbench-accept-sim).
+ *
+ * Rounds run as the connectivity stage decided: concurrent, or where
+ * ranks share cores one pair at a time (the rounds' repetitions for the
+ * quick tier, more for locate and confirm).  Expectations (--expect-bw,
+ * --expect-lat) and the latency tolerance are still judged by
+ * acceptance/judge.c over the measured pairs; bandwidth relative to the
+ * cluster is the noise judge's alone.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "acceptance/accept.h"
+#include "acceptance/plan.h"
+
+static const char *label(const struct cb_acc *a, int x, char *buf, size_t n)
+{
+	const struct cb_acc_node *d = &a->nodes[x];
+
+	if (d->nic[0])
+		snprintf(buf, n, "%s (%s)", d->name, d->nic);
+	else
+		snprintf(buf, n, "%s", d->name);
+	return buf;
+}
+
+/* A measured pair into the record: its first figures, then the better
+ * of its repeats (failures do not hide a working measurement). */
+static void record(struct cb_acc *a, const struct cb_acc_pair *m)
+{
+	struct cb_acc_pair *p = cb_acc_pair_of(a, m->a, m->b);
+
+	if (!p)
+		return;
+	int round = p->round;
+	if (p->fail_stage != CB_ACC_PAIRWISE) {
+		*p = *m;
+		p->round = round;
+		p->fail_stage = CB_ACC_PAIRWISE;
+		return;
+	}
+	if (!p->remeasured) {
+		p->remeasured = 1;
+		p->first_bw_gbps = cb_acc_pair_bw(p);
+		p->first_lat_us = p->lat_p50_us;
+	}
+	if (m->ok && (!p->ok || cb_acc_pair_bw(m) > cb_acc_pair_bw(p))) {
+		double fbw = p->first_bw_gbps, flat = p->first_lat_us;
+		*p = *m;
+		p->round = round;
+		p->fail_stage = CB_ACC_PAIRWISE;
+		p->remeasured = 1;
+		p->first_bw_gbps = fbw;
+		p->first_lat_us = flat;
+	}
+}
+
+static void find_line(struct cb_acc *a, const struct cb_accp_result *r,
+                      const struct cb_accp_find *f)
+{
+	const char *what = a->set.rails ? "node" : "host";
+	char la[160], lb[160];
+	int ha = a->nodes[f->a].host;
+	double pct = r->ref > 0 ? 100 * f->bw / r->ref : 0;
+
+	switch (f->kind) {
+	case CB_ACCP_NODE:
+		cb_acc_find(a, CB_ACC_PAIRWISE, "node", ha, -1,
+		            "%s %s: bandwidth %.3g GB/s to every peer, %.0f%% "
+		            "of the median %.3g GB/s: outside the noise in %d "
+		            "of %d measurements against cleared hosts",
+		            what, label(a, f->a, la, sizeof(la)), f->bw, pct,
+		            r->ref, f->outside, f->tries);
+		break;
+	case CB_ACCP_PATH:
+		label(a, f->b, lb, sizeof(lb));
+		if (f->bw <= 0)
+			cb_acc_find(a, CB_ACC_PAIRWISE, "path", ha,
+			            a->nodes[f->b].host,
+			            "path %s - %s: failed %d of %d times, both "
+			            "normal to their other peers",
+			            label(a, f->a, la, sizeof(la)), lb,
+			            f->outside, f->tries);
+		else
+			cb_acc_find(
+			        a, CB_ACC_PAIRWISE, "path", ha,
+			        a->nodes[f->b].host,
+			        "path %s - %s: bandwidth %.3g GB/s, %.0f%% of "
+			        "the median %.3g GB/s, outside in %d of %d "
+			        "measurements again (%s)",
+			        label(a, f->a, la, sizeof(la)), lb, f->bw, pct,
+			        r->ref, f->outside, f->tries,
+			        a->nnodes > 2
+			                ? "both are normal to their other "
+			                  "peers: "
+			                  "the cable or switch ports between "
+			                  "them"
+			                : "only two hosts: either one's NIC, "
+			                  "the "
+			                  "cables or the switch ports between "
+			                  "them");
+		break;
+	case CB_ACCP_FLAP:
+		cb_acc_find(a, CB_ACC_PAIRWISE, "node", ha, -1,
+		            "%s %s: %d measurements with different partners "
+		            "failed and later ones worked: a link that flaps "
+		            "(its cable, port or NIC)",
+		            what, label(a, f->a, la, sizeof(la)), f->tries);
+		break;
+	case CB_ACCP_DEAD:
+		cb_acc_find(a, CB_ACC_PAIRWISE, "node", ha, -1,
+		            "%s %s: every measurement with its peers failed "
+		            "from round %d on (%d failures): it is cut off",
+		            what, label(a, f->a, la, sizeof(la)),
+		            f->first_bad + 1, f->tries);
+		break;
+	case CB_ACCP_UPLINK: /* (no switches known here) */
+		break;
+	}
+}
+
+/* Expectations and latency over the measured pairs (judge.c), with the
+ * relative bandwidth tolerance off: that is the noise judge's. */
+static void judge_rest(struct cb_acc *a)
+{
+	struct cb_acc t = *a;
+	int k = 0;
+
+	t.pairs = calloc((size_t)a->npairs + 1, sizeof(*t.pairs));
+	if (!t.pairs)
+		return;
+	for (int i = 0; i < a->npairs; i++)
+		if (a->pairs[i].fail_stage == CB_ACC_PAIRWISE && a->pairs[i].ok)
+			t.pairs[k++] = a->pairs[i];
+	t.npairs = k;
+	cb_acc_refs(&t);
+	a->ref_bibw_gbps = t.ref_bibw_gbps;
+	a->ref_lat_us = t.ref_lat_us;
+	t.set.bw_tolerance = 0;
+	cb_acc_judge_pairs(&t, CB_ACC_PAIRWISE);
+	a->findings = t.findings;
+	a->nfindings = t.nfindings;
+	a->cap_findings = t.cap_findings;
+	a->fail = t.fail;
+	a->stage[CB_ACC_PAIRWISE].state = t.stage[CB_ACC_PAIRWISE].state;
+	free(t.pairs);
+}
+
+static void verdict(struct cb_acc *a, struct cb_accp *P)
+{
+	const struct cb_accp_result *r = cb_accp_verdict(P);
+
+	a->ref_bw_gbps = r->ref;
+	a->suspects = r->suspect_pairs;
+	a->cleared = r->cleared_pairs;
+	a->noise = (struct cb_acc_noise){ .have = 1,
+		                          .sigma = r->sigma,
+		                          .sigma_rep = r->sigma_rep,
+		                          .sigma_cl = r->sigma_cl,
+		                          .k = r->k,
+		                          .floor_gbps = r->floor,
+		                          .vary_pct = r->vary_pct,
+		                          .tell_pct = r->tell_pct };
+	a->nplan = 0;
+	for (int s = 0; s < CB_ACCP_NSTAGES; s++) {
+		struct cb_acc_plan_step *p = &a->plan[a->nplan++];
+		snprintf(p->name, sizeof(p->name), "%s", cb_accp_stage_name(s));
+		p->rounds = r->rounds[s];
+		p->pairs = r->pairs[s];
+		snprintf(p->why, sizeof(p->why), "%s", r->why[s]);
+	}
+	for (int i = 0; i < r->nfinds; i++)
+		find_line(a, r, &r->finds[i]);
+	judge_rest(a);
+	if (r->warn)
+		cb_acc_warn(a, CB_ACC_PAIRWISE,
+		            "measurements vary by %.0f%% between repeats of "
+		            "the same pair (robust sigma %.1f%%, across the "
+		            "cluster %.1f%%); a fault under %.0f%% cannot be "
+		            "told at %.1f sigma, and no host is named for one",
+		            r->vary_pct, 100 * r->sigma_rep, 100 * r->sigma_cl,
+		            r->tell_pct, r->k);
+}
+
+/* Rank 0's round to everyone: [n, stage, a0, b0, ...]. */
+static cb_status_t share(struct cb_acc_ctx *x, int32_t *msg, int cap,
+                         double wait_s)
+{
+	char key[48];
+	size_t got, bytes = (2 + 2 * (size_t)cap) * sizeof(int32_t);
+	cb_status_t st;
+
+	snprintf(key, sizeof(key), "acc/round/%u", x->seq++);
+	if (x->c->rank == 0)
+		return cb_boot_set(x->c->boot, key, msg,
+		                   (2 + 2 * (size_t)msg[0]) * sizeof(int32_t));
+	st = cb_boot_get_wait(x->c->boot, key, msg, bytes, &got, wait_s);
+	if (!st && (got < 2 * sizeof(int32_t) || msg[0] < 0 || msg[0] > cap ||
+	            got != (2 + 2 * (size_t)msg[0]) * sizeof(int32_t)))
+		st = cb_fail(CB_ERR_PROTO, "rank 0's round does not parse");
+	for (int i = 0; !st && i < 2 * msg[0]; i++)
+		if (msg[2 + i] < 0 || msg[2 + i] >= x->a->nnodes)
+			st = cb_fail(CB_ERR_PROTO,
+			             "rank 0's round names node %d of %d",
+			             msg[2 + i], x->a->nnodes);
+	return st;
+}
+
+cb_status_t cb_acc_planned(struct cb_acc_ctx *x, int serial)
+{
+	struct cb_acc *a = x->a;
+	const struct cb_acc_opts *o = x->o;
+	int n = a->nnodes, cap = n / 2 + 1;
+	int(*pairs)[2] = malloc((size_t)cap * sizeof(*pairs));
+	struct cb_acc_pair *got = calloc((size_t)cap, sizeof(*got));
+	double *bw = calloc((size_t)cap, sizeof(double));
+	int *ok = calloc((size_t)cap, sizeof(int));
+	int32_t *msg = calloc(2 + 2 * (size_t)cap, sizeof(int32_t));
+	struct cb_accp_cfg cfg = { .n = n, .tolerance = a->set.bw_tolerance };
+	struct cb_accp *P = x->c->rank == 0 ? cb_accp_new(&cfg) : NULL;
+	/* the longest a round may take: every pair one at a time */
+	double round_s = (cap + 2) * o->set.pair_timeout_s + o->timeout_s;
+	cb_status_t st = CB_OK;
+
+	if (!pairs || !got || !bw || !ok || !msg || (x->c->rank == 0 && !P))
+		st = cb_fail(CB_ERR_NOMEM, "out of memory");
+	while (!st) {
+		int stage = 0;
+		if (x->c->rank == 0) {
+			msg[0] = cb_accp_next(P, pairs, &stage);
+			msg[1] = stage;
+			for (int i = 0; i < msg[0]; i++) {
+				msg[2 + 2 * i] = pairs[i][0];
+				msg[3 + 2 * i] = pairs[i][1];
+			}
+		}
+		if ((st = share(x, msg, cap, 2 * round_s + o->timeout_s)) ||
+		    !msg[0])
+			break;
+		int np = msg[0];
+		stage = msg[1];
+		for (int i = 0; i < np; i++) {
+			pairs[i][0] = msg[2 + 2 * i];
+			pairs[i][1] = msg[3 + 2 * i];
+		}
+		/* One at a time where ranks share cores: the rounds'
+		 * repetitions for the quick tier, more for the re-measures
+		 * (4 of ~80 ms, the best counts).  The suspects' effort for
+		 * every round doubled the time and, on this 2-core machine
+		 * under other jobs, did not narrow the repeats' spread. */
+		int mode = !serial                   ? CB_ACC_CONCURRENT
+		           : stage >= CB_ACCP_LOCATE ? CB_ACC_ALONE_SUSPECT
+		                                     : CB_ACC_ALONE_SERIAL;
+		if ((st = cb_acc_stage_pairs(
+		             x, pairs, np, 1, mode,
+		             (serial ? np + 2 : 3) * o->set.pair_timeout_s +
+		                     o->timeout_s,
+		             got)))
+			break;
+		if (x->c->rank != 0)
+			continue;
+		for (int i = 0; i < np; i++) {
+			ok[i] = got[i].ok;
+			bw[i] = got[i].ok ? cb_acc_pair_bw(&got[i]) : 0;
+			record(a, &got[i]);
+		}
+		cb_accp_feed(P, bw, ok);
+		for (int i = 0; x->gone && i < n; i++)
+			if (x->gone[a->nodes[i].rank])
+				cb_accp_drop(P, i);
+	}
+	if (!st && x->c->rank == 0)
+		verdict(a, P);
+	cb_accp_free(P);
+	free(pairs);
+	free(got);
+	free(bw);
+	free(ok);
+	free(msg);
+	return st;
+}

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * acceptance/plan.h - acceptance's planner and judge as pure code: no
+ * sockets, no communicator, no clock.  It is given the number of nodes
+ * (and, where known, the leaf switch of each), hands out rounds of
+ * disjoint pairs to measure, takes back what each pair measured (its
+ * bandwidth, or that it failed), and ends with a verdict: the nodes,
+ * paths and uplinks it names, and whether the noise it measured is too
+ * wide to tell a fault of the asked size.
+ *
+ * `collbench acceptance` drives it over the real fabric (acceptance/cmd.c);
+ * the fabric simulator (tests/sim/sim.c, collbench-accept-sim) drives the
+ * same code over a modelled fat tree.  docs/acceptance-judging.md says how
+ * it judges and how the plan grows.
+ */
+#ifndef CB_ACCEPTANCE_PLAN_H
+#define CB_ACCEPTANCE_PLAN_H
+
+#include <stddef.h>
+
+/* The confidence a pair is judged at: a pair is outside when its
+ * bandwidth is below the reference by more than CB_ACCP_K robust
+ * standard deviations of the measured noise (one-sided, under a
+ * log-normal model: p = 2.3e-4 per healthy measurement). */
+#define CB_ACCP_K 3.5
+/* Up to this many nodes every pair is measured by default. */
+#define CB_ACCP_FULL_MAX 8
+
+enum cb_accp_stage {
+	CB_ACCP_QUICK,   /* rounds of disjoint pairs (or every pair) */
+	CB_ACCP_REPEAT,  /* the first rounds again: the noise of repeats */
+	CB_ACCP_LOCATE,  /* suspects against cleared partners */
+	CB_ACCP_CONFIRM, /* suspect pairs with no one to blame, again */
+	CB_ACCP_NSTAGES
+};
+const char *cb_accp_stage_name(int stage); /* "quick", ... */
+
+enum cb_accp_kind {
+	CB_ACCP_NODE,   /* slow to every cleared partner */
+	CB_ACCP_PATH,   /* one pair slow (or failing) every time */
+	CB_ACCP_UPLINK, /* a leaf slow to every other leaf, normal inside */
+	CB_ACCP_FLAP,   /* failed with different partners, and recovered */
+	CB_ACCP_DEAD,   /* every measurement failed from some round on */
+};
+
+struct cb_accp_cfg {
+	int n;            /* nodes */
+	const int *group; /* [n] each node's leaf switch; NULL unknown */
+	double tolerance; /* a fault this far below is asked for (0.9) */
+	double k;         /* 0: CB_ACCP_K */
+	int full;         /* 1 every pair (--pairs all); 0 up to full_max;
+	                   * -1 never */
+	int full_max;     /* 0: CB_ACCP_FULL_MAX */
+};
+
+/* One measurement the planner asked for and got back. */
+struct cb_accp_meas {
+	int a, b; /* nodes, a < b */
+	int stage, round;
+	int ok;
+	double bw; /* GB/s, 0 when !ok */
+};
+
+struct cb_accp_find {
+	enum cb_accp_kind kind;
+	int a, b;      /* nodes (b -1); UPLINK: a is the leaf */
+	double bw;     /* the median of the pairs that named it */
+	int tries;     /* measurements that named it */
+	int outside;   /* ... of them outside (or failed) */
+	int first_bad; /* DEAD: the round of its first failure */
+};
+
+struct cb_accp_result {
+	double ref;       /* the median over nodes of each node's median */
+	double sigma;     /* the repeats' spread used, at least 0.5% */
+	double sigma_rep; /* between repeats of the same pair */
+	double sigma_cl;  /* between pairs, over the cluster (MAD) */
+	double k;
+	double floor;    /* bandwidth below which a pair is outside */
+	int warn;        /* the noise hides faults of the asked size */
+	double vary_pct; /* the median difference between repeats, % */
+	double tell_pct; /* the smallest fault it can tell, % */
+	int rounds[CB_ACCP_NSTAGES], pairs[CB_ACCP_NSTAGES];
+	char why[CB_ACCP_NSTAGES][128]; /* why that many rounds */
+	int suspect_pairs, suspect_nodes, cleared_pairs;
+	const struct cb_accp_find *finds;
+	int nfinds;
+	const struct cb_accp_meas *meas; /* everything measured, in order */
+	int nmeas;
+};
+
+struct cb_accp;
+
+/* NULL when out of memory or @c is not usable (n < 2). */
+struct cb_accp *cb_accp_new(const struct cb_accp_cfg *c);
+void cb_accp_free(struct cb_accp *p);
+
+/* The next round: up to n / 2 disjoint pairs into @pairs (a < b), its
+ * stage into *@stage.  0: the plan is done (cb_accp_verdict). */
+int cb_accp_next(struct cb_accp *p, int (*pairs)[2], int *stage);
+/* What the round just handed out measured: @bw[i] GB/s (the slower
+ * direction), @ok[i] 0 when pair i failed. */
+void cb_accp_feed(struct cb_accp *p, const double *bw, const int *ok);
+/* Node @x stopped answering: no more pairs with it (what it measured so
+ * far still counts). */
+void cb_accp_drop(struct cb_accp *p, int x);
+
+/* The verdict, once cb_accp_next returned 0 (valid until cb_accp_free). */
+const struct cb_accp_result *cb_accp_verdict(struct cb_accp *p);
+
+#endif

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * acceptance/plan_impl.h - the planner's state, shared by acceptance/plan.c
+ * (the rounds) and acceptance/plan_judge.c (the judge).  Private: callers
+ * use acceptance/plan.h.
+ */
+#ifndef CB_ACCEPTANCE_PLAN_IMPL_H
+#define CB_ACCEPTANCE_PLAN_IMPL_H
+
+#include "acceptance/plan.h"
+
+#define MAXP  8 /* locate partners per node, at most */
+#define CONFS 3 /* confirmations of a path */
+
+struct conf {
+	int a, b, left, tries, outs;
+	double v[CONFS];
+};
+
+struct cb_accp {
+	struct cb_accp_cfg c;
+	int n, L, full, stage, r, quick_rounds;
+	int *order; /* position -> node */
+	int (*batch)[2], *who, nb, bstage, total;
+	int (*first)[2], nfirst, nrep, rep_at[4]; /* the first rounds' pairs */
+	struct cb_accp_meas *m;
+	int nm, capm;
+	struct cb_accp_find *f;
+	int nf, capf;
+	unsigned char *dropped, *cleared, *suspect, *named, *busy, *tied;
+	int *need, *lt, *lo; /* locate: partners wanted, measured, outside */
+	int *qt, *qo;        /* the quick tier: pairs, outside */
+	int *used;           /* [n][MAXP] locate partners */
+	double *lv;          /* [n][MAXP] */
+	int npool, *pool, rot;
+	struct conf *conf;
+	int nconf;
+	struct cb_accp_result res;
+};
+
+double cb_accp_median(double *v, int n); /* sorts @v */
+/* Add pair (a, b) to the round being built for @who (-1: none). */
+void cb_accp_put(struct cb_accp *p, int a, int b, int who);
+void cb_accp_find(struct cb_accp *p, enum cb_accp_kind kind, int a, int b,
+                  double bw, int tries, int outs);
+/* After the quick tier: reference, noise, suspects, partners. */
+void cb_accp_judge_quick(struct cb_accp *p);
+void cb_accp_locate_round(struct cb_accp *p);
+int cb_accp_tie_break(struct cb_accp *p);
+void cb_accp_judge_locate(struct cb_accp *p);
+void cb_accp_confirm_round(struct cb_accp *p);
+void cb_accp_judge_confirm(struct cb_accp *p);
+int cb_accp_outside(const struct cb_accp *p, int ok, double bw);
+
+#endif

@@ -1,0 +1,491 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * acceptance/plan_judge.c - the judge of acceptance's plan (the rules are
+ * in acceptance/plan.c's header and docs/acceptance-judging.md): the
+ * reference and the noise after the quick tier, the suspects and their
+ * partners, the locate and confirm rounds and what they name.  Pure code.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "acceptance/plan_impl.h"
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+double cb_accp_median(double *v, int n)
+{
+	if (n <= 0)
+		return 0;
+	qsort(v, (size_t)n, sizeof(*v), cmp_dbl);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+void cb_accp_put(struct cb_accp *p, int a, int b, int who)
+{
+	if (a == b || p->dropped[a] || p->dropped[b])
+		return;
+	p->batch[p->nb][0] = a < b ? a : b;
+	p->batch[p->nb][1] = a < b ? b : a;
+	p->who[p->nb++] = who;
+}
+
+/* ---- the judge of the quick tier ---- */
+
+struct qpair {
+	int a, b, nv, fails;
+	double v[3]; /* up to 3 measurements of it */
+};
+
+static int by_pair(const void *x, const void *y)
+{
+	const struct cb_accp_meas *a = x, *b = y;
+
+	if (a->a != b->a)
+		return (a->a > b->a) - (a->a < b->a);
+	return (a->b > b->b) - (a->b < b->b);
+}
+
+/* The quick tier's pairs, each with its (up to 2) values. */
+static struct qpair *quick_pairs(struct cb_accp *p, int *nq)
+{
+	struct cb_accp_meas *s = malloc(((size_t)p->nm + 1) * sizeof(*s));
+	struct qpair *q = calloc((size_t)p->nm + 1, sizeof(*q));
+	int k = 0, n = 0;
+
+	if (!s || !q) {
+		free(s);
+		free(q);
+		return NULL;
+	}
+	for (int i = 0; i < p->nm; i++)
+		if (p->m[i].stage <= CB_ACCP_REPEAT)
+			s[k++] = p->m[i];
+	qsort(s, (size_t)k, sizeof(*s), by_pair);
+	for (int i = 0; i < k; i++) {
+		if (!n || q[n - 1].a != s[i].a || q[n - 1].b != s[i].b) {
+			q[n].a = s[i].a;
+			q[n++].b = s[i].b;
+		}
+		struct qpair *e = &q[n - 1];
+		if (!s[i].ok)
+			e->fails++;
+		else if (e->nv < 3)
+			e->v[e->nv++] = s[i].bw;
+	}
+	free(s);
+	*nq = n;
+	return q;
+}
+
+static double qvalue(const struct qpair *e)
+{
+	double v[3] = { e->v[0], e->v[1], e->v[2] };
+
+	return e->nv ? cb_accp_median(v, e->nv) : 0;
+}
+
+static int q_out(const struct cb_accp *p, const struct qpair *e)
+{
+	return e->fails || !e->nv || qvalue(e) < p->res.floor;
+}
+
+/* The spread of repeats and across the cluster, over the pairs neither
+ * end of which is in @skip; sets sigma and the floor. */
+static void spread(struct cb_accp *p, struct qpair *q, int nq, double *w,
+                   const unsigned char *skip)
+{
+	struct cb_accp_result *r = &p->res;
+	int k = 0;
+
+	/* A pair measured 3 times: its last two only, both on a warm
+	 * connection (a fresh one can be slow for a while: TCP's window,
+	 * the verbs emulation); twice: the two. */
+	for (int i = 0; i < nq; i++) {
+		int x = q[i].nv - 2;
+		if (x >= 0 && !skip[q[i].a] && !skip[q[i].b] && q[i].v[x] > 0 &&
+		    q[i].v[x + 1] > 0)
+			w[k++] = fabs(log(q[i].v[x] / q[i].v[x + 1]));
+	}
+	double md = cb_accp_median(w, k);
+	r->sigma_rep = 1.4826 * md / sqrt(2.0);
+	r->vary_pct = 100 * (exp(md) - 1);
+	k = 0;
+	for (int i = 0; i < nq; i++)
+		if (q[i].nv && qvalue(&q[i]) > 0 && !skip[q[i].a] &&
+		    !skip[q[i].b])
+			w[k++] = log(qvalue(&q[i]));
+	double mid = cb_accp_median(w, k); /* (sorts w) */
+	double q25 = k ? exp(w[(k - 1) / 4]) : r->ref;
+	for (int i = 0; i < k; i++)
+		w[i] = fabs(w[i] - mid);
+	r->sigma_cl = 1.4826 * cb_accp_median(w, k);
+	/* Below the cluster's lower quartile by more than k repeat sigmas:
+	 * a cluster whose healthy pairs differ (placement, cables) widens
+	 * the floor by its own spread, the repeats by theirs. */
+	r->sigma = fmax(r->sigma_rep, 0.005);
+	double band =
+	        fmin(1, r->ref > 0 ? q25 / r->ref : 1) * exp(-r->k * r->sigma);
+	r->floor = r->ref * fmin(p->c.tolerance, band);
+	r->tell_pct = 100 * (1 - band);
+	r->warn = band < p->c.tolerance;
+}
+
+/* The reference, then the noise: once over every pair, then again
+ * without the nodes whose median pair is outside (a bad node's pairs
+ * would widen the very spread it is judged against; on 8 nodes it has a
+ * quarter of them, on 4 half).  Those are the nodes whose median pair is
+ * below the tolerance (the fault size asked for), while fewer than half
+ * the nodes are. */
+static void noise(struct cb_accp *p, struct qpair *q, int nq, double *w)
+{
+	double *nodemed = calloc((size_t)p->n + 1, sizeof(double));
+	double *node = w + nq + 1;
+	unsigned char *skip = p->busy; /* (clear on entry and exit) */
+	int nn = 0, ns = 0;
+
+	if (!nodemed)
+		return;
+	for (int x = 0; x < p->n; x++) {
+		int j = 0;
+		for (int i = 0; i < nq; i++)
+			if (q[i].nv && (q[i].a == x || q[i].b == x))
+				w[j++] = qvalue(&q[i]);
+		if (j)
+			node[nn++] = nodemed[x] = cb_accp_median(w, j);
+	}
+	p->res.ref = cb_accp_median(node, nn);
+	memset(skip, 0, (size_t)p->n);
+	spread(p, q, nq, w, skip);
+	for (int x = 0; x < p->n; x++) {
+		skip[x] = nodemed[x] > 0 &&
+		          nodemed[x] < p->res.ref * p->c.tolerance;
+		ns += skip[x];
+	}
+	if (ns && 2 * ns < nn)
+		spread(p, q, nq, w, skip);
+	memset(skip, 0, (size_t)p->n);
+	free(nodemed);
+}
+
+void cb_accp_find(struct cb_accp *p, enum cb_accp_kind kind, int a, int b,
+                  double bw, int tries, int outs)
+{
+	if (p->nf == p->capf) {
+		int cap = p->capf ? 2 * p->capf : 16;
+		struct cb_accp_find *f =
+		        realloc(p->f, (size_t)cap * sizeof(*f));
+		if (!f)
+			return;
+		p->f = f;
+		p->capf = cap;
+	}
+	p->f[p->nf++] = (struct cb_accp_find){ .kind = kind,
+		                               .a = a,
+		                               .b = b,
+		                               .bw = bw,
+		                               .tries = tries,
+		                               .outside = outs,
+		                               .first_bad = -1 };
+}
+
+/* With switches known: a leaf slow to the others, normal inside. */
+static void uplinks(struct cb_accp *p, struct qpair *q, int nq, double *w)
+{
+	const int *g = p->c.group;
+	int ng = 0;
+
+	if (!g)
+		return;
+	for (int x = 0; x < p->n; x++)
+		ng = g[x] + 1 > ng ? g[x] + 1 : ng;
+	for (int l = 0; l < ng; l++) {
+		int kc = 0, kw = 0;
+		double *in = w + nq + 1;
+		for (int i = 0; i < nq; i++) {
+			int ia = g[q[i].a] == l, ib = g[q[i].b] == l;
+			if (!ia && !ib)
+				continue;
+			double v = q[i].nv ? qvalue(&q[i]) : 0;
+			if (ia && ib)
+				in[kw++] = v;
+			else
+				w[kc++] = v;
+		}
+		if (kc < 3 || !kw)
+			continue;
+		double mc = cb_accp_median(w, kc), mw = cb_accp_median(in, kw);
+		if (mc >= p->res.floor || mw < p->res.floor)
+			continue;
+		cb_accp_find(p, CB_ACCP_UPLINK, l, -1, mc, kc, kc);
+		for (int x = 0; x < p->n; x++)
+			if (g[x] == l)
+				p->named[x] = 2; /* explained by its uplink */
+	}
+}
+
+void cb_accp_judge_quick(struct cb_accp *p)
+{
+	int nq = 0, n = p->n;
+	struct qpair *q = quick_pairs(p, &nq);
+	double *w = calloc(3 * (size_t)nq + (size_t)n + 2, sizeof(double));
+	int *tot = p->qt, *out = p->qo;
+	int *fail = calloc((size_t)n, sizeof(int));
+
+	if (!q || !w || !fail)
+		goto done;
+	noise(p, q, nq, w);
+	uplinks(p, q, nq, w);
+	for (int i = 0; i < nq; i++) {
+		int o = q_out(p, &q[i]);
+		for (int s = 0; s < 2; s++) {
+			int x = s ? q[i].b : q[i].a;
+			tot[x]++;
+			out[x] += o;
+			fail[x] += q[i].fails > 0;
+		}
+		p->res.suspect_pairs += o;
+	}
+	for (int x = 0; x < n; x++) {
+		p->cleared[x] =
+		        !p->dropped[x] && !fail[x] && tot[x] &&
+		        (!out[x] || (tot[x] >= 3 && 2 * out[x] < tot[x]));
+		/* two pairs outside: located even where cleared, rather
+		 * than its pairs confirmed one after the other */
+		p->suspect[x] = !p->dropped[x] && out[x] && !p->named[x] &&
+		                (!p->cleared[x] || out[x] >= 2);
+		p->cleared[x] &= !p->suspect[x];
+		p->need[x] = p->suspect[x] ? (fail[x] ? 6 : 3) : 0;
+		p->res.suspect_nodes += p->suspect[x];
+	}
+	/* partners: the cleared; failing that, nodes with a pair inside */
+	for (int x = 0; x < n; x++)
+		if (p->cleared[x])
+			p->pool[p->npool++] = x;
+	for (int i = 0; !p->npool && i < nq; i++)
+		if (!q_out(p, &q[i]))
+			p->busy[q[i].a] = p->busy[q[i].b] = 1;
+	for (int x = 0; !p->npool && x < n; x++)
+		if (p->busy[x] && !p->dropped[x])
+			p->pool[p->npool++] = x;
+	/* the suspect pairs with no suspect node: confirm later */
+	p->conf = calloc((size_t)nq + 1, sizeof(*p->conf));
+	for (int i = 0; p->conf && i < nq; i++)
+		if (q_out(p, &q[i]))
+			p->conf[p->nconf++] = (struct conf){ .a = q[i].a,
+				                             .b = q[i].b,
+				                             .left = CONFS };
+done:
+	memset(p->busy, 0, (size_t)n);
+	free(q);
+	free(w);
+	free(fail);
+}
+
+/* ---- locate ---- */
+
+static int met(const struct cb_accp *p, int x, int y)
+{
+	for (int i = 0; i < p->lt[x] && i < MAXP; i++)
+		if (p->used[x * MAXP + i] == y)
+			return 1;
+	return 0;
+}
+
+void cb_accp_locate_round(struct cb_accp *p)
+{
+	int n = p->n;
+
+	p->nb = 0;
+	memset(p->busy, 0, (size_t)n);
+	for (int k = 0; k < n; k++) {
+		int x = (k + p->rot) % n;
+		if (!p->suspect[x] || p->lt[x] >= p->need[x] || p->busy[x])
+			continue;
+		int y = -1;
+		for (int j = 0; j < p->npool && y < 0; j++) {
+			int c = p->pool[(j + x * 7 + p->rot) % p->npool];
+			if (c != x && !p->busy[c] && !p->dropped[c] &&
+			    !met(p, x, c))
+				y = c;
+		}
+		if (y < 0) {
+			/* nobody free: wait for the next round, unless no
+			 * one is left at all */
+			int any = 0;
+			for (int j = 0; j < p->npool && !any; j++) {
+				int c = p->pool[j];
+				any = c != x && !p->dropped[c] && !met(p, x, c);
+			}
+			if (!any)
+				p->need[x] = p->lt[x];
+			continue;
+		}
+		p->busy[x] = p->busy[y] = 1;
+		cb_accp_put(p, x, y, x);
+	}
+	p->rot += 13;
+}
+
+int cb_accp_outside(const struct cb_accp *p, int ok, double bw)
+{
+	return !ok || bw < p->res.floor;
+}
+
+/* After the locate rounds: ties get two partners more. */
+int cb_accp_tie_break(struct cb_accp *p)
+{
+	int more = 0;
+
+	for (int x = 0; x < p->n; x++)
+		if (p->suspect[x] && !p->tied[x] && p->lt[x] == 3 &&
+		    p->lo[x] == 2) {
+			p->tied[x] = 1; /* once: partners may run out */
+			p->need[x] = 5;
+			more = 1;
+		}
+	return more;
+}
+
+/* Failures over everything measured: flapping and dead nodes. */
+static void failures(struct cb_accp *p)
+{
+	int n = p->n;
+	int *nf = calloc((size_t)n, 5 * sizeof(int)), *fp = nf + n,
+	    *fd = nf + 2 * n, *after = nf + 3 * n, *first = nf + 4 * n;
+
+	if (!nf)
+		return;
+	for (int pass = 0; pass < 2; pass++) {
+		memset(nf, 0, (size_t)n * 4 * sizeof(int));
+		for (int x = 0; x < n; x++)
+			first[x] = pass ? first[x] : -1;
+		for (int i = 0; i < p->nm; i++) {
+			const struct cb_accp_meas *e = &p->m[i];
+			for (int s = 0; s < 2; s++) {
+				int x = s ? e->b : e->a, y = s ? e->a : e->b;
+				if (e->ok) {
+					after[x] |= nf[x] > 0;
+					continue;
+				}
+				/* second pass: a partner that is itself a
+				 * candidate does not count */
+				if (pass && p->busy[y])
+					continue;
+				if (!nf[x]++ && !pass)
+					first[x] = e->round;
+				if (!fd[x] || (fd[x] == 1 && fp[x] != y)) {
+					fp[x] = fd[x] ? fp[x] : y;
+					fd[x]++;
+				}
+			}
+		}
+		for (int x = 0; !pass && x < n; x++)
+			p->busy[x] = fd[x] >= 2;
+	}
+	for (int x = 0; x < n; x++) {
+		int dead = (fd[x] >= 2 && !after[x]) ||
+		           (p->dropped[x] && first[x] >= 0);
+		if (!dead && !(fd[x] >= 2 && after[x]))
+			continue;
+		cb_accp_find(p, dead ? CB_ACCP_DEAD : CB_ACCP_FLAP, x, -1, 0,
+		             nf[x], nf[x]);
+		p->f[p->nf - 1].first_bad = first[x];
+		p->named[x] = 1;
+	}
+	memset(p->busy, 0, (size_t)n);
+	free(nf);
+}
+
+void cb_accp_judge_locate(struct cb_accp *p)
+{
+	failures(p);
+	for (int x = 0; x < p->n; x++) {
+		int t = p->lt[x], o = p->lo[x];
+		if (!p->suspect[x] || p->named[x] || !t)
+			continue;
+		int named = t >= 5 ? o >= t - 1 : o == t;
+		if (t == 1) /* one partner only: and every quick pair */
+			named = o == 1 && p->qt[x] >= 2 && p->qo[x] == p->qt[x];
+		if (!named)
+			continue;
+		double v =
+		        cb_accp_median(&p->lv[x * MAXP], t < MAXP ? t : MAXP);
+		cb_accp_find(p, CB_ACCP_NODE, x, -1, v, t, o);
+		p->named[x] = 1;
+	}
+	/* what is left to confirm: pairs neither end of which is named */
+	int k = 0;
+	for (int i = 0; i < p->nconf; i++) {
+		struct conf *c = &p->conf[i];
+		if (!p->named[c->a] && !p->named[c->b] && !p->dropped[c->a] &&
+		    !p->dropped[c->b])
+			p->conf[k++] = *c;
+	}
+	p->nconf = k;
+}
+
+/* ---- confirm ---- */
+
+void cb_accp_confirm_round(struct cb_accp *p)
+{
+	p->nb = 0;
+	memset(p->busy, 0, (size_t)p->n);
+	for (int i = 0; i < p->nconf; i++) {
+		struct conf *c = &p->conf[i];
+		/* a pair inside once is not a path: no need to go on */
+		if (!c->left || c->outs < c->tries || p->busy[c->a] ||
+		    p->busy[c->b])
+			continue;
+		p->busy[c->a] = p->busy[c->b] = 1;
+		cb_accp_put(p, c->a, c->b, i);
+	}
+}
+
+void cb_accp_judge_confirm(struct cb_accp *p)
+{
+	int *paths = calloc((size_t)p->n, sizeof(int));
+
+	if (!paths)
+		return;
+	for (int i = 0; i < p->nconf; i++) {
+		struct conf *c = &p->conf[i];
+		c->left = c->tries == CONFS && c->outs == CONFS; /* a path */
+		paths[c->a] += c->left;
+		paths[c->b] += c->left;
+		p->res.cleared_pairs += !c->left;
+	}
+	/* a node on two or more such paths is the node, not the paths */
+	for (int x = 0; x < p->n; x++) {
+		double v[2 * MAXP];
+		int k = 0, t = 0;
+		if (paths[x] < 2)
+			continue;
+		for (int i = 0; i < p->nconf; i++) {
+			struct conf *c = &p->conf[i];
+			if (!c->left || (c->a != x && c->b != x))
+				continue;
+			c->left = 0;
+			t += c->tries;
+			for (int j = 0; j < CONFS && k < 2 * MAXP; j++)
+				v[k++] = c->v[j];
+		}
+		cb_accp_find(p, CB_ACCP_NODE, x, -1, cb_accp_median(v, k), t,
+		             t);
+		p->named[x] = 1;
+	}
+	for (int i = 0; i < p->nconf; i++) {
+		struct conf *c = &p->conf[i];
+		if (c->left)
+			cb_accp_find(p, CB_ACCP_PATH, c->a, c->b,
+			             cb_accp_median(c->v, CONFS), c->tries,
+			             c->outs);
+	}
+	free(paths);
+}

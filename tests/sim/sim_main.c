@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/sim/sim_main.c - collbench-accept-sim: acceptance's real planner
+ * and judge (acceptance/plan.c) driven over the modelled fabric of
+ * tests/sim/sim.c, run after run with seeds S, S+1, ...; one line a run
+ * and a summary: faults named exactly, false alarms (a good host, leaf or
+ * path named), rounds against 2 log2(n) + 4k + 8, modelled time.
+ *
+ * A separate program, not a subcommand of collbench: it is a test
+ * instrument for the judge, not something an operator runs on a cluster,
+ * and the installed CLI stays as it was.  --assert makes it a test: exit
+ * 1 on any false alarm, any round count over the bound, or more misses
+ * than --max-miss.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "acceptance/plan.h"
+#include "sim.h"
+
+struct opts {
+	struct cb_accsim_cfg sim;
+	int runs, full, switches, assert, max_miss, quiet;
+	double tolerance;
+};
+
+struct score {
+	int faults, named, false_alarms, imprecise, warn, rounds, bound;
+	double seconds;
+};
+
+static void usage(void)
+{
+	printf("usage: collbench-accept-sim [options]\n"
+	       "  --hosts N --leaf L     hosts, hosts per leaf switch (64, "
+	       "32)\n"
+	       "  --slow K --lossy K --flap K --uplink K   faults of each "
+	       "kind\n"
+	       "  --noise S              sigma of ln(bandwidth) a measurement "
+	       "(0.03)\n"
+	       "  --tail P               chance of a busy moment (0.01)\n"
+	       "  --slow-factor F        a slow cable's share of the rate "
+	       "(0.333)\n"
+	       "  --loss P --flap-p P --uplink-factor F\n"
+	       "  --seed S --runs R      first seed, runs (1, 1)\n"
+	       "  --full                 every pair (--pairs all)\n"
+	       "  --no-switches          the planner is not told the leaves\n"
+	       "  --tolerance F          the fault size asked for (0.9)\n"
+	       "  --assert [--max-miss M]  exit 1 on a false alarm, rounds "
+	       "over the bound, or more than M misses\n"
+	       "  -q                     the summary only\n");
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "hosts", 1, 0, 'n' },
+		{ "leaf", 1, 0, 'l' },
+		{ "slow", 1, 0, 1 },
+		{ "lossy", 1, 0, 2 },
+		{ "flap", 1, 0, 3 },
+		{ "uplink", 1, 0, 4 },
+		{ "noise", 1, 0, 5 },
+		{ "tail", 1, 0, 6 },
+		{ "slow-factor", 1, 0, 7 },
+		{ "loss", 1, 0, 8 },
+		{ "flap-p", 1, 0, 9 },
+		{ "uplink-factor", 1, 0, 10 },
+		{ "seed", 1, 0, 's' },
+		{ "runs", 1, 0, 'r' },
+		{ "full", 0, 0, 11 },
+		{ "no-switches", 0, 0, 12 },
+		{ "tolerance", 1, 0, 13 },
+		{ "assert", 0, 0, 14 },
+		{ "max-miss", 1, 0, 15 },
+		{ "help", 0, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	int c;
+
+	*o = (struct opts){
+		.sim = { .n = 64,
+		         .leaf = 32,
+		         .rate = 12.5,
+		         .over = 1,
+		         .lat_us = 2,
+		         .noise = 0.03,
+		         .cable_sigma = 0.02,
+		         .tail = 0.01,
+		         .pair_timeout_s = 10,
+		         .seed = 1,
+		         .slow = 1.0 / 3,
+		         .loss = 0.01,
+		         .flap = 0.3,
+		         .uplink = 0.25 },
+		.runs = 1,
+		.switches = 1,
+		.tolerance = 0.9,
+	};
+	while ((c = getopt_long(argc, argv, "n:l:s:r:qh", lo, NULL)) != -1) {
+		char *end = NULL;
+		double v = optarg ? strtod(optarg, &end) : 0;
+		if (optarg &&
+		    (end == optarg || *end || !isfinite(v) || v < 0)) {
+			fprintf(stderr,
+			        "collbench-accept-sim: '%s' is not a number\n",
+			        optarg);
+			return 2;
+		}
+		switch (c) {
+		case 'n':
+			o->sim.n = (int)v;
+			break;
+		case 'l':
+			o->sim.leaf = (int)v;
+			break;
+		case 1:
+		case 2:
+		case 3:
+		case 4:
+			o->sim.faults[c - 1] = (int)v;
+			break;
+		case 5:
+			o->sim.noise = v;
+			break;
+		case 6:
+			o->sim.tail = v;
+			break;
+		case 7:
+			o->sim.slow = v;
+			break;
+		case 8:
+			o->sim.loss = v;
+			break;
+		case 9:
+			o->sim.flap = v;
+			break;
+		case 10:
+			o->sim.uplink = v;
+			break;
+		case 's':
+			o->sim.seed = (uint64_t)v;
+			break;
+		case 'r':
+			o->runs = (int)v;
+			break;
+		case 11:
+			o->full = 1;
+			break;
+		case 12:
+			o->switches = 0;
+			break;
+		case 13:
+			o->tolerance = v;
+			break;
+		case 14:
+			o->assert = 1;
+			break;
+		case 15:
+			o->max_miss = (int)v;
+			break;
+		case 'q':
+			o->quiet = 1;
+			break;
+		case 'h':
+			usage();
+			exit(0);
+		default:
+			fprintf(stderr, "collbench-accept-sim: bad option "
+			                "(--help)\n");
+			return 2;
+		}
+	}
+	if (o->sim.n < 2 || o->sim.n > 65536 || o->sim.leaf < 1 ||
+	    o->runs < 1 || optind < argc) {
+		fprintf(stderr, "collbench-accept-sim: --hosts 2..65536, "
+		                "--leaf >= 1, --runs >= 1\n");
+		return 2;
+	}
+	return 0;
+}
+
+/* Did finding @f name a fault (1), something near one (2), or a good
+ * part of the fabric (0)? */
+static int judge_find(const struct cb_accsim *s, const struct cb_accp_find *f,
+                      unsigned char *found, int n)
+{
+	if (f->kind == CB_ACCP_UPLINK) {
+		if (!cb_accsim_uplink_bad(s, f->a))
+			return 0;
+		found[n + f->a] = 1;
+		return 1;
+	}
+	if (f->kind == CB_ACCP_PATH) {
+		for (int e = 0; e < 2; e++) {
+			int x = e ? f->b : f->a;
+			if (cb_accsim_host_fault(s, x) >= 0 ||
+			    cb_accsim_uplink_bad(s, cb_accsim_leaf_of(s, x)))
+				return 2;
+		}
+		return 0;
+	}
+	if (cb_accsim_host_fault(s, f->a) < 0)
+		return 0;
+	found[f->a] = 1;
+	return 1;
+}
+
+static int one_run(const struct opts *o, uint64_t seed, struct score *sc)
+{
+	struct cb_accsim_cfg sc_cfg = o->sim;
+	int n = o->sim.n, np, stage;
+
+	sc_cfg.seed = seed;
+	struct cb_accsim *s = cb_accsim_new(&sc_cfg);
+	int *group = malloc((size_t)n * sizeof(int));
+	int(*pairs)[2] = malloc(((size_t)n / 2 + 1) * sizeof(*pairs));
+	double *bw = malloc(((size_t)n / 2 + 1) * sizeof(double));
+	int *ok = malloc(((size_t)n / 2 + 1) * sizeof(int));
+	int nleaf = (n + o->sim.leaf - 1) / o->sim.leaf;
+	unsigned char *found = calloc((size_t)n + (size_t)nleaf, 1);
+
+	if (!s || !group || !pairs || !bw || !ok || !found) {
+		fprintf(stderr, "collbench-accept-sim: cannot make that fabric "
+		                "(more faults than hosts or leaves?)\n");
+		return 2;
+	}
+	for (int x = 0; x < n; x++)
+		group[x] = cb_accsim_leaf_of(s, x);
+	struct cb_accp_cfg pc = { .n = n,
+		                  .group = o->switches ? group : NULL,
+		                  .tolerance = o->tolerance,
+		                  .full = o->full ? 1 : 0 };
+	struct cb_accp *p = cb_accp_new(&pc);
+	if (!p)
+		return 2;
+	memset(sc, 0, sizeof(*sc));
+	while ((np = cb_accp_next(p, pairs, &stage)) > 0) {
+		sc->seconds += cb_accsim_round(s, pairs, np, bw, ok);
+		cb_accp_feed(p, bw, ok);
+	}
+	const struct cb_accp_result *r = cb_accp_verdict(p);
+	for (int k = 0; k < SIM_NKINDS; k++)
+		sc->faults += o->sim.faults[k];
+	for (int i = 0; i < r->nfinds; i++) {
+		int v = judge_find(s, &r->finds[i], found, n);
+		sc->false_alarms += v == 0;
+		sc->imprecise += v == 2;
+	}
+	for (int i = 0; i < n + nleaf; i++)
+		sc->named += found[i];
+	for (int st = 0; st < CB_ACCP_NSTAGES; st++)
+		sc->rounds += r->rounds[st];
+	sc->bound = (int)floor(2 * log2((double)n) + 4 * sc->faults + 8);
+	sc->warn = r->warn;
+	if (!o->quiet) {
+		printf("seed %llu: %d/%d named, %d false, %d near; rounds %d "
+		       "(quick %d, repeat %d, locate %d, confirm %d; bound "
+		       "%d); %.1f s; ref %.3g GB/s, sigma %.3f (repeats "
+		       "%.3f, cluster %.3f), floor %.3g%s\n",
+		       (unsigned long long)seed, sc->named, sc->faults,
+		       sc->false_alarms, sc->imprecise, sc->rounds,
+		       r->rounds[0], r->rounds[1], r->rounds[2], r->rounds[3],
+		       sc->bound, sc->seconds, r->ref, r->sigma, r->sigma_rep,
+		       r->sigma_cl, r->floor, r->warn ? " WARN" : "");
+		for (int i = 0; i < r->nfinds; i++) {
+			const struct cb_accp_find *f = &r->finds[i];
+			static const char *const kn[] = { "node", "path",
+				                          "uplink", "flap",
+				                          "dead" };
+			char b[16] = "";
+			if (f->b >= 0)
+				snprintf(b, sizeof(b), "-%d", f->b);
+			printf("  %s %d%s: %.3g GB/s, %d of %d outside\n",
+			       kn[f->kind], f->a, b, f->bw, f->outside,
+			       f->tries);
+		}
+	}
+	cb_accp_free(p);
+	cb_accsim_free(s);
+	free(group);
+	free(pairs);
+	free(bw);
+	free(ok);
+	free(found);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	struct score t = { 0 }, sc;
+	int rc = parse(argc, argv, &o), alarm_runs = 0, over = 0, warn = 0;
+	int max_rounds = 0;
+	double max_s = 0;
+
+	if (rc)
+		return rc;
+	for (int i = 0; i < o.runs; i++) {
+		if ((rc = one_run(&o, o.sim.seed + (uint64_t)i, &sc)))
+			return rc;
+		t.faults += sc.faults;
+		t.named += sc.named;
+		t.false_alarms += sc.false_alarms;
+		t.imprecise += sc.imprecise;
+		t.rounds += sc.rounds;
+		t.seconds += sc.seconds;
+		alarm_runs += sc.false_alarms > 0;
+		over += sc.rounds > sc.bound;
+		warn += sc.warn;
+		max_rounds = sc.rounds > max_rounds ? sc.rounds : max_rounds;
+		max_s = fmax(max_s, sc.seconds);
+		t.bound = sc.bound;
+	}
+	printf("SUMMARY hosts=%d leaf=%d faults=slow:%d,lossy:%d,flap:%d,"
+	       "uplink:%d noise=%g tail=%g runs=%d named=%d/%d "
+	       "false_alarms=%d runs_with_false_alarm=%d near=%d warn_runs=%d "
+	       "rounds_mean=%.1f rounds_max=%d bound=%d over_bound=%d "
+	       "modelled_s_mean=%.1f modelled_s_max=%.1f\n",
+	       o.sim.n, o.sim.leaf, o.sim.faults[0], o.sim.faults[1],
+	       o.sim.faults[2], o.sim.faults[3], o.sim.noise, o.sim.tail,
+	       o.runs, t.named, t.faults, t.false_alarms, alarm_runs,
+	       t.imprecise, warn, (double)t.rounds / o.runs, max_rounds,
+	       t.bound, over, t.seconds / o.runs, max_s);
+	if (o.assert &&
+	    (t.false_alarms || over || t.faults - t.named > o.max_miss)) {
+		printf("FAILED: %d false alarms, %d runs over the round bound, "
+		       "%d of %d faults missed (at most %d allowed)\n",
+		       t.false_alarms, over, t.faults - t.named, t.faults,
+		       o.max_miss);
+		return 1;
+	}
+	return 0;
+}
