@@ -260,7 +260,31 @@ static cb_status_t comm_hosts(struct cb_comm *c, const char *name,
 	return CB_OK;
 }
 
-cb_status_t cb_comm_open_tp(struct cb_comm *c, const char *name, int alone)
+/* Which transport connects us to @peer: by capability (CAP_SAME_HOST for
+ * ranks of one host, HOST_MEM for host buffers) and, under auto across
+ * hosts, the first that both ends opened (core/comm_auto.c). */
+int cb_comm_pick(const struct cb_comm *c, int peer)
+{
+	int same = c->host_of_rank[peer] == c->host;
+
+	if (c->nwire == 1)
+		return 0;
+	for (int i = 0; i < c->nwire; i++) {
+		const struct cb_tp_ops *o = c->tp[i].ops;
+		if (!!(o->caps & CB_TP_CAP_SAME_HOST) != same ||
+		    (c->mem_kind == CB_MEM_HOST &&
+		     !(o->caps & CB_TP_CAP_HOST_MEM)))
+			continue;
+		if (!same && c->remote_tps &&
+		    !(c->remote_tps[peer] & c->remote_tps[c->rank] &
+		      cb_auto_bit(o->name)))
+			continue; /* the peer has not got it */
+		return i;
+	}
+	return 0;
+}
+
+static cb_status_t comm_open_tp(struct cb_comm *c, const char *name, int alone)
 {
 	struct cb_tp_entry e;
 	cb_status_t st;
@@ -398,9 +422,10 @@ cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg, struct cb_comm **out)
 	                      ? CB_MEM_GPU
 	                      : CB_MEM_HOST;
 	if (!strcmp(cfg->transport, "auto")) {
-		if ((st = cb_comm_open_auto(c)))
+		if ((st = cb_comm_open_auto(c, comm_open_tp,
+		                            cb_comm_option(c, "nic") != NULL)))
 			goto fail;
-	} else if ((st = cb_comm_open_tp(c, cfg->transport, 1))) {
+	} else if ((st = comm_open_tp(c, cfg->transport, 1))) {
 		goto fail;
 	}
 	c->nwire = c->ntp;
@@ -417,7 +442,7 @@ cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg, struct cb_comm **out)
 			    CB_TP_HAS(c->tp[i].ops, local_test))
 				c->engine = i;
 		if (c->engine < 0) {
-			if ((st = cb_comm_open_tp(c, "gpu", 0)))
+			if ((st = comm_open_tp(c, "gpu", 0)))
 				goto fail;
 			c->engine = c->ntp - 1;
 		}

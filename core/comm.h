@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <collbench/status.h>
 #include <collbench/transport.h>
@@ -193,7 +194,7 @@ struct cb_comm {
 	struct cb_mem *mem[CB_MEM_MAX];
 	int nmem;
 	/* --transport auto across hosts (core/comm_auto.c): what each rank
-	 * opened, bits by cb_tp_names ([world]; NULL otherwise), and what the
+	 * opened, cb_auto_bit()s ([world]; NULL otherwise), and what the
 	 * pairs got, for the header. */
 	uint32_t *remote_tps;
 	char auto_line[320];
@@ -248,10 +249,18 @@ void cb_comm_tp_init(struct cb_comm *c, struct cb_comm_tp *t, const char *name);
 cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg,
                            struct cb_comm **comm);
 /* Open transport @name; @alone: it must connect every pair of ranks. */
-cb_status_t cb_comm_open_tp(struct cb_comm *c, const char *name, int alone);
-/* --transport auto (core/comm_auto.c): open what connects each pair, and
- * which of the open transports (index into tp) connects us to @peer. */
-cb_status_t cb_comm_open_auto(struct cb_comm *c);
+typedef cb_status_t (*cb_comm_open_fn)(struct cb_comm *c, const char *name,
+                                       int alone);
+/* --transport auto (core/comm_auto.c): open what connects each pair,
+ * through @open_tp (@nic_given: --nic was, so a verbs refusal of it is not
+ * fatal); remote_tps holds what each rank opened, by these bits. */
+cb_status_t cb_comm_open_auto(struct cb_comm *c, cb_comm_open_fn open_tp,
+                              int nic_given);
+static inline uint32_t cb_auto_bit(const char *name)
+{
+	return !strcmp(name, "verbs") ? 1u : !strcmp(name, "tcp") ? 2u : 0u;
+}
+/* Which of the open transports (index into tp) connects us to @peer. */
 int cb_comm_pick(const struct cb_comm *c, int peer);
 void cb_comm_destroy(struct cb_comm *comm);
 

@@ -8,7 +8,9 @@
  * module loads and finds a device with an ACTIVE port), else tcp.  Each rank
  * tells every other at bootstrap which it opened (one allgather), so both ends
  * of a pair choose alike; a transport none of this rank's pairs uses is closed
- * again.  The run's header says what the pairs got (cb_comm_describe).
+ * again (comm.c's cb_comm_pick reads those masks).  The run's header says
+ * what the pairs got (cb_comm_describe).  A leaf below comm.c: transports
+ * are opened through the function comm.c hands it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,50 +19,22 @@
 #include "core/comm.h"
 
 struct auto_info {
-	uint32_t tps;  /* bits (by cb_tp_names) of what this rank opened */
+	uint32_t tps;  /* cb_auto_bit()s of what this rank opened */
 	char why[124]; /* why not verbs, if not */
 };
 
-static uint32_t tp_bit(const char *name)
-{
-	for (int i = 0; cb_tp_names[i]; i++)
-		if (!strcmp(cb_tp_names[i], name))
-			return 1u << i;
-	return 0;
-}
-
-int cb_comm_pick(const struct cb_comm *c, int peer)
-{
-	int same = c->host_of_rank[peer] == c->host;
-
-	if (c->nwire == 1)
-		return 0;
-	for (int i = 0; i < c->nwire; i++) {
-		const struct cb_tp_ops *o = c->tp[i].ops;
-		if (!!(o->caps & CB_TP_CAP_SAME_HOST) != same ||
-		    (c->mem_kind == CB_MEM_HOST &&
-		     !(o->caps & CB_TP_CAP_HOST_MEM)))
-			continue;
-		if (!same && c->remote_tps &&
-		    !(c->remote_tps[peer] & c->remote_tps[c->rank] &
-		      tp_bit(o->name)))
-			continue; /* the peer has not got it */
-		return i;
-	}
-	return 0;
-}
-
 /* Open verbs if it can connect this rank to other hosts; why not in @why.
  * A mistake in a verbs option (not --nic, which tcp shares) stays fatal. */
-static cb_status_t try_verbs(struct cb_comm *c, char *why, size_t bytes)
+static cb_status_t try_verbs(struct cb_comm *c, cb_comm_open_fn open_tp,
+                             int nic_given, char *why, size_t bytes)
 {
-	cb_status_t st = cb_comm_open_tp(c, "verbs", 0);
+	cb_status_t st = open_tp(c, "verbs", 0);
 
 	if (st == CB_OK)
 		return CB_OK;
 	snprintf(why, bytes, "%s",
 	         cb_fail_msg() ? cb_fail_msg() : cb_status_str(st));
-	if (st == CB_ERR_USAGE && !cb_comm_option(c, "nic"))
+	if (st == CB_ERR_USAGE && !nic_given)
 		return st;
 	cb_fail_clear();
 	return CB_ERR_UNAVAILABLE;
@@ -69,7 +43,7 @@ static cb_status_t try_verbs(struct cb_comm *c, char *why, size_t bytes)
 /* What the pairs got, for the header (every rank knows every rank's). */
 static void auto_line(struct cb_comm *c, const struct auto_info *all)
 {
-	uint32_t vb = tp_bit("verbs");
+	uint32_t vb = cb_auto_bit("verbs");
 	long local = 0, verbs = 0, tcp = 0;
 	int first = -1, others = 0;
 	size_t n;
@@ -101,25 +75,26 @@ static void auto_line(struct cb_comm *c, const struct auto_info *all)
 		         others ? " and others" : "", first, all[first].why);
 }
 
-cb_status_t cb_comm_open_auto(struct cb_comm *c)
+cb_status_t cb_comm_open_auto(struct cb_comm *c, cb_comm_open_fn open_tp,
+                              int nic_given)
 {
 	const char *local = c->mem_kind == CB_MEM_GPU ? "gpu" : "shm";
 	struct auto_info me = { 0 }, *all;
 	int verbs = -1, use_verbs = 0, use_tcp = 0;
 	cb_status_t st;
 
-	if (c->nhosts < c->world && (st = cb_comm_open_tp(c, local, 0)))
+	if (c->nhosts < c->world && (st = open_tp(c, local, 0)))
 		return st;
 	if (c->nhosts == 1)
-		return c->world == 1 ? cb_comm_open_tp(c, "tcp", 0) : CB_OK;
-	st = try_verbs(c, me.why, sizeof(me.why));
+		return c->world == 1 ? open_tp(c, "tcp", 0) : CB_OK;
+	st = try_verbs(c, open_tp, nic_given, me.why, sizeof(me.why));
 	if (st == CB_OK) {
 		verbs = c->ntp - 1;
-		me.tps |= tp_bit("verbs");
+		me.tps |= cb_auto_bit("verbs");
 	} else if (st != CB_ERR_UNAVAILABLE) {
 		return st;
 	}
-	me.tps |= tp_bit("tcp");
+	me.tps |= cb_auto_bit("tcp");
 	all = calloc((size_t)c->world, sizeof(*all));
 	c->remote_tps = calloc((size_t)c->world, sizeof(*c->remote_tps));
 	if (!all || !c->remote_tps) {
@@ -136,7 +111,7 @@ cb_status_t cb_comm_open_auto(struct cb_comm *c)
 		c->remote_tps[r] = all[r].tps;
 		if (c->host_of_rank[r] == c->host)
 			continue;
-		if (all[r].tps & me.tps & tp_bit("verbs"))
+		if (all[r].tps & me.tps & cb_auto_bit("verbs"))
 			use_verbs = 1;
 		else
 			use_tcp = 1;
@@ -151,5 +126,5 @@ cb_status_t cb_comm_open_auto(struct cb_comm *c)
 		memset(&c->tp[verbs], 0, sizeof(c->tp[verbs]));
 		c->ntp--;
 	}
-	return use_tcp ? cb_comm_open_tp(c, "tcp", 0) : CB_OK;
+	return use_tcp ? open_tp(c, "tcp", 0) : CB_OK;
 }
