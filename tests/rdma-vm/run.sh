@@ -23,9 +23,25 @@ rxe-linkdown) dev=rxe script=$here/linkdown.sh ;;
 siw) dev=siw ;;
 *) echo "run.sh: unknown mode $mode" && exit 2 ;;
 esac
-t0=$(date +%s)
-"$vm" --guests 2 --dev "$dev" --boot-timeout "${RDMA_VM_BOOT_TIMEOUT:-240}" \
-	--timeout "${RDMA_VM_TIMEOUT:-480}" -- bash "$script" "$mode" "$cb"
+once() {
+	local t0 rc
+	t0=$(date +%s)
+	"$vm" --guests 2 --dev "$dev" --boot-timeout "${RDMA_VM_BOOT_TIMEOUT:-240}" \
+		--timeout "${RDMA_VM_TIMEOUT:-480}" -- bash "$script" "$mode" "$cb"
+	rc=$?
+	echo "rdma-vm $mode: status $rc, $(($(date +%s) - t0)) s wall (boot included)"
+	return $rc
+}
+once
 rc=$?
-echo "rdma-vm $mode: status $rc, $(($(date +%s) - t0)) s wall (boot included)"
+# siw between two guests loses a message or a completion in about 1 run of
+# 4 (a rank ends with "lost the connection", or both wait out the deadline
+# on each other in pingpong; not diagnosed, docs/rdma-vm.md).  Until it is,
+# one more try after such a failure, printed as a NOTE so the log shows it;
+# a second failure is red.  rxe gets no second try.
+if [ "$mode" = siw ] && [ $rc -ne 0 ] && [ $rc -ne 77 ] && [ $rc -ne 2 ]; then
+	echo "NOTE: rdma-vm siw failed (status $rc, the known iWARP loss); trying once more"
+	once
+	rc=$?
+fi
 exit $rc
