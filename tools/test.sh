@@ -111,6 +111,15 @@ nrep=0
 for d in "${reports[@]}"; do
 	for f in "$d"/*; do
 		[ -f "$f" ] || continue
+		# An empty log: the runtime opened its file and the process was
+		# gone before a byte of report was written (the chaos tests
+		# SIGKILL ranks; seen once, in chaos-ps-async under build-san,
+		# not reproduced in 3 reruns).  There is no report to show, so it
+		# is named, not counted; a report with any text fails the run.
+		if [ ! -s "$f" ]; then
+			echo "NOTE: empty sanitizer log $f (its process ended before writing a report)"
+			continue
+		fi
 		nrep=$((nrep + 1))
 		echo "=== sanitizer report $f"
 		head -60 "$f"
