@@ -24,6 +24,10 @@
 #define VB_SIGNAL_EVERY   16  /* an unsignalled send every ... gets one */
 #define VB_STRIPE_MIN     (256u << 10) /* smallest message striped over rails */
 #define VB_NOTIFY_Q       64
+/* rdma_cm, the active side: HELLO again after 50 ms, 100, ... (at most
+ * VB_HELLO_TRIES in all) until the passive side's comes (vb_cm_hello) */
+#define VB_HELLO_NUDGE_NS 50000000ull
+#define VB_HELLO_TRIES    10
 /* Completions one QP can have queued: every send and receive it can have
  * posted.  A CQ serves as many QPs as it holds this many for. */
 #define VB_CQE_PER_QP (VB_SEND_SLOTS + VB_RECV_SLOTS)
@@ -87,6 +91,8 @@ struct vb_qp {
 	int credits;    /* receives the peer has posted for us */
 	int unreported; /* receives we re-posted, not yet told */
 	int hello_in, hello_out;
+	int hellos;        /* rdma_cm: HELLOs sent (the active side repeats */
+	uint64_t hello_ns; /* its until the answer comes), the last when */
 };
 
 enum { QP_NONE, QP_CREATED, QP_RTS, QP_CM_WAIT, QP_ERR };
@@ -221,6 +227,9 @@ VB_HIDDEN void vb_ep_free(struct cb_tp_ep *ep);
 VB_HIDDEN void vb_ep_drop_qps(struct cb_tp_ep *ep);
 VB_HIDDEN cb_status_t vb_cm_listen(struct cb_tp_ctx *ctx);
 VB_HIDDEN cb_status_t vb_cm_progress(struct cb_tp_ctx *ctx);
+/* rdma_cm: send rail @i's HELLO when it may go (vb_may_send), and on the
+ * active side again until the passive side's has come. */
+VB_HIDDEN cb_status_t vb_cm_hello(struct cb_tp_ep *ep, int i);
 
 /* Work request ids: receives have bit 63; then peer (23 bits), rail (4),
  * and the send's sequence on its QP or the receive's slot (36). */
@@ -241,6 +250,17 @@ static inline uint8_t *vb_send_slot(struct vb_qp *q, uint64_t seq)
 static inline uint8_t *vb_recv_slot(struct vb_qp *q, int i)
 {
 	return q->slots + (size_t)(VB_SEND_SLOTS + i) * VB_SLOT_BYTES;
+}
+
+/* Whether @q of @ep may carry a message now: established, and through
+ * rdma_cm the passive (listening) side only once the active side's first
+ * message (HELLO) came.  iWARP's MPA (RFC 5044) has the initiator send the
+ * first FPDU: siw's initiator fails the connection (EPROTO, a reset at the
+ * peer) when a message trails the MPA reply before it has read it. */
+static inline int vb_may_send(const struct cb_tp_ep *ep, const struct vb_qp *q)
+{
+	return q->state == QP_RTS &&
+	       (!ep->ctx->use_cm || ep->dialer || q->hello_in);
 }
 
 static inline const struct cb_tp_mr *vb_req_mr(const struct cb_tp_req *req)

@@ -256,6 +256,45 @@ cb_status_t vb_ep_ready(struct cb_tp_ep *ep)
 	return CB_OK;
 }
 
+/*
+ * The active side's HELLO goes at ESTABLISHED; the passive side's once that
+ * HELLO is here (and its own ESTABLISHED, in whichever order the completion
+ * and the event come), never first: see vb_may_send.
+ *
+ * The active side repeats its HELLO (50 ms, then twice as long each time)
+ * until the passive side's comes, because siw can sit on it: the passive
+ * side's socket goes over to the queue pair only after siw_accept has sent
+ * the MPA reply, and a message that lands in between is left in the socket
+ * (siw_cm_llp_data_ready ignores data in RDMA mode) until the next one
+ * arrives.  With the passive side waiting for it, that is a deadlock; a
+ * second HELLO wakes the socket, and the receiver takes any number.
+ */
+cb_status_t vb_cm_hello(struct cb_tp_ep *ep, int i)
+{
+	struct vb_qp *q = &ep->q[i];
+	struct vb_hdr h = { .type = VB_HELLO };
+	uint64_t now = 0;
+	int done;
+	cb_status_t st;
+
+	if (!vb_may_send(ep, q))
+		return CB_OK;
+	if (q->hello_out) {
+		if (!ep->dialer || q->hello_in || q->hellos >= VB_HELLO_TRIES)
+			return CB_OK;
+		now = ep->ctx->host->now_ns(ep->ctx->host);
+		if (now - q->hello_ns < VB_HELLO_NUDGE_NS << (q->hellos - 1))
+			return CB_OK;
+	}
+	st = vb_send_msg(ep, i, &h, NULL, 0, 0, NULL, &done);
+	if (st)
+		return st == CB_AGAIN ? CB_OK : st;
+	q->hello_out = 1;
+	q->hellos++;
+	q->hello_ns = now ? now : ep->ctx->host->now_ns(ep->ctx->host);
+	return CB_OK;
+}
+
 /* rdma_cm, dialing side: resolve the peer's rail @i. */
 static cb_status_t cm_dial(struct cb_tp_ep *ep, int i, const struct vb_addr *a)
 {
@@ -496,7 +535,7 @@ static cb_status_t cm_event(struct cb_tp_ctx *ctx, struct rdma_cm_event *ev)
 	}
 	case RDMA_CM_EVENT_ESTABLISHED:
 		q->state = QP_RTS;
-		return vb_send_ctrl(ep, i, VB_HELLO, 0, 0);
+		return vb_cm_hello(ep, i);
 	case RDMA_CM_EVENT_DISCONNECTED:
 		if (q->state == QP_RTS)
 			q->state = QP_ERR;

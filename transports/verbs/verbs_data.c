@@ -135,7 +135,7 @@ cb_status_t vb_send_msg(struct cb_tp_ep *ep, int rail, const struct vb_hdr *h,
 	struct ibv_sge sge[2];
 	int nsge = 1;
 
-	if (q->state != QP_RTS)
+	if (!vb_may_send(ep, q))
 		return ep->err ? ep->err : CB_AGAIN;
 	if (q->credits <= (ctrl ? 0 : VB_CREDIT_RESERVE) || !sq_room(q, 1))
 		return CB_AGAIN;
@@ -344,7 +344,7 @@ static cb_status_t write_all(struct cb_tp_ep *ep, struct cb_tp_req *req, int k,
 		piece[j].b = b;
 		piece[j].chunks = b > a ? (b - a + mx - 1) / mx : 1;
 		int need = (int)piece[j].chunks + (how == W_SEND);
-		if (!sq_room(&ep->q[j], need) ||
+		if (!vb_may_send(ep, &ep->q[j]) || !sq_room(&ep->q[j], need) ||
 		    (how != W_PLAIN && ep->q[j].credits <= VB_CREDIT_RESERVE))
 			return CB_AGAIN;
 	}
@@ -572,8 +572,11 @@ cb_status_t vb_progress(struct cb_tp_ctx *ctx)
 		    (st = send_progress(ep, &moved)))
 			return st;
 		for (int j = 0; j < ep->nrails; j++)
-			if (ep->q[j].unreported >= VB_RECV_SLOTS / 2 &&
-			    (st = vb_send_ctrl(ep, j, VB_CREDIT, 0, 0)))
+			if ((ctx->use_cm &&
+			     (!ep->q[j].hello_out || !ep->q[j].hello_in) &&
+			     (st = vb_cm_hello(ep, j))) ||
+			    (ep->q[j].unreported >= VB_RECV_SLOTS / 2 &&
+			     (st = vb_send_ctrl(ep, j, VB_CREDIT, 0, 0))))
 				return st;
 	}
 	uint64_t now = ctx->host->now_ns(ctx->host);

@@ -329,6 +329,8 @@ static cb_status_t recv_done(struct cb_tp_ep *ep, int rail, int slot,
 		break;
 	case VB_HELLO:
 		q->hello_in = 1;
+		if (ep->ctx->use_cm) /* the passive side's turn to say it */
+			st = vb_cm_hello(ep, rail);
 		break;
 	case VB_CREDIT:
 		break;
