@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 void cbemu_cm_qp_attach(struct ibv_qp *qp);
+void cbemu_cm_qp_responder(struct ibv_qp *qp);
 int cm_start_connect(struct cm_id *c);
 
 struct cm_id *cm_ids;
@@ -409,6 +410,8 @@ CM_VISIBLE int rdma_accept(struct rdma_cm_id *id,
 			c->init_depth = c->peer.resp_res;
 		c->conn.retry_count = c->peer.retry;
 	}
+	if (!rc && id->qp)
+		cbemu_cm_qp_responder(id->qp);
 	if (!rc && id->qp && cm_qp_rtr_rts(c))
 		rc = -1;
 	if (!rc) {

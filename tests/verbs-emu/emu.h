@@ -313,6 +313,10 @@ struct emu_qp {
 	uint32_t wr_first;
 	/* iWARP/rdma_cm */
 	void *cm_owner;
+	/* iWARP: accepted through rdma_cm (MPA's responder), which may send
+	 * only once a request of the initiator has come (RFC 5044) */
+	bool mpa_responder;
+	_Atomic bool mpa_heard;
 };
 
 static inline struct emu_qp *emu_qp(struct ibv_qp *q)

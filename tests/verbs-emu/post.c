@@ -106,6 +106,20 @@ static struct emu_conn *transmit(struct emu_qp *qp)
 		uint32_t payload;
 		int n;
 		w->hdr.rkey = w->rkey;
+		if (qp->mpa_responder && !atomic_load(&qp->mpa_heard)) {
+			/* as siw: the initiator reads the message with the
+			 * MPA reply, fails the connection (EPROTO) and resets
+			 */
+			emu_log("iWARP: QP %u accepted through rdma_cm sent "
+			        "before the initiator had: MPA (RFC 5044) has "
+			        "the initiator send first; the connection "
+			        "fails",
+			        qp->qpx.qp_base.qp_num);
+			pthread_rwlock_unlock(&emu_eng.keys);
+			emu_async_event(qp->ctx, IBV_EVENT_QP_FATAL, &qp->qpx);
+			emu_qp_to_error(qp, IBV_WC_WR_FLUSH_ERR);
+			return NULL;
+		}
 		if (w->state == W_POSTED && emu_fault_on_message(qp, w) &&
 		    (qp->qpx.qp_base.state != IBV_QPS_RTS ||
 		     !atomic_load(&d->up)))

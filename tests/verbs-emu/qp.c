@@ -532,6 +532,13 @@ EMU_VISIBLE int ibv_destroy_qp(struct ibv_qp *ibqp)
 	return 0;
 }
 
+/* rdma_cm stand-in hook: this QP accepts a connection; on iWARP it is
+ * MPA's responder, which must not send before the initiator has (post.c). */
+EMU_VISIBLE void cbemu_cm_qp_responder(struct ibv_qp *ibqp)
+{
+	emu_qp(ibqp)->mpa_responder = emu_iwarp();
+}
+
 /* rdma_cm stand-in hook: this QP is connected by rdma_cm, which on iWARP is
  * the only way to RTR. */
 EMU_VISIBLE void cbemu_cm_qp_attach(struct ibv_qp *ibqp)

@@ -374,6 +374,7 @@ void emu_rx_request(struct emu_conn *c, const struct wire_hdr *h)
 		return;
 	}
 	pthread_mutex_lock(&qp->lock);
+	atomic_store(&qp->mpa_heard, true);
 	emu_rx_plan(qp, h, &p, false);
 	switch (p.v) {
 	case V_DROP:
