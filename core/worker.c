@@ -13,13 +13,14 @@ static cb_status_t worker_timeout(struct cb_comm *c,
                                   const struct cb_wait_spec *w, double limit_s)
 {
 	if (w->peer < 0 || w->peer >= c->world)
-		return cb_fail(CB_ERR_TIMEOUT, "timed out after %g s %s",
-		               limit_s, w->what);
+		return cb_fail_to(&c->fail, CB_ERR_TIMEOUT,
+		                  "timed out after %g s %s", limit_s, w->what);
 	cb_comm_stalled_on(c, w->peer);
-	return cb_fail(CB_ERR_TIMEOUT,
-	               "timed out after %g s %s rank %d (host %s)%s%s", limit_s,
-	               w->what, w->peer, cb_comm_host_name(c, w->peer),
-	               w->over ? " over " : "", w->over ? w->over : "");
+	return cb_fail_to(&c->fail, CB_ERR_TIMEOUT,
+	                  "timed out after %g s %s rank %d (host %s)%s%s",
+	                  limit_s, w->what, w->peer,
+	                  cb_comm_host_name(c, w->peer),
+	                  w->over ? " over " : "", w->over ? w->over : "");
 }
 
 cb_status_t cb_worker_wait(struct cb_comm *c, struct cb_wait_spec *w)
@@ -37,7 +38,8 @@ cb_status_t cb_worker_wait(struct cb_comm *c, struct cb_wait_spec *w)
 		/* one relaxed load: cheap enough for every pass, and ^C ends
 		 * any wait at once, not at the next store check */
 		if ((st = cb_interrupted()))
-			return cb_fail(st, "%s", cb_status_str(st));
+			return cb_fail_to(&c->fail, st, "%s",
+			                  cb_status_str(st));
 		if ((pst = cb_comm_progress(c)) < 0)
 			return pst;
 		if (w->from_start)

@@ -74,8 +74,7 @@ static void make(struct cb_comm *c)
 	c->ntp = c->nwire = 1;
 	eps[1] =
 	        (struct cb_ep){ .ops = &fake, .peer = 1, .state = CB_EP_READY };
-	c->eps = eps;
-	cb_fail_clear();
+	c->eps = eps; /* and c->fail, clean: each wait's line is its own */
 }
 
 /* Says CB_AGAIN, reporting progress, until @arg's deadline (ns). */
@@ -111,7 +110,7 @@ int main(void)
 	st = cb_worker_isend(&c, 1, buf, 8, NULL, 1, &r, 0, "posting to");
 	CHECK(st == CB_OK);
 	CHECK(isends == 5 && progresses == 4);
-	CHECK(cb_fail_msg() == NULL);
+	CHECK(cb_fail_rec_msg(&c.fail) == NULL);
 
 	/* never room: the deadline (the job's, 0.2 s), naming step and peer */
 	make(&c);
@@ -121,9 +120,10 @@ int main(void)
 	                     "ps-async: posting a send to");
 	CHECK(st == CB_ERR_TIMEOUT);
 	CHECK(cb_now_ns() - t0 < 5000000000ull);
-	CHECK(cb_fail_msg() &&
-	      !strcmp(cb_fail_msg(), "timed out after 0.2 s ps-async: posting "
-	                             "a send to rank 1 (host h1)"));
+	CHECK(cb_fail_rec_msg(&c.fail) &&
+	      !strcmp(cb_fail_rec_msg(&c.fail),
+	              "timed out after 0.2 s ps-async: posting "
+	              "a send to rank 1 (host h1)"));
 	CHECK(c.stalled_on == 1);
 
 	/* the caller's own deadline beats the job's */
@@ -132,7 +132,8 @@ int main(void)
 	t0 = cb_now_ns();
 	st = cb_worker_isend(&c, 1, buf, 8, NULL, 1, &r, 0.1, "posting to");
 	CHECK(st == CB_ERR_TIMEOUT && cb_now_ns() - t0 < 5000000000ull);
-	CHECK(cb_fail_msg() && strstr(cb_fail_msg(), "after 0.1 s posting to"));
+	CHECK(cb_fail_rec_msg(&c.fail) &&
+	      strstr(cb_fail_rec_msg(&c.fail), "after 0.1 s posting to"));
 
 	/* a transport's error ends it as it is */
 	make(&c);
@@ -159,9 +160,10 @@ int main(void)
 	t0 = cb_now_ns();
 	CHECK(cb_worker_wait(&c, &w) == CB_ERR_TIMEOUT);
 	CHECK(cb_now_ns() - t0 < 2000000000ull);
-	CHECK(cb_fail_msg() &&
-	      !strcmp(cb_fail_msg(), "timed out after 0.2 s connecting to rank "
-	                             "1 (host h1) over fake"));
+	CHECK(cb_fail_rec_msg(&c.fail) &&
+	      !strcmp(cb_fail_rec_msg(&c.fail),
+	              "timed out after 0.2 s connecting to rank "
+	              "1 (host h1) over fake"));
 
 	/* ^C: at once, long before a deadline of a minute (last: it stays) */
 	make(&c);
@@ -174,7 +176,8 @@ int main(void)
 	t0 = cb_now_ns();
 	CHECK(cb_worker_wait(&c, &ws) == CB_ERR_INTERRUPTED);
 	CHECK(calls == 3 && cb_now_ns() - t0 < 1000000000ull);
-	CHECK(cb_fail_msg() && strstr(cb_fail_msg(), "SIGINT"));
+	CHECK(cb_fail_rec_msg(&c.fail) &&
+	      strstr(cb_fail_rec_msg(&c.fail), "SIGINT"));
 
 	return check_result("worker");
 }
