@@ -548,24 +548,6 @@ cb_status_t cb_comm_progress(struct cb_comm *c)
 	return any;
 }
 
-cb_status_t cb_comm_wait(struct cb_comm *c, struct cb_req *req)
-{
-	struct cb_wait w = { 0 };
-	cb_status_t st;
-
-	while ((st = cb_comm_test(req)) == CB_AGAIN) {
-		cb_status_t pst = cb_comm_progress(c);
-		if (pst < 0)
-			return pst;
-		if (cb_wait_expired(&w, pst == CB_OK, c->timeout_s))
-			return cb_fail(CB_ERR_TIMEOUT,
-			               "timed out after %g s waiting for a "
-			               "copy or a message to complete",
-			               c->timeout_s);
-	}
-	return st;
-}
-
 static int comm_fail(struct cb_comm *c, cb_status_t st)
 {
 	int origin = -1;

@@ -537,8 +537,9 @@ static inline cb_status_t cb_comm_test(struct cb_req *req)
 	return req->ep->ops->test(req->ep->ep, &req->tp);
 }
 
-/* Wait for @req, progressing the transports, until the job's deadline
- * (CB_ERR_TIMEOUT, recorded). */
+/* Wait for @req under cb_worker_wait (core/worker.c): the job's deadline
+ * without progress (CB_ERR_TIMEOUT, recorded, naming the peer of a
+ * message), ^C, another rank's abort. */
 cb_status_t cb_comm_wait(struct cb_comm *c, struct cb_req *req);
 
 /* Rank 0, a run with device memory: what moves it, one line per rank

@@ -106,3 +106,27 @@ cb_status_t cb_worker_irecv(struct cb_comm *c, int peer, void *buf, size_t cap,
 
 	return worker_post(c, peer, &p, timeout_s, what);
 }
+
+static cb_status_t req_attempt(struct cb_comm *c, struct cb_wait_spec *w)
+{
+	(void)c;
+	return cb_comm_test(w->arg);
+}
+
+cb_status_t cb_comm_wait(struct cb_comm *c, struct cb_req *req)
+{
+	const struct cb_ep *ep = req->kind == CB_REQ_WIRE ? req->ep : NULL;
+	struct cb_wait_spec w = {
+		.attempt = req_attempt,
+		.arg = req,
+		.what = "waiting for a copy or a message to complete",
+		.peer = -1,
+	};
+
+	if (ep && ep->ops && ep->peer != c->rank) {
+		w.what = "waiting for a message to complete with";
+		w.over = ep->ops->name;
+		w.peer = ep->peer;
+	}
+	return cb_worker_wait(c, &w);
+}
