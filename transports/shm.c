@@ -244,6 +244,8 @@ static cb_status_t shm_ep_create(struct cb_tp_ctx *ctx, int peer,
 	ep->ctx = ctx;
 	ep->peer = peer;
 	ep->rx = &ctx->seg->chan[ctx->local_index[peer]];
+	lring_init_rx(&ep->ring, ep->rx->slots, &ep->rx->consumed,
+	              sizeof(struct shm_slot), SHM_SLOTS);
 	ctx->eps[peer] = ep;
 	*out = ep;
 	return CB_OK;
@@ -300,6 +302,7 @@ static cb_status_t shm_ep_connect(struct cb_tp_ep *ep, const void *blob,
 		               "shm: rank %d's segment is not this job's",
 		               ep->peer);
 	ep->tx = &ep->peer_seg->chan[ctx->local_index[h->rank]];
+	lring_init_tx(&ep->ring, ep->tx->slots, &ep->tx->consumed);
 
 	/* Can we copy out of the peer's memory?  Try once on its segment
 	 * header, where we know what to expect. */

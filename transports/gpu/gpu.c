@@ -392,6 +392,8 @@ static cb_status_t gpu_ep_create(struct cb_tp_ctx *ctx, int peer,
 	ep->ctx = ctx;
 	ep->peer = peer;
 	ep->rx = &ctx->seg->chan[ctx->local_index[peer]];
+	lring_init_rx(&ep->ring, ep->rx->slots, &ep->rx->consumed,
+	              sizeof(struct gpu_slot), GPU_SLOTS);
 	/* One stream per peer: copies from different peers overlap, those
 	 * from one peer stay in order. */
 	if ((r = ctx->cu.StreamCreate(&ep->stream, CU_STREAM_NON_BLOCKING)) !=
@@ -458,6 +460,7 @@ static cb_status_t gpu_ep_connect(struct cb_tp_ep *ep, const void *blob,
 		               "gpu: rank %d's segment is not this job's",
 		               ep->peer);
 	ep->tx = &ep->peer_seg->chan[ctx->local_index[h->rank]];
+	lring_init_tx(&ep->ring, ep->tx->slots, &ep->tx->consumed);
 	atomic_store_explicit(&ep->tx->attached, 1, memory_order_release);
 	return CB_OK;
 }
