@@ -367,10 +367,13 @@ void cb_results_scrub(struct cb_row *rows, int n)
 
 void cb_results_add_rows(struct cb_results *r, const struct cb_row *rows, int n)
 {
+	struct cb_fail_rec lost;
+
+	/* Out of memory loses a row of the record, not the run. */
+	cb_fail_open(&lost);
 	for (int i = 0; r && i < n; i++)
-		/* Out of memory loses a row of the record, not the run. */
-		if (cb_results_add(r, &rows[i]))
-			cb_fail_clear();
+		(void)cb_results_add(r, &rows[i]);
+	cb_fail_close(&lost, 0);
 }
 
 void cb_results_set_counters(struct cb_results *r,
@@ -486,11 +489,13 @@ cb_status_t cb_results_finish(struct cb_results *r,
 		.width = 1000,
 		.height = 600,
 	};
+	struct cb_fail_rec why;
+	cb_fail_open(&why);
 	wst = cb_plot(&r, 1, &cfg, NULL);
+	cb_fail_close(&why, wst != CB_ERR_UNAVAILABLE);
 	if (wst == CB_ERR_UNAVAILABLE) {
 		/* one line; the measurement stands */
-		cb_log(CB_LOG_WARN, "%s", cb_fail_msg());
-		cb_fail_clear();
+		cb_log(CB_LOG_WARN, "%s", cb_fail_rec_msg(&why));
 		wst = CB_OK;
 	}
 	return wst;
