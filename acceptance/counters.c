@@ -154,14 +154,15 @@ static int node_score(const struct cb_acc *a, int x, double *v, double *score,
 }
 
 /* The pairwise stage's rule, by pairs; 0 when no pair has counters. */
-static int lossy_pairs(struct cb_acc *a, unsigned char *hit)
+static int lossy_pairs(struct cb_acc *a, const unsigned char *flapped,
+                       unsigned char *hit)
 {
 	int n = a->nnodes, any = 0;
 	double *score = calloc((size_t)n + 1, sizeof(double));
 	double *v = calloc((size_t)a->npairs + n + 1, sizeof(double));
 	int *cnt = calloc((size_t)n + 1, sizeof(int));
 	uint64_t *sum = calloc((size_t)n + 1, sizeof(uint64_t));
-	char label[160], range[64], what[300], line[800];
+	char label[160], range[64], what[400], line[800];
 
 	if (!score || !v || !cnt || !sum)
 		goto out;
@@ -170,11 +171,16 @@ static int lossy_pairs(struct cb_acc *a, unsigned char *hit)
 		any |= cnt[x] > 0;
 	}
 	for (int x = 0; x < n; x++) {
+		/* against the pairs without it, whose ends' links held */
 		int k = 0;
-		for (int y = 0; y < n; y++)
-			if (y != x && cnt[y] >= 2)
-				v[k++] = score[y];
-		if (cnt[x] < 2 || k < 2)
+		for (int i = 0; i < a->npairs; i++) {
+			const struct cb_acc_pair *p = &a->pairs[i];
+			if (p->ctr_meas > 0 && p->a != x && p->b != x &&
+			    !flapped[a->nodes[p->a].host] &&
+			    !flapped[a->nodes[p->b].host])
+				v[k++] = rate(p->retrans, p->out_segs);
+		}
+		if (cnt[x] < 2 || k < 2 || flapped[a->nodes[x].host])
 			continue;
 		double lo = v[0], hi = v[0];
 		for (int i = 1; i < k; i++) {
@@ -197,14 +203,14 @@ static int lossy_pairs(struct cb_acc *a, unsigned char *hit)
 		else
 			snprintf(theirs, sizeof(theirs), "%.2g-%.2g%%",
 			         100 * lo, 100 * hi);
-		snprintf(
-		        what, sizeof(what),
-		        "%llu TCP retransmissions during pairwise, the others "
-		        "%s (its pairs retransmitted %.2g%% of their segments, "
-		        "%llu in all; the other hosts' pairs %s): a lossy "
-		        "cable or port",
-		        (unsigned long long)m->v[CB_HC_RETRANS], range,
-		        100 * score[x], (unsigned long long)sum[x], theirs);
+		snprintf(what, sizeof(what),
+		         "its pairs retransmitted %.2g%% of their TCP segments "
+		         "during pairwise (median; %llu segments; the pairs "
+		         "without it %s); this host resent %llu, each other "
+		         "host %s (what it loses on the way in, its peers "
+		         "resend): a lossy cable or port",
+		         100 * score[x], (unsigned long long)sum[x], theirs,
+		         (unsigned long long)m->v[CB_HC_RETRANS], range);
 		snprintf(line, sizeof(line), "host %s: %s",
 		         host_label(a, h, label, sizeof(label)), what);
 		evidence(a, CB_ACC_PAIRWISE, "node", h, -1, what, line);
@@ -212,7 +218,9 @@ static int lossy_pairs(struct cb_acc *a, unsigned char *hit)
 	/* A pair that stands out with neither end named: the path. */
 	int k = 0;
 	for (int i = 0; i < a->npairs; i++)
-		if (a->pairs[i].ctr_meas > 0)
+		if (a->pairs[i].ctr_meas > 0 &&
+		    !flapped[a->nodes[a->pairs[i].a].host] &&
+		    !flapped[a->nodes[a->pairs[i].b].host])
 			v[k++] =
 			        rate(a->pairs[i].retrans, a->pairs[i].out_segs);
 	double ref = cb_acc_median(v, k);
@@ -220,7 +228,8 @@ static int lossy_pairs(struct cb_acc *a, unsigned char *hit)
 		const struct cb_acc_pair *p = &a->pairs[i];
 		double r = rate(p->retrans, p->out_segs);
 		if (p->ctr_meas <= 0 || hit[p->a] || hit[p->b] ||
-		    r < CB_ACC_LOSS_RATE ||
+		    flapped[a->nodes[p->a].host] ||
+		    flapped[a->nodes[p->b].host] || r < CB_ACC_LOSS_RATE ||
 		    p->retrans < (uint64_t)CB_ACC_LOSS_MIN ||
 		    r <= CB_ACC_LOSS_RATIO * ref)
 			continue;
@@ -247,11 +256,11 @@ out:
 }
 
 /* Each stage's totals, host by host (no pair had counters of its own). */
-static void lossy_hosts(struct cb_acc *a)
+static void lossy_hosts(struct cb_acc *a, const unsigned char *flapped)
 {
 	unsigned char *hit = calloc((size_t)a->nhosts + 1, 1);
 	double *v = calloc((size_t)a->nhosts + 1, sizeof(double));
-	char label[160], range[64], what[300], line[800];
+	char label[160], range[64], what[400], line[800];
 
 	for (int s = 0; hit && v && s < CB_ACC_NSTAGES; s++)
 		for (int h = 0; h < a->nhosts; h++) {
@@ -263,7 +272,7 @@ static void lossy_hosts(struct cb_acc *a)
 					v[k++] = (double)a->hosts[g]
 					                 .moved[s]
 					                 .v[CB_HC_RETRANS];
-			if (hit[h] || k < 2 ||
+			if (hit[h] || flapped[h] || k < 2 ||
 			    (m->have & (RETRANS | SEGS)) != (RETRANS | SEGS))
 				continue;
 			double d = (double)m->v[CB_HC_RETRANS];
@@ -296,7 +305,7 @@ static void lossy_hosts(struct cb_acc *a)
 /* Hosts whose link went down during the run. */
 static void flaps(struct cb_acc *a)
 {
-	char label[160], what[300], line[800];
+	char label[160], what[400], line[800];
 
 	for (int h = 0; h < a->nhosts; h++) {
 		const struct cb_acc_host *ho = &a->hosts[h];
@@ -337,14 +346,32 @@ static void flaps(struct cb_acc *a)
 	}
 }
 
+/* 1 when a link counter of host @h moved during the run. */
+static int went_down(const struct cb_acc_host *ho)
+{
+	for (int s = 0; s < CB_ACC_NSTAGES; s++)
+		for (int i = 0; i < CB_HC_N; i++)
+			if (cb_hostctr_is_link(i) &&
+			    (ho->moved[s].have & 1u << i) && ho->moved[s].v[i])
+				return 1;
+	return 0;
+}
+
 void cb_acc_judge_loss(struct cb_acc *a)
 {
 	unsigned char *hit = calloc((size_t)a->nnodes + 1, 1);
+	unsigned char *flapped = calloc((size_t)a->nhosts + 1, 1);
 
-	if (!hit)
-		return;
-	if (!lossy_pairs(a, hit))
-		lossy_hosts(a);
+	if (!hit || !flapped)
+		goto out;
+	/* A link that went down retransmits what it lost meanwhile: that
+	 * is its finding, not loss (nor loss on its pairs). */
+	for (int h = 0; h < a->nhosts; h++)
+		flapped[h] = (unsigned char)went_down(&a->hosts[h]);
+	if (!lossy_pairs(a, flapped, hit))
+		lossy_hosts(a, flapped);
 	flaps(a);
+out:
 	free(hit);
+	free(flapped);
 }

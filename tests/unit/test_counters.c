@@ -193,8 +193,10 @@ static void test_judge(void)
 	pairs_moved(&a, 3, -1, -1, 400, 2);
 	cb_acc_judge_loss(&a);
 	CHECK(a.nfindings == 1 && a.findings[0].ha == 3 &&
-	      finds(&a, "host node3 (eth0): 1234 TCP retransmissions during "
-	                "pairwise, the others 25-40") == 1 &&
+	      finds(&a, "host node3 (eth0): its pairs retransmitted 2% of "
+	                "their TCP segments during pairwise (median; 2800 "
+	                "segments; the pairs without it 0.01%); this host "
+	                "resent 1234, each other host 25-40") == 1 &&
 	      finds(&a, "a lossy cable or port") == 1);
 	dump(&a);
 	CHECK(a.fail);
@@ -242,7 +244,7 @@ static void test_judge(void)
 	pairs_moved(&a, 3, -1, -1, 400, 2);
 	cb_acc_judge_loss(&a);
 	CHECK(a.nfindings == 1 &&
-	      finds(&a, "host node3: slow; 1234 TCP retransmissions") == 1);
+	      finds(&a, "host node3: slow; its pairs retransmitted 2%") == 1);
 	cb_acc_free(&a);
 
 	/* no pair has counters of its own (--rails): host totals */
@@ -264,6 +266,17 @@ static void test_judge(void)
 	      finds(&a, "host node2 (eth0): its link went down during the "
 	                "run: carrier_changes +4 (pairwise): a link that "
 	                "flaps") == 1);
+	dump(&a);
+	cb_acc_free(&a);
+
+	/* a link that went down retransmits: no loss named for it, nor for
+	 * its pairs */
+	cluster(&a, 8);
+	hosts_moved(&a, lossy, 3, 2);
+	pairs_moved(&a, 3, 1, 2, 400, 2);
+	cb_acc_judge_loss(&a);
+	CHECK(a.nfindings == 2 && finds(&a, "its link went down") == 1 &&
+	      finds(&a, "path node1 (eth0) - node2") == 1);
 	dump(&a);
 	cb_acc_free(&a);
 
