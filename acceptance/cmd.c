@@ -164,7 +164,7 @@ static void take(struct cb_acc *a, const struct cb_acc_pair *m, int n,
 		struct cb_acc_pair *p = cb_acc_pair_of(a, m[i].a, m[i].b);
 		if (!p)
 			continue;
-		int round = p->round, meas = p->ctr_meas;
+		int round = p->round, meas = p->ctr_meas, lossy = p->ctr_lossy;
 		double fbw = cb_acc_pair_bw(p), flat = p->lat_p50_us;
 		uint64_t retrans = p->retrans, segs = p->out_segs;
 		*p = m[i];
@@ -173,6 +173,7 @@ static void take(struct cb_acc *a, const struct cb_acc_pair *m, int n,
 		p->retrans = retrans;
 		p->out_segs = segs;
 		p->ctr_meas = meas;
+		p->ctr_lossy = lossy;
 		p->fail_stage = stage;
 		if (remeasure) {
 			p->remeasured = 1;

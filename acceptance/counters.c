@@ -19,8 +19,8 @@
  * named.  (One bad node is in only one of each other node's pairs, so
  * their medians stay clean; a drop on either side of the cable - the
  * node's own segments, or its peers' to it - counts.)  A pair above the
- * same thresholds against the median pair, neither end named, is named as
- * the path between them.
+ * same thresholds against the median pair, in every one of two or more
+ * measurements, neither end named, is named as the path between them.
  *
  * Where no round gave a pair its own counters (--rails, or no pairwise
  * stage), each stage's totals are judged host by host the same way: more
@@ -227,8 +227,10 @@ static int lossy_pairs(struct cb_acc *a, const unsigned char *flapped,
 	for (int i = 0; k >= 3 && i < a->npairs; i++) {
 		const struct cb_acc_pair *p = &a->pairs[i];
 		double r = rate(p->retrans, p->out_segs);
-		if (p->ctr_meas <= 0 || hit[p->a] || hit[p->b] ||
-		    flapped[a->nodes[p->a].host] ||
+		/* lossy in every one of two measurements at least: a burst
+		 * of congestion on a healthy pair is not */
+		if (p->ctr_meas < 2 || p->ctr_lossy < p->ctr_meas ||
+		    hit[p->a] || hit[p->b] || flapped[a->nodes[p->a].host] ||
 		    flapped[a->nodes[p->b].host] || r < CB_ACC_LOSS_RATE ||
 		    p->retrans < (uint64_t)CB_ACC_LOSS_MIN ||
 		    r <= CB_ACC_LOSS_RATIO * ref)

@@ -52,7 +52,8 @@ static void record(struct cb_acc *a, const struct cb_acc_pair *m)
 	/* The counters add up over every measurement of the pair. */
 	uint64_t retrans = p->retrans + m->retrans,
 	         segs = p->out_segs + m->out_segs;
-	int meas = p->ctr_meas + m->ctr_meas;
+	int meas = p->ctr_meas + m->ctr_meas,
+	    lossy = p->ctr_lossy + m->ctr_lossy;
 	if (!p->remeasured) {
 		p->remeasured = 1;
 		p->first_bw_gbps = cb_acc_pair_bw(p);
@@ -70,6 +71,7 @@ static void record(struct cb_acc *a, const struct cb_acc_pair *m)
 	p->retrans = retrans;
 	p->out_segs = segs;
 	p->ctr_meas = meas;
+	p->ctr_lossy = lossy;
 }
 
 static void find_line(struct cb_acc *a, const struct cb_accp_result *r,

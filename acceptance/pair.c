@@ -649,6 +649,9 @@ cb_status_t cb_acc_stage_pairs(struct cb_acc_ctx *x, int (*pairs)[2], int n,
 			out[i].out_segs =
 			        ma->v[CB_HC_OUTSEGS] + mb->v[CB_HC_OUTSEGS];
 			out[i].ctr_meas = 1;
+			out[i].ctr_lossy =
+			        out[i].retrans >=
+			        CB_ACC_LOSS_RATE * (double)out[i].out_segs;
 		}
 	}
 out:

@@ -88,6 +88,7 @@ struct cb_acc_pair {
 	 * how many such measurements; 0 none). */
 	uint64_t retrans, out_segs;
 	int ctr_meas;
+	int ctr_lossy; /* ... of them, those that lost CB_ACC_LOSS_RATE */
 };
 
 struct cb_acc_finding {

@@ -153,6 +153,7 @@ static void pairs_moved(struct cb_acc *a, int bad, int pa, int pb,
 		p->retrans = hit ? lost : clean;
 		p->out_segs = 20000;
 		p->ctr_meas = 2;
+		p->ctr_lossy = p->retrans >= 0.001 * 20000 ? 2 : 0;
 	}
 }
 
@@ -235,6 +236,15 @@ static void test_judge(void)
 	cb_acc_judge_loss(&a);
 	CHECK(a.nfindings == 1 && finds(&a, "path node2 (eth0) - node5") == 1);
 	dump(&a);
+	cb_acc_free(&a);
+
+	/* ... but not when only one of its measurements lost */
+	cluster(&a, 8);
+	hosts_moved(&a, healthy, -1, 0);
+	pairs_moved(&a, -1, 2, 5, 400, 1);
+	cb_acc_pair_of(&a, 2, 5)->ctr_lossy = 1;
+	cb_acc_judge_loss(&a);
+	CHECK(a.nfindings == 0);
 	cb_acc_free(&a);
 
 	/* already named slow: the counters are added to that finding */
