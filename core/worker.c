@@ -9,17 +9,23 @@
 
 #include "core/log.h"
 
-static cb_status_t worker_timeout(struct cb_comm *c,
-                                  const struct cb_wait_spec *w, double limit_s)
+static cb_status_t worker_timeout(struct cb_comm *c, struct cb_wait_spec *w,
+                                  double limit_s)
 {
+	const char *d;
+
+	if (w->stuck)
+		w->stuck(c, w);
+	d = w->detail ? w->detail : "";
 	if (w->peer < 0 || w->peer >= c->world)
 		return cb_fail_to(&c->fail, CB_ERR_TIMEOUT,
-		                  "timed out after %g s %s", limit_s, w->what);
+		                  "timed out after %g s %s%s%s", limit_s, w->what,
+		                  *d ? " " : "", d);
 	cb_comm_stalled_on(c, w->peer);
 	return cb_fail_to(&c->fail, CB_ERR_TIMEOUT,
-	                  "timed out after %g s %s rank %d (host %s)%s%s",
+	                  "timed out after %g s %s rank %d (host %s)%s%s%s%s",
 	                  limit_s, w->what, w->peer,
-	                  cb_comm_host_name(c, w->peer),
+	                  cb_comm_host_name(c, w->peer), *d ? " " : "", d,
 	                  w->over ? " over " : "", w->over ? w->over : "");
 }
 

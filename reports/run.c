@@ -172,6 +172,11 @@ static json_object *settings(const struct cb_run_settings *o)
 	    o->scaling_bytes ? json_object_new_int64((int64_t)o->scaling_bytes)
 	                     : NULL);
 	add(s, "touch", json_object_new_boolean(o->touch));
+	add(s, "average", json_object_new_int(o->average));
+	add(s, "run_cycles", json_object_new_int(o->cycles));
+	add(s, "duration_s",
+	    o->duration_s > 0 ? dbl(o->duration_s, "%g") : NULL);
+	add(s, "report_gbits", json_object_new_boolean(o->report_gbits));
 	return s;
 }
 
