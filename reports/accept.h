@@ -110,7 +110,7 @@ struct cb_acc_warning {
 struct cb_acc_plan_step {
 	char name[12];
 	int rounds, pairs;
-	char why[128];
+	char why[192];
 };
 
 /* The noise the pairwise judge measured (have 0: not judged so). */
