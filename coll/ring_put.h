@@ -55,16 +55,11 @@ cb_status_t cb_ring_put_begin(struct cb_comm *c, struct ring_put *rp,
                               const struct cb_mem *m, const void *recvbuf,
                               uint64_t seq);
 /* Before the first allgather chunk goes: CB_OK once the right's answer is
- * in (rp->put then says how chunks go), CB_AGAIN before. */
+ * in (rp->put then says how chunks go: as the schedule's puts, CB_SOP_PUT,
+ * into rp->rrm at rp->in.off), CB_AGAIN before. */
 cb_status_t cb_ring_put_ready(struct cb_comm *c, struct ring_put *rp);
 /* At the end of a call: its small messages complete. */
 cb_status_t cb_ring_put_end(struct cb_comm *c, struct ring_put *rp);
-/* The notification value of allgather chunk @k of call @seq. */
-static inline uint32_t cb_ring_put_note(uint64_t seq, uint64_t k)
-{
-	return 0x80000000u | ((uint32_t)(seq & 0x7f) << 24) |
-	       (uint32_t)(k & 0xffffff);
-}
 void cb_ring_put_free(struct cb_comm *c, struct ring_put *rp);
 
 #endif

@@ -20,7 +20,19 @@
  *     their pair in the same order; the executor posts them in that order.
  *     A schedule that breaks this fails with a tag or size mismatch error -
  *     loudly, never with wrong data.
- *   - Operations must be added in (segment, round) order.
+ *   - Operations are added in (segment, round) order, or, where the wire
+ *     order the algorithm wants differs from that (the ring allreduce: a
+ *     step of every chunk, then the next step), segments may interleave:
+ *     then each segment's own operations still come in round order, and
+ *     segment numbers stay below the plan's operation count.  Such a
+ *     schedule must not make a message wait for a segment beyond the
+ *     window: its wire order visits segments in groups of at most
+ *     CB_SCHED_WINDOW.
+ *   - One-sided writes: a CB_SOP_PUT writes its piece straight into the
+ *     peer's memory and raises a notification there, where the path the
+ *     call set (cb_sched_put_path) is on; where it is off it goes as a
+ *     send.  The peer waits for it with a CB_SOP_NOTIFY (when it offered
+ *     its memory) or a receive (when not): both ends decide alike.
  *
  * Offsets and sizes are in bytes, against three buffers: the call's send
  * and receive buffers and the plan's scratch buffer (CB_SB_TMP, sized at
@@ -48,6 +60,8 @@ enum cb_sop_kind {
 	CB_SOP_RECV,
 	CB_SOP_RECV_REDUCE,
 	CB_SOP_COPY,
+	CB_SOP_PUT,    /* a send that may write into the peer's memory */
+	CB_SOP_NOTIFY, /* the receiving end of a put: its notification */
 };
 
 struct cb_sop {
@@ -65,8 +79,19 @@ struct cb_sched_cfg {
 	size_t max_ops;     /* most operations one call adds */
 	size_t tmp_bytes;   /* scratch buffer (CB_SB_TMP) */
 	size_t stage_bytes; /* largest receive-and-reduce piece */
-	int stage_per_seg;  /* most receive-and-reduce ops in one segment */
+	int stage_per_seg;  /* most receive-and-reduce ops in one round of a
+	                       segment */
 	const char *algo;   /* for messages: "tree" */
+	/* For the line a stall prints: where @op is in the algorithm
+	 * ("reduce-scatter step 2, chunk 0"; NULL: "segment S round R"),
+	 * @n ranks in the group. */
+	void (*where)(char *buf, size_t cap, const struct cb_sop *op, int n);
+	/* A round does not wait for its sends (and puts) to complete, only
+	 * its segment's end does: for schedules in which no later round
+	 * writes what an earlier send reads before the peer has used it (the
+	 * ring allreduce: a block comes back only after the whole ring has
+	 * read it). */
+	int trail_sends;
 };
 
 cb_status_t cb_sched_create(struct cb_comm *c, const struct cb_group *g,
@@ -88,6 +113,30 @@ int cb_sched_recv_reduce(struct cb_sched *s, uint32_t seg, int round, int peer,
                          size_t soff, size_t bytes);
 int cb_sched_copy(struct cb_sched *s, uint32_t seg, int round, enum cb_sbuf dst,
                   size_t doff, enum cb_sbuf src, size_t soff, size_t bytes);
+/* A put of @bytes at @off of @buf to byte @roff of the peer's region (past
+ * the path's base), or a send where the path is off; and its receiving
+ * end, which waits for the notification (@bytes: for the counters). */
+int cb_sched_put(struct cb_sched *s, uint32_t seg, int round, int peer,
+                 enum cb_sbuf buf, size_t off, size_t roff, size_t bytes);
+int cb_sched_notify(struct cb_sched *s, uint32_t seg, int round, int peer,
+                    size_t bytes);
+
+/*
+ * The one-sided path of this call's puts (set after cb_sched_begin; none:
+ * puts go as sends).  @ready is asked before the first put is posted:
+ * CB_AGAIN while it cannot tell yet, else CB_OK with @on (0: as sends),
+ * @rm (the peer's imported region) and @roff (the base puts add to), or an
+ * error.
+ */
+struct cb_sched_put_path {
+	int on;
+	struct cb_tp_rmem *rm;
+	uint64_t roff;
+};
+typedef cb_status_t (*cb_sched_put_ready_fn)(struct cb_comm *c, void *arg,
+                                             struct cb_sched_put_path *out);
+void cb_sched_put_path(struct cb_sched *s, cb_sched_put_ready_fn ready,
+                       void *arg);
 
 /* Run what was described; counters in cb_sched_stats() (reset by begin). */
 cb_status_t cb_sched_run(struct cb_sched *s);

@@ -34,6 +34,14 @@ struct cb_wait_spec {
 	int pause_us; /* sleep between passes: for waits on the kernel's
 	               * pace (connection handshakes), 0: spin */
 	int moved;    /* set by @attempt, cleared by the wait */
+	/* At the deadline, before the line is written: may set @peer, @what,
+	 * @over and @detail to say what is stuck (a schedule's step); NULL:
+	 * they stand as they are. */
+	void (*stuck)(struct cb_comm *c, struct cb_wait_spec *w);
+	/* After the peer: "to send tree allreduce segment 2 round 1"; or
+	 * NULL.  The line: "timed out after T s WHAT rank PEER (host H)
+	 * [DETAIL][ over OVER]", or without a peer "... WHAT[ DETAIL]". */
+	const char *detail;
 };
 
 /*
