@@ -4,7 +4,8 @@
 # booted by tools/rdma-vm.sh, joined by a private link, with rxe (RoCE v2) or
 # siw (iWARP) on it; tests/rdma-vm/guest.sh in each.  MODE: rxe-oob, rxe-cm,
 # siw, rxe-linkdown (linkdown.sh instead), siw-connect (connect.sh: ten new
-# connections in a row).  Skipped (77, one line) where the verbs module is not built or qemu or
+# connections in a row), rxe-auto (auto.sh: two ranks per guest, --transport
+# auto).  Skipped (77, one line) where the verbs module is not built or qemu or
 # Debian's kernel cannot be had (tools/rdma-vm.sh says which).
 set -u
 mode=$1 cb=$(realpath "$2")
@@ -17,18 +18,21 @@ if ! ls "$plugins"/libcollbench-verbs.so >/dev/null 2>&1; then
 fi
 COLLBENCH_PLUGIN_PATH=$(realpath "$plugins")
 export COLLBENCH_PLUGIN_PATH
-script=$here/guest.sh
+script=$here/guest.sh smp=()
 case $mode in
 rxe-oob | rxe-cm) dev=rxe ;;
 rxe-linkdown) dev=rxe script=$here/linkdown.sh ;;
 siw) dev=siw ;;
 siw-connect) dev=siw script=$here/connect.sh ;;
+# two ranks per guest: two vCPUs (on one, the pair over verbs stalls: see
+# docs/rdma-vm.md)
+rxe-auto) dev=rxe script=$here/auto.sh smp=(--smp 2) ;;
 *) echo "run.sh: unknown mode $mode" && exit 2 ;;
 esac
 once() {
 	local t0 rc
 	t0=$(date +%s)
-	"$vm" --guests 2 --dev "$dev" --boot-timeout "${RDMA_VM_BOOT_TIMEOUT:-240}" \
+	"$vm" --guests 2 --dev "$dev" "${smp[@]}" --boot-timeout "${RDMA_VM_BOOT_TIMEOUT:-240}" \
 		--timeout "${RDMA_VM_TIMEOUT:-480}" -- bash "$script" "$mode" "$cb"
 	rc=$?
 	echo "rdma-vm $mode: status $rc, $(($(date +%s) - t0)) s wall (boot included)"
