@@ -42,6 +42,8 @@ static inline uint32_t note_of(uint64_t seq, uint32_t k)
 	return 0x80000000u | ((uint32_t)(seq & 0x7f) << 24) | (k & 0xffffffu);
 }
 
+/* Segment @g's round that starts at ord[g->lo] (ops of a segment are in
+ * round order): where it ends, what it waits for. */
 static void open_round(const struct cb_sched *s, struct segstate *g)
 {
 	uint32_t hi = g->lo;

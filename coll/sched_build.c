@@ -149,26 +149,33 @@ static cb_status_t order_ops(struct cb_sched *s)
 {
 	uint32_t nops = (uint32_t)s->nops, cur = NONE;
 
-	if (!s->interleaved) {
-		for (uint32_t x = 0; x < nops; x++)
-			s->ord[x] = x;
-	} else {
-		memset(s->cnt, 0, (s->nops + 1) * sizeof(uint32_t));
-		for (uint32_t i = 0; i < nops; i++) {
-			if (s->ops[i].seg >= nops)
-				return cb_fail(
-				        CB_ERR_INVALID,
-				        "%s: segment %u of an interleaved "
-				        "schedule of %u operations",
-				        s->algo, s->ops[i].seg, nops);
-			s->cnt[s->ops[i].seg + 1]++;
-		}
-		for (uint32_t k = 1; k <= nops; k++)
-			s->cnt[k] += s->cnt[k - 1];
-		for (uint32_t i = 0; i < nops; i++)
-			s->ord[s->cnt[s->ops[i].seg]++] = i;
-	}
 	s->nsegs = 0;
+	if (!s->interleaved) {
+		/* already in order (add() saw to it): one pass */
+		for (uint32_t x = 0; x < nops; x++) {
+			s->ord[x] = x;
+			if (s->ops[x].seg != cur) {
+				cur = s->ops[x].seg;
+				s->seg_first[s->nsegs++] = x;
+			}
+		}
+		s->seg_first[s->nsegs] = nops;
+		return CB_OK;
+	}
+	memset(s->cnt, 0, (s->nops + 1) * sizeof(uint32_t));
+	for (uint32_t i = 0; i < nops; i++) {
+		if (s->ops[i].seg >= nops)
+			return cb_fail(
+			        CB_ERR_INVALID,
+			        "%s: segment %u of an interleaved schedule "
+			        "of %u operations",
+			        s->algo, s->ops[i].seg, nops);
+		s->cnt[s->ops[i].seg + 1]++;
+	}
+	for (uint32_t k = 1; k <= nops; k++)
+		s->cnt[k] += s->cnt[k - 1];
+	for (uint32_t i = 0; i < nops; i++)
+		s->ord[s->cnt[s->ops[i].seg]++] = i;
 	for (uint32_t x = 0; x < nops; x++) {
 		const struct cb_sop *op = &s->ops[s->ord[x]];
 		if (op->seg != cur) {
@@ -270,11 +277,10 @@ cb_status_t cb_sched_link(struct cb_sched *s)
 	}
 	if ((st = order_ops(s)))
 		return st;
-	return assign_slots(s);
+	/* where every peer's transport reduces on arrival, nothing is
+	 * staged */
+	return s->fused_all ? CB_OK : assign_slots(s);
 }
-
-/* Segment @g's round that starts at ord[g->lo] (ops of a segment are in
- * round order): where it ends, what it waits for. */
 
 /*
  * Connect the peers the linked schedule uses that are not connected yet.
