@@ -138,6 +138,11 @@ void *cb_sched_tmp(struct cb_sched *s)
 	return s->tmp;
 }
 
+const struct cb_mem *cb_sched_mem(const struct cb_sched *s, enum cb_sbuf b)
+{
+	return s->mem[b];
+}
+
 const struct cb_coll_stats *cb_sched_stats(const struct cb_sched *s)
 {
 	return &s->stats;
