@@ -7,7 +7,9 @@
  *   judge.c  which pairs are outside tolerance, and who is to blame
  *   plan.c   the pairwise plan and its noise judge, pure (plan.h)
  *   drive.c  the pairwise stage: plan.c's rounds over the real fabric
- *   stage.c  inventory, collectives, the burn's counters
+ *   stage.c  inventory, collectives, the burn's counters; every rank's
+ *            retransmission and link counters at each gather
+ *   counters.c  what those counters name (lossy, flapping), pure
  *
  * The record itself (struct cb_acc) and its writers are reports/accept.h.
  */
@@ -84,6 +86,9 @@ struct cb_acc_ctx {
 	uint32_t seq;        /* keys of the stage's store exchanges */
 	int alone;           /* measuring suspects alone: more repetitions */
 	unsigned char *gone; /* rank 0: ranks that stopped reporting */
+	/* The stage running: the counters read at its gathers are its. */
+	enum cb_acc_stage_id stage;
+	char ctr_netdev[32], ctr_ibdev[32]; /* whose counters (inventory) */
 };
 
 /* Connect to node @peer's rank and exchange a small checked message both
@@ -148,6 +153,36 @@ cb_status_t cb_acc_collectives(struct cb_acc_ctx *x, double *busbw_out);
 cb_status_t cb_acc_counters(struct cb_acc_ctx *x);
 /* Rank 0: findings for counters that grew. */
 void cb_acc_judge_counters(struct cb_acc *a);
+/* This rank's retransmission and link counters, now (topo/hostctr.h). */
+void cb_acc_ctr_read(const struct cb_acc_ctx *x, struct cb_hostctr *out);
+/* Rank 0, after a gather whose every block (@stride bytes apart in @all)
+ * begins with its rank's counters: each host's, from its first rank
+ * present, into the record under x->stage; @moved[h] (NULL: not wanted)
+ * gets what moved on host h since it was last read. */
+void cb_acc_ctr_gathered(struct cb_acc_ctx *x, const void *all, size_t stride,
+                         const unsigned char *present,
+                         struct cb_hostctr *moved);
+
+/* ---- what the counters name (counters.c, pure) ---- */
+
+/* The rule: a host is named lossy in a stage when it (or, in the pairwise
+ * stage, the median of its pairs) retransmitted more than
+ * CB_ACC_LOSS_RATIO times the median of the other hosts (pairs), at least
+ * CB_ACC_LOSS_MIN segments, and at least CB_ACC_LOSS_RATE of the
+ * segments sent. */
+#define CB_ACC_LOSS_RATIO 10.0
+#define CB_ACC_LOSS_MIN   50
+#define CB_ACC_LOSS_RATE  0.001
+
+/* Host @h's counters @snap, read at a gather of stage @s: the first
+ * reading is its start; later ones add what moved to moved[@s], and to
+ * *@moved (NULL: not wanted). */
+void cb_acc_ctr_note(struct cb_acc *a, enum cb_acc_stage_id s, int h,
+                     const struct cb_hostctr *snap, struct cb_hostctr *moved);
+/* Findings of the counters: lossy hosts (by the rule above) and links
+ * that went down (carrier changes, link_downed: appended to the plan's
+ * flapping finding for the host where it made one). */
+void cb_acc_judge_loss(struct cb_acc *a);
 
 /* ---- rank 0's summaries and outputs (out.c) ---- */
 

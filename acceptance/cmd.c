@@ -164,10 +164,16 @@ static void take(struct cb_acc *a, const struct cb_acc_pair *m, int n,
 		struct cb_acc_pair *p = cb_acc_pair_of(a, m[i].a, m[i].b);
 		if (!p)
 			continue;
-		int round = p->round;
+		int round = p->round, meas = p->ctr_meas, lossy = p->ctr_lossy;
 		double fbw = cb_acc_pair_bw(p), flat = p->lat_p50_us;
+		uint64_t retrans = p->retrans, segs = p->out_segs;
 		*p = m[i];
 		p->round = round;
+		/* the pairwise stage's counters stay the pair's */
+		p->retrans = retrans;
+		p->out_segs = segs;
+		p->ctr_meas = meas;
+		p->ctr_lossy = lossy;
 		p->fail_stage = stage;
 		if (remeasure) {
 			p->remeasured = 1;
@@ -425,6 +431,7 @@ static cb_status_t stage_connect(struct run *R)
 	double t0 = now_s();
 	cb_status_t st;
 
+	x->stage = CB_ACC_CONNECTIVITY;
 	a->pairs = calloc((size_t)R->nall + 1, sizeof(*a->pairs));
 	if (!a->pairs)
 		return cb_fail(CB_ERR_NOMEM, "out of memory");
@@ -474,6 +481,7 @@ static cb_status_t stage_pairwise(struct run *R)
 	cb_status_t st;
 	int colls = R->keep->colls;
 
+	x->stage = CB_ACC_PAIRWISE;
 	/* The plan and its judge (acceptance/plan.c, driven by drive.c):
 	 * the findings are made there. */
 	if ((st = cb_acc_planned(x, R->keep->serial)))
@@ -515,6 +523,8 @@ static cb_status_t stage_colls(struct run *R, double *allreduce)
 			         "skipped: not every pair of nodes works");
 		return CB_OK;
 	}
+	if (x->stage != CB_ACC_BURN)
+		x->stage = CB_ACC_COLLECTIVES;
 	if ((st = cb_acc_collectives(x, allreduce)))
 		return st;
 	if (x->c->rank == 0) {
@@ -532,6 +542,7 @@ static cb_status_t stage_burn(struct run *R)
 	struct cb_acc_pair *keep = NULL;
 	cb_status_t st = CB_OK;
 
+	x->stage = CB_ACC_BURN;
 	if (x->c->rank == 0)
 		keep = malloc(((size_t)a->npairs + 1) * sizeof(*keep));
 	for (;;) {
@@ -707,6 +718,7 @@ static int acc_rank(void *arg, const struct cb_cli_rank *r)
 		goto fail;
 	if (c->rank == 0) {
 		cb_acc_judge_counters(&a);
+		cb_acc_judge_loss(&a);
 		a.seconds = now_s() - t0;
 		cb_acc_meta(c, o, &a, &meta, &ri, hn, sizeof(hn));
 		rc = cb_acc_outputs(o, &a);

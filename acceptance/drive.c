@@ -49,6 +49,11 @@ static void record(struct cb_acc *a, const struct cb_acc_pair *m)
 		p->fail_stage = CB_ACC_PAIRWISE;
 		return;
 	}
+	/* The counters add up over every measurement of the pair. */
+	uint64_t retrans = p->retrans + m->retrans,
+	         segs = p->out_segs + m->out_segs;
+	int meas = p->ctr_meas + m->ctr_meas,
+	    lossy = p->ctr_lossy + m->ctr_lossy;
 	if (!p->remeasured) {
 		p->remeasured = 1;
 		p->first_bw_gbps = cb_acc_pair_bw(p);
@@ -63,6 +68,10 @@ static void record(struct cb_acc *a, const struct cb_acc_pair *m)
 		p->first_bw_gbps = fbw;
 		p->first_lat_us = flat;
 	}
+	p->retrans = retrans;
+	p->out_segs = segs;
+	p->ctr_meas = meas;
+	p->ctr_lossy = lossy;
 }
 
 static void find_line(struct cb_acc *a, const struct cb_accp_result *r,
@@ -111,6 +120,7 @@ static void find_line(struct cb_acc *a, const struct cb_accp_result *r,
 			                  "them");
 		break;
 	case CB_ACCP_FLAP:
+		a->hosts[ha].flap_find = a->nfindings + 1;
 		cb_acc_find(a, CB_ACC_PAIRWISE, "node", ha, -1,
 		            "%s %s: %d measurements with different partners "
 		            "failed and later ones worked: a link that flaps "
@@ -118,6 +128,7 @@ static void find_line(struct cb_acc *a, const struct cb_accp_result *r,
 		            what, label(a, f->a, la, sizeof(la)), f->tries);
 		break;
 	case CB_ACCP_DEAD:
+		a->hosts[ha].flap_find = a->nfindings + 1;
 		cb_acc_find(a, CB_ACC_PAIRWISE, "node", ha, -1,
 		            "%s %s: every measurement with its peers failed "
 		            "from round %d on (%d failures): it is cut off",

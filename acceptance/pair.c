@@ -502,6 +502,22 @@ static void merge(const struct cb_acc *a, const struct cb_acc_meas *lo,
 	(void)wait_s;
 }
 
+/* 1 when every host of the job is one node, in at most one of @pairs:
+ * then what a host's counters moved is its pair's. */
+static int one_pair_each(const struct cb_acc *a, int (*pairs)[2], int n)
+{
+	unsigned char *seen;
+	int ok = a->nnodes == a->nhosts;
+
+	if (!ok || !(seen = calloc((size_t)a->nnodes + 1, 1)))
+		return 0;
+	for (int i = 0; ok && i < n; i++)
+		for (int s = 0; s < 2; s++)
+			ok &= !seen[pairs[i][s]]++;
+	free(seen);
+	return ok;
+}
+
 /* With @alone, pair @i waits for its turn: key "acc/turn/SEQ/i", set by
  * rank 0 for the first pair and by the lower node of pair i - 1 when it is
  * done, so no two pairs ever run at once. */
@@ -532,13 +548,17 @@ cb_status_t cb_acc_stage_pairs(struct cb_acc_ctx *x, int (*pairs)[2], int n,
 	uint32_t seq = x->seq++;
 	const struct cb_acc *a = x->a;
 	int per = a->nnodes > 1 ? a->nnodes - 1 : 1, k = 0, world = x->c->world;
-	size_t block = (size_t)per * sizeof(struct cb_acc_meas);
-	struct cb_acc_meas *mine = calloc((size_t)per, sizeof(*mine));
-	struct cb_acc_meas *all = NULL;
+	/* a block: the rank's counters (cb_acc_ctr_gathered), its entries */
+	size_t head = (sizeof(struct cb_hostctr) + 15) / 16 * 16;
+	size_t block = head + (size_t)per * sizeof(struct cb_acc_meas);
+	char *mblock = calloc(1, block), *all = NULL;
+	struct cb_acc_meas *mine =
+	        (struct cb_acc_meas *)(void *)(mblock + head);
+	struct cb_hostctr *moved = NULL;
 	unsigned char *present = NULL;
 	cb_status_t st = CB_OK;
 
-	if (!mine)
+	if (!mblock)
 		return cb_fail(CB_ERR_NOMEM, "out of memory");
 	for (int i = 0; i < per; i++)
 		mine[i].a = mine[i].b = -1;
@@ -564,16 +584,19 @@ cb_status_t cb_acc_stage_pairs(struct cb_acc_ctx *x, int (*pairs)[2], int n,
 	x->alone = 0;
 	if (st)
 		goto out;
-	if (x->c->rank == 0 && (!(all = calloc((size_t)world, block)) ||
-	                        !(present = calloc((size_t)world, 1)))) {
+	if (x->c->rank == 0 &&
+	    (!(all = calloc((size_t)world, block)) ||
+	     !(present = calloc((size_t)world, 1)) ||
+	     !(moved = calloc((size_t)a->nhosts + 1, sizeof(*moved))))) {
 		st = cb_fail(CB_ERR_NOMEM, "out of memory");
 		goto out;
 	}
+	cb_acc_ctr_read(x, (struct cb_hostctr *)(void *)mblock);
 	/* A rank whose last pair failed reports a pair deadline after the
 	 * others; once nobody has reported for longer than that, those
 	 * missing are cut off. */
 	st = cb_boot_gather_root_idle(
-	        x->c->boot, "every rank's pairs", mine, block, all, wait_s,
+	        x->c->boot, "every rank's pairs", mblock, block, all, wait_s,
 	        1.5 * x->o->set.pair_timeout_s + 1, x->gone, present);
 	if (!st && x->c->rank != 0 && k >= 2) {
 		/* Every one of this node's pairs failed: it is this host that
@@ -592,6 +615,8 @@ cb_status_t cb_acc_stage_pairs(struct cb_acc_ctx *x, int (*pairs)[2], int n,
 		goto out;
 	for (int r = 0; x->gone && r < world; r++)
 		x->gone[r] |= !present[r];
+	cb_acc_ctr_gathered(x, all, block, present, moved);
+	int own = one_pair_each(a, pairs, n);
 	for (int i = 0; i < n; i++) {
 		const struct cb_acc_meas *side[2] = { NULL, NULL };
 		int in[2];
@@ -599,7 +624,11 @@ cb_status_t cb_acc_stage_pairs(struct cb_acc_ctx *x, int (*pairs)[2], int n,
 			                       .b = pairs[i][1] };
 		for (int s = 0; s < 2; s++) {
 			int r = a->nodes[pairs[i][s]].rank;
-			const struct cb_acc_meas *e = &all[(size_t)r * per];
+			const struct cb_acc_meas *e =
+			        (const struct cb_acc_meas
+			                 *)(const void *)(all +
+			                                  (size_t)r * block +
+			                                  head);
 			in[s] = present[r];
 			for (int j = 0; in[s] && j < per; j++)
 				if (e[j].a == pairs[i][0] &&
@@ -607,10 +636,28 @@ cb_status_t cb_acc_stage_pairs(struct cb_acc_ctx *x, int (*pairs)[2], int n,
 					side[s] = &e[j];
 		}
 		merge(a, side[0], side[1], in[0], in[1], wait_s, &out[i]);
+		/* Each end's only pair this time: what its host retransmitted
+		 * is this pair's. */
+		const struct cb_hostctr
+		        *ma = &moved[a->nodes[pairs[i][0]].host],
+		        *mb = &moved[a->nodes[pairs[i][1]].host];
+		uint32_t both = 1u << CB_HC_RETRANS | 1u << CB_HC_OUTSEGS;
+		if (own && (ma->have & both) == both &&
+		    (mb->have & both) == both) {
+			out[i].retrans =
+			        ma->v[CB_HC_RETRANS] + mb->v[CB_HC_RETRANS];
+			out[i].out_segs =
+			        ma->v[CB_HC_OUTSEGS] + mb->v[CB_HC_OUTSEGS];
+			out[i].ctr_meas = 1;
+			out[i].ctr_lossy =
+			        out[i].retrans >=
+			        CB_ACC_LOSS_RATE * (double)out[i].out_segs;
+		}
 	}
 out:
-	free(mine);
+	free(mblock);
 	free(all);
 	free(present);
+	free(moved);
 	return st;
 }

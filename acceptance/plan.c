@@ -145,6 +145,8 @@ void cb_accp_free(struct cb_accp *p)
 	free(p->lv);
 	free(p->pool);
 	free(p->conf);
+	free(p->redo);
+	free(p->good);
 	free(p);
 }
 
@@ -189,6 +191,69 @@ static void quick_round(struct cb_accp *p, int r)
 	}
 }
 
+/* The quick rounds that ran busy (their median pair below CB_ACCP_BUSY
+ * of the median over rounds): their measurements are set aside and the
+ * rounds queued to be measured again.  The number queued. */
+static int busy_rounds(struct cb_accp *p)
+{
+	int nr = p->total, k = 0, nq = 0;
+	double *med = calloc((size_t)nr + 1, sizeof(double));
+	double *v = calloc((size_t)p->n + 1, sizeof(double));
+	int *rr = calloc((size_t)nr + 1, sizeof(int));
+
+	free(p->redo);
+	p->redo = rr;
+	p->nredo = p->iredo = 0;
+	if (!med || !v || !rr)
+		goto out;
+	for (int r = 0; r < nr; r++) {
+		int j = 0;
+		for (int i = 0; i < p->nm; i++) {
+			const struct cb_accp_meas *e = &p->m[i];
+			if (e->round == r && e->stage == CB_ACCP_QUICK &&
+			    !e->redone && e->ok && j < p->n)
+				v[j++] = e->bw;
+		}
+		if (j >= 2) /* a round of one pair says nothing */
+			med[k] = cb_accp_median(v, j), rr[k++] = r;
+	}
+	if (k < 3)
+		goto out;
+	double *all = calloc((size_t)k, sizeof(double));
+	if (!all)
+		goto out;
+	memcpy(all, med, (size_t)k * sizeof(double));
+	double mm = cb_accp_median(all, k);
+	free(all);
+	for (int i = 0; i < k; i++) {
+		if (med[i] >= CB_ACCP_BUSY * mm)
+			continue;
+		double pct = 100 * med[i] / mm;
+		if (!p->res.redo_rounds || pct < p->res.redo_pct)
+			p->res.redo_pct = pct;
+		p->res.redo_rounds++;
+		for (int j = 0; j < p->nm; j++)
+			if (p->m[j].round == rr[i] &&
+			    p->m[j].stage == CB_ACCP_QUICK)
+				p->m[j].redone = 1;
+		rr[nq++] = rr[i];
+	}
+	p->nredo = nq;
+out:
+	free(med);
+	free(v);
+	return nq;
+}
+
+/* The pairs of quick round @r (as measured, set aside) again. */
+static void redo_round(struct cb_accp *p, int r)
+{
+	for (int i = 0; i < p->nm; i++)
+		if (p->m[i].round == r && p->m[i].redone &&
+		    p->m[i].stage == CB_ACCP_QUICK)
+			cb_accp_put(p, p->m[i].a, p->m[i].b, -1);
+}
+
 /* ---- the plan ---- */
 
 static void explain(struct cb_accp *p)
@@ -208,13 +273,22 @@ static void explain(struct cb_accp *p)
 		         "log2 of %d nodes: each meets a node of the other "
 		         "half, quarter, ... of the %s",
 		         p->n, p->c.group ? "switches" : "node order");
+	if (r->redo_rounds) {
+		size_t l = strlen(r->why[CB_ACCP_QUICK]);
+		snprintf(r->why[CB_ACCP_QUICK] + l, sizeof(r->why[0]) - l,
+		         "; %d ran busy (down to %.0f%% of the others) and "
+		         "were measured again",
+		         r->redo_rounds, r->redo_pct);
+	}
 	snprintf(r->why[CB_ACCP_REPEAT], sizeof(r->why[0]),
 	         "the first %d round%s again: %d pairs measured twice give "
 	         "the noise",
 	         p->nrep, p->nrep == 1 ? "" : "s", p->nfirst);
 	snprintf(r->why[CB_ACCP_LOCATE], sizeof(r->why[0]),
-	         "%d suspect node%s against %d cleared partners, in parallel",
-	         r->suspect_nodes, r->suspect_nodes == 1 ? "" : "s", npool);
+	         "%d suspect node%s against %d cleared partners, in parallel, "
+	         "%d control pairs beside them",
+	         r->suspect_nodes, r->suspect_nodes == 1 ? "" : "s", npool,
+	         r->ctrl_pairs);
 	snprintf(r->why[CB_ACCP_CONFIRM], sizeof(r->why[0]),
 	         "%d pair%s outside with no node to blame, up to %d times "
 	         "more",
@@ -227,6 +301,13 @@ int cb_accp_next(struct cb_accp *p, int (*pairs)[2], int *stage)
 		p->nb = 0;
 		switch (p->stage) {
 		case CB_ACCP_QUICK:
+			if (p->r >= p->quick_rounds && p->iredo < p->nredo) {
+				redo_round(p, p->redo[p->iredo++]);
+				break;
+			}
+			if (p->r >= p->quick_rounds && p->redo_pass < 2 &&
+			    (p->redo_pass++, busy_rounds(p)))
+				continue;
 			if (p->r >= p->quick_rounds) {
 				p->stage = CB_ACCP_REPEAT;
 				p->r = 0;
@@ -300,6 +381,11 @@ void cb_accp_feed(struct cb_accp *p, const double *bw, const int *ok)
 		p->m = m;
 		p->capm = cap;
 	}
+	p->ctrl_now = 0;
+	double scale = p->bstage >= CB_ACCP_LOCATE
+	                       ? cb_accp_round_scale(p, bw, ok)
+	                       : 1;
+
 	for (int i = 0; i < p->nb; i++) {
 		int good = ok[i] && bw[i] > 0, w = p->who[i];
 		double v = good ? bw[i] : 0;
@@ -317,13 +403,13 @@ void cb_accp_feed(struct cb_accp *p, const double *bw, const int *ok)
 				p->lv[w * MAXP + p->lt[w]] = v;
 			}
 			p->lt[w]++;
-			p->lo[w] += cb_accp_outside(p, good, v);
+			p->lo[w] += cb_accp_outside(p, good, v, scale);
 		} else if (p->bstage == CB_ACCP_CONFIRM && w >= 0) {
 			struct conf *c = &p->conf[w];
+			c->left--;
 			c->v[c->tries < CONFS ? c->tries : CONFS - 1] = v;
 			c->tries++;
-			c->outs += cb_accp_outside(p, good, v);
-			c->left--;
+			c->outs += cb_accp_outside(p, good, v, scale);
 		}
 	}
 	p->total++;

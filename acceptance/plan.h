@@ -58,7 +58,8 @@ struct cb_accp_meas {
 	int a, b; /* nodes, a < b */
 	int stage, round;
 	int ok;
-	double bw; /* GB/s, 0 when !ok */
+	double bw;  /* GB/s, 0 when !ok */
+	int redone; /* its round ran busy and was measured again */
 };
 
 struct cb_accp_find {
@@ -81,8 +82,12 @@ struct cb_accp_result {
 	double vary_pct; /* the median difference between repeats, % */
 	double tell_pct; /* the smallest fault it can tell, % */
 	int rounds[CB_ACCP_NSTAGES], pairs[CB_ACCP_NSTAGES];
-	char why[CB_ACCP_NSTAGES][128]; /* why that many rounds */
+	char why[CB_ACCP_NSTAGES][192]; /* why that many rounds */
 	int suspect_pairs, suspect_nodes, cleared_pairs;
+	int redo_rounds; /* quick rounds measured again: they ran busy */
+	double redo_pct; /* the slowest of them, % of the others' median */
+	int ctrl_pairs;  /* control pairs measured beside locate/confirm */
+	double ctrl_min; /* the lowest round scale they gave (0: none) */
 	const struct cb_accp_find *finds;
 	int nfinds;
 	const struct cb_accp_meas *meas; /* everything measured, in order */

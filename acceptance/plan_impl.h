@@ -9,8 +9,15 @@
 
 #include "acceptance/plan.h"
 
-#define MAXP  8 /* locate partners per node, at most */
-#define CONFS 3 /* confirmations of a path */
+#define MAXP            8    /* locate partners per node, at most */
+#define CONFS           3    /* confirmations of a path */
+#define CB_ACCP_CTRL    (-2) /* who: a control pair */
+#define CB_ACCP_MAXCTRL 8
+/* A quick round whose median pair is below this share of the median of
+ * the quick rounds' medians ran while the machine or fabric was busy:
+ * it is measured again (twice at most).  Only a retry: the verdict
+ * comes from the noise measured, not from this. */
+#define CB_ACCP_BUSY 0.8
 
 struct conf {
 	int a, b, left, tries, outs;
@@ -35,6 +42,9 @@ struct cb_accp {
 	int npool, *pool, rot;
 	struct conf *conf;
 	int nconf;
+	int *redo, nredo, iredo, redo_pass; /* busy quick rounds to redo */
+	int ctrl_now; /* control pairs that answered in the round fed */
+	int (*good)[2], ngood; /* quick pairs inside: controls */
 	struct cb_accp_result res;
 };
 
@@ -50,6 +60,9 @@ int cb_accp_tie_break(struct cb_accp *p);
 void cb_accp_judge_locate(struct cb_accp *p);
 void cb_accp_confirm_round(struct cb_accp *p);
 void cb_accp_judge_confirm(struct cb_accp *p);
-int cb_accp_outside(const struct cb_accp *p, int ok, double bw);
+/* Outside the noise, with the floor scaled by what the round's control
+ * pairs got (cb_accp_round_scale, called once per round before). */
+int cb_accp_outside(const struct cb_accp *p, int ok, double bw, double scale);
+double cb_accp_round_scale(struct cb_accp *p, const double *bw, const int *ok);
 
 #endif

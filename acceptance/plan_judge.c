@@ -65,7 +65,7 @@ static struct qpair *quick_pairs(struct cb_accp *p, int *nq)
 		return NULL;
 	}
 	for (int i = 0; i < p->nm; i++)
-		if (p->m[i].stage <= CB_ACCP_REPEAT)
+		if (p->m[i].stage <= CB_ACCP_REPEAT && !p->m[i].redone)
 			s[k++] = p->m[i];
 	qsort(s, (size_t)k, sizeof(*s), by_pair);
 	for (int i = 0; i < k; i++) {
@@ -274,6 +274,13 @@ void cb_accp_judge_quick(struct cb_accp *p)
 	for (int x = 0; !p->npool && x < n; x++)
 		if (p->busy[x] && !p->dropped[x])
 			p->pool[p->npool++] = x;
+	/* the pairs inside: controls for the rounds to come */
+	p->good = calloc((size_t)nq + 1, sizeof(*p->good));
+	for (int i = 0; p->good && i < nq; i++)
+		if (!q_out(p, &q[i])) {
+			p->good[p->ngood][0] = q[i].a;
+			p->good[p->ngood++][1] = q[i].b;
+		}
 	/* the suspect pairs with no suspect node: confirm later */
 	p->conf = calloc((size_t)nq + 1, sizeof(*p->conf));
 	for (int i = 0; p->conf && i < nq; i++)
@@ -296,6 +303,52 @@ static int met(const struct cb_accp *p, int x, int y)
 		if (p->used[x * MAXP + i] == y)
 			return 1;
 	return 0;
+}
+
+/* Control pairs, up to @max, from the nodes free in the round being
+ * built: quick pairs that were inside the noise first, then two cleared
+ * nodes.  The number placed. */
+static int controls(struct cb_accp *p, int max)
+{
+	int placed = 0, left = -1;
+
+	for (int i = 0; i < p->ngood && placed < max; i++) {
+		int j = (i + p->rot) % p->ngood, a = p->good[j][0],
+		    b = p->good[j][1];
+		if (p->busy[a] || p->busy[b] || p->dropped[a] ||
+		    p->dropped[b] || p->named[a] || p->named[b])
+			continue;
+		p->busy[a] = p->busy[b] = 1;
+		cb_accp_put(p, a, b, CB_ACCP_CTRL);
+		placed++;
+	}
+	for (int j = 0; j < p->npool && placed < max; j++) {
+		int c = p->pool[(j + p->rot) % p->npool];
+		if (p->busy[c] || p->dropped[c])
+			continue;
+		if (left < 0) {
+			left = c;
+			continue;
+		}
+		p->busy[left] = p->busy[c] = 1;
+		cb_accp_put(p, left, c, CB_ACCP_CTRL);
+		left = -1;
+		placed++;
+	}
+	return placed;
+}
+
+/* Controls for the round built: up to one per two measured pairs, at
+ * least one; where none fits, the round's last pairs wait for the next
+ * round (to the last one: a round nothing can control runs as it is). */
+static void control_round(struct cb_accp *p)
+{
+	int want = p->nb / 2 > 3 ? 3 : p->nb / 2 > 1 ? p->nb / 2 : 1;
+
+	while (p->nb && !controls(p, want) && p->nb > 1) {
+		p->nb--;
+		p->busy[p->batch[p->nb][0]] = p->busy[p->batch[p->nb][1]] = 0;
+	}
 }
 
 void cb_accp_locate_round(struct cb_accp *p)
@@ -330,12 +383,37 @@ void cb_accp_locate_round(struct cb_accp *p)
 		p->busy[x] = p->busy[y] = 1;
 		cb_accp_put(p, x, y, x);
 	}
+	control_round(p);
 	p->rot += 13;
 }
 
-int cb_accp_outside(const struct cb_accp *p, int ok, double bw)
+/* The round's control pairs against the reference: what the machine
+ * gave this round.  A suspect is outside only when it is also below the
+ * control by more than the noise allows: the floor moves down with the
+ * control's median, less half the band for the control's own noise, and
+ * never up (a quicker round does not raise the bar). */
+double cb_accp_round_scale(struct cb_accp *p, const double *bw, const int *ok)
 {
-	return !ok || bw < p->res.floor;
+	double v[CB_ACCP_MAXCTRL];
+	int k = 0;
+
+	for (int i = 0; i < p->nb && k < CB_ACCP_MAXCTRL; i++)
+		if (p->who[i] == CB_ACCP_CTRL && ok[i] && bw[i] > 0)
+			v[k++] = bw[i];
+	p->ctrl_now = k;
+	p->res.ctrl_pairs += k;
+	if (!k || p->res.ref <= 0)
+		return 1;
+	double s = fmin(1, cb_accp_median(v, k) / p->res.ref *
+	                           exp(p->res.k * p->res.sigma / 2));
+	if (!p->res.ctrl_min || s < p->res.ctrl_min)
+		p->res.ctrl_min = s;
+	return s;
+}
+
+int cb_accp_outside(const struct cb_accp *p, int ok, double bw, double scale)
+{
+	return !ok || bw < p->res.floor * scale;
 }
 
 /* After the locate rounds: ties get two partners more. */
@@ -446,6 +524,8 @@ void cb_accp_confirm_round(struct cb_accp *p)
 		p->busy[c->a] = p->busy[c->b] = 1;
 		cb_accp_put(p, c->a, c->b, i);
 	}
+	control_round(p);
+	p->rot += 13;
 }
 
 void cb_accp_judge_confirm(struct cb_accp *p)

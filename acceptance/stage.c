@@ -37,6 +37,13 @@ struct inv_entry {
 	struct cb_nic_info nics[CB_NIC_MAX];
 };
 
+/* What rank 0 gathers at inventory and at the end: the rank's counters
+ * first (cb_acc_ctr_gathered reads them there), then its NICs. */
+struct inv_block {
+	struct cb_hostctr ctr;
+	struct inv_entry e;
+};
+
 static const char *sysroot(struct cb_comm *c)
 {
 	char env[48];
@@ -79,10 +86,41 @@ static void read_mine(struct cb_acc_ctx *x, struct inv_entry *e)
 	/* verbs: the RDMA device bound to that interface, as its reader
 	 * names its ports */
 	char dev[32];
+	snprintf(x->ctr_netdev, sizeof(x->ctr_netdev), "%s", e->nic);
 	if (rd == &cb_nic_infiniband && e->nic[0]) {
 		cb_nic_rdma_of_netdev(sysroot(x->c), e->nic, dev, sizeof(dev));
 		if (dev[0])
 			snprintf(e->nic, sizeof(e->nic), "%s", dev);
+		snprintf(x->ctr_ibdev, sizeof(x->ctr_ibdev), "%s", e->nic);
+	}
+}
+
+void cb_acc_ctr_read(const struct cb_acc_ctx *x, struct cb_hostctr *out)
+{
+	cb_hostctr_read("/proc", sysroot(x->c), x->ctr_netdev, x->ctr_ibdev,
+	                out);
+}
+
+void cb_acc_ctr_gathered(struct cb_acc_ctx *x, const void *all, size_t stride,
+                         const unsigned char *present, struct cb_hostctr *moved)
+{
+	struct cb_acc *a = x->a;
+	const struct cb_comm *c = x->c;
+
+	for (int h = 0; h < a->nhosts; h++) {
+		int r = 0;
+		while (r < c->world &&
+		       (c->host_of_rank[r] != h || (present && !present[r])))
+			r++;
+		if (moved)
+			memset(&moved[h], 0, sizeof(moved[h]));
+		if (r == c->world)
+			continue;
+		struct cb_hostctr snap;
+		memcpy(&snap, (const char *)all + (size_t)r * stride,
+		       sizeof(snap));
+		cb_acc_ctr_note(a, x->stage, h, &snap,
+		                moved ? &moved[h] : NULL);
 	}
 }
 
@@ -96,13 +134,14 @@ static int nic_is(const char *used, const char *name)
 	return n && !strncmp(used, name, n) && (!name[n] || name[n] == '/');
 }
 
-static cb_status_t gather(struct cb_acc_ctx *x, struct inv_entry **all,
+static cb_status_t gather(struct cb_acc_ctx *x, struct inv_block **all,
                           unsigned char **present)
 {
-	struct inv_entry mine;
+	struct inv_block mine;
 	cb_status_t st;
 
-	read_mine(x, &mine);
+	read_mine(x, &mine.e);
+	cb_acc_ctr_read(x, &mine.ctr);
 	*all = NULL;
 	if (present)
 		*present = NULL;
@@ -122,6 +161,9 @@ static cb_status_t gather(struct cb_acc_ctx *x, struct inv_entry **all,
 			free(*present);
 			*present = NULL;
 		}
+	} else if (x->c->rank == 0) {
+		cb_acc_ctr_gathered(x, *all, sizeof(**all),
+		                    present ? *present : NULL, NULL);
 	}
 	return st;
 }
@@ -153,7 +195,7 @@ cb_status_t cb_acc_inventory(struct cb_acc_ctx *x)
 {
 	struct cb_comm *c = x->c;
 	struct cb_acc *a = x->a;
-	struct inv_entry *all;
+	struct inv_block *all;
 	cb_status_t st = gather(x, &all, NULL);
 
 	if (st || c->rank != 0)
@@ -169,7 +211,7 @@ cb_status_t cb_acc_inventory(struct cb_acc_ctx *x)
 	int speeds[CB_NIC_MAX * 4], nspeeds = 0;
 	for (int h = 0; h < a->nhosts; h++) {
 		struct cb_acc_host *ho = &a->hosts[h];
-		const struct inv_entry *e = &all[first_rank(c, h)];
+		const struct inv_entry *e = &all[first_rank(c, h)].e;
 		ho->reported = 1;
 		ho->nnics = e->nnics;
 		memcpy(ho->nics, e->nics, sizeof(ho->nics));
@@ -199,11 +241,11 @@ cb_status_t cb_acc_inventory(struct cb_acc_ctx *x)
 	for (int r = 0; r < c->world && !a->shared_cores[0]; r++) {
 		int k = 0;
 		for (int q = 0; q < c->world; q++)
-			k += !strcmp(all[q].boot_id, all[r].boot_id);
-		if (all[r].cpus > 0 && k > all[r].cpus)
+			k += !strcmp(all[q].e.boot_id, all[r].e.boot_id);
+		if (all[r].e.cpus > 0 && k > all[r].e.cpus)
 			snprintf(a->shared_cores, sizeof(a->shared_cores),
 			         "%d ranks share the %d cores of one machine",
-			         k, all[r].cpus);
+			         k, all[r].e.cpus);
 	}
 	cb_nic_compare(nics, counts, a->nhosts, why);
 	int differ = 0;
@@ -256,7 +298,7 @@ cb_status_t cb_acc_counters(struct cb_acc_ctx *x)
 {
 	struct cb_comm *c = x->c;
 	struct cb_acc *a = x->a;
-	struct inv_entry *all;
+	struct inv_block *all;
 	unsigned char *present;
 	cb_status_t st = gather(x, &all, &present);
 
@@ -264,7 +306,7 @@ cb_status_t cb_acc_counters(struct cb_acc_ctx *x)
 		return st;
 	for (int h = 0; h < a->nhosts; h++) {
 		struct cb_acc_host *ho = &a->hosts[h];
-		const struct inv_entry *e = &all[first_rank(c, h)];
+		const struct inv_entry *e = &all[first_rank(c, h)].e;
 		if (!present[first_rank(c, h)])
 			continue; /* cut off: named by the stage that saw it */
 		for (int k = 0; k < ho->nnics; k++)
@@ -335,7 +377,11 @@ static cb_status_t run_one(struct cb_acc_ctx *x, const struct one *w,
 	       rb = cb_coll_recv_elems(w->coll, count, n) * 4;
 	struct cb_plan *plan = NULL;
 	void *send = NULL, *recv = NULL;
-	double mine[2] = { 0, 0 }, *all = NULL;
+	/* the rank's counters lead (cb_acc_ctr_gathered) */
+	struct coll_block {
+		struct cb_hostctr ctr;
+		double t_us, wrong;
+	} mine = { .t_us = 0 }, *all = NULL;
 	cb_status_t st;
 
 	if (!members || !algo)
@@ -369,7 +415,7 @@ static cb_status_t run_one(struct cb_acc_ctx *x, const struct one *w,
 	uint64_t t0 = cb_now_ns();
 	if ((st = algo->run(plan, &args)))
 		goto out;
-	mine[1] = (double)cb_verify_check(&v, recv);
+	mine.wrong = (double)cb_verify_check(&v, recv);
 	/* How many timed calls: as many as take about a second (1 to 5),
 	 * after one warm-up unless a call takes half a second; rank 0
 	 * decides from its checked call, so every rank runs the same. */
@@ -391,21 +437,24 @@ static cb_status_t run_one(struct cb_acc_ctx *x, const struct one *w,
 	t0 = cb_now_ns();
 	for (int i = 0; i < plan_n[1] && !st; i++)
 		st = algo->run(plan, &args);
-	mine[0] = (double)(cb_now_ns() - t0) / 1e3 / plan_n[1];
+	mine.t_us = (double)(cb_now_ns() - t0) / 1e3 / plan_n[1];
 	if (st)
 		goto out;
 	if (c->rank == 0 && !(all = calloc((size_t)n, sizeof(mine)))) {
 		st = cb_fail(CB_ERR_NOMEM, "out of memory");
 		goto out;
 	}
+	cb_acc_ctr_read(x, &mine.ctr);
 	if ((st = cb_boot_gather_root(c->boot, "every rank's collective time",
-	                              mine, sizeof(mine), all, 0, NULL)) ||
+	                              &mine, sizeof(mine), all, 0, NULL)) ||
 	    c->rank != 0)
 		goto out;
+	cb_acc_ctr_gathered(x, all, sizeof(*all), NULL, NULL);
 	double t = 0, wrong = 0;
 	for (int r = 0; r < n; r++) {
-		t = all[2 * r] > t ? all[2 * r] : t; /* the job waits for all */
-		wrong += all[2 * r + 1];
+		t = all[r].t_us > t ? all[r].t_us
+		                    : t; /* the job waits for all */
+		wrong += all[r].wrong;
 	}
 	size_t row = cb_coll_size_elems(w->coll, count, n) * 4;
 	double factor = cb_coll_busbw_factor(w->coll, n);

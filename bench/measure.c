@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "bench/verify.h"
+#include "core/bootstrap.h"
 #include "core/log.h"
 
 static int cmp_double(const void *a, const void *b)
@@ -177,6 +178,7 @@ static cb_status_t measure_session(struct cb_meter *mt, const struct cb_sect *g,
 			return st;
 	}
 	s.steps = (uint64_t)o->iters;
+	me->iters[0] = s.steps;
 	s.step_ns = mt->samples;
 	s.nstep_ns = mt->nsamples;
 	if ((st = algo->session(plan, a, &s)))
@@ -220,6 +222,103 @@ static void touch_buffers(const struct cb_meter *mt,
 	memcpy((void *)a->sendbuf, mt->touch, sb);
 }
 
+/* The calls of one point on this rank: what they need and, timed, what
+ * they took so far. */
+struct calls {
+	const struct cb_algo *algo; /* NULL: outside the group (no calls) */
+	struct cb_plan *plan;
+	struct cb_coll_args *a;
+	size_t sb, rb;   /* --touch: send and receive bytes */
+	double delay_us; /* --straggler: this rank's wait before each */
+	uint64_t done;   /* timed calls so far (the samples' index) */
+	uint64_t ns;     /* their time, --touch's work left out */
+};
+
+/* @n calls, timed into @k (each call's time a sample) when @timed. */
+static cb_status_t run_calls(struct cb_meter *mt, struct calls *k, uint64_t n,
+                             int timed)
+{
+	uint64_t t0 = cb_now_ns(), prev = t0, untimed = 0;
+	cb_status_t st;
+
+	for (uint64_t i = 0; k->algo && i < n; i++) {
+		if (mt->touch) {
+			touch_buffers(mt, k->a, k->sb, k->rb);
+			uint64_t t = cb_now_ns();
+			untimed += t - prev;
+			prev = t;
+		}
+		if (k->delay_us > 0)
+			spin_us(k->delay_us);
+		if ((st = k->algo->run(k->plan, k->a)))
+			return st;
+		uint64_t t = cb_now_ns();
+		if (timed && k->done + i < mt->nsamples)
+			mt->samples[k->done + i] = (double)(t - prev);
+		prev = t;
+	}
+	if (timed) {
+		k->done += n;
+		k->ns += prev - t0 - untimed;
+	}
+	return CB_OK;
+}
+
+/*
+ * -D's rule, on the group's first member, after each timed batch: the
+ * next batch (@m->next), or 0 once less than half a call's time is left.
+ * A batch is half of what the time left holds at the rate so far, and at
+ * most as many calls as were made so far: 1, 2, 4, ... while the rate is
+ * learnt, then halving towards the end, so a rate that drops to half
+ * within a batch still ends on time.
+ */
+static void duration_rule(double duration_s, const struct calls *k,
+                          struct cb_dur_msg *m)
+{
+	double per = (double)(k->ns ? k->ns : 1) / (double)k->done;
+	double left = duration_s * 1e9 - (double)k->ns;
+
+	m->next = 0;
+	if (left < per / 2)
+		return;
+	double n = ceil(left / 2 / per);
+	n = fmin(n, (double)k->done);
+	m->next = n < 1 ? 1 : (uint64_t)fmin(n, (double)(1u << 30));
+}
+
+/* -D: batches of calls until the duration is spent, every rank told by
+ * the group's first member after each (a gather through the store, with
+ * the run's deadline; not timed).  @k->algo NULL: a rank outside the group
+ * takes part in the gathers only. */
+static cb_status_t duration_calls(struct cb_meter *mt, const struct cb_sect *g,
+                                  struct calls *k)
+{
+	struct cb_comm *c = mt->c;
+	int lead = g->members[0];
+	cb_status_t st;
+
+	for (uint64_t b = 1;;) {
+		struct cb_dur_msg mine = { 0 };
+		if ((st = run_calls(mt, k, b, 1)))
+			return st;
+		if (c->rank == lead)
+			duration_rule(mt->o->duration_s, k, &mine);
+		if ((st = cb_boot_allgather(c->boot, "every rank (-D)", &mine,
+		                            sizeof(mine), mt->dur_all)))
+			return st;
+		if (!(b = mt->dur_all[lead].next))
+			return CB_OK;
+	}
+}
+
+cb_status_t cb_measure_duration_peer(struct cb_meter *mt,
+                                     const struct cb_sect *g)
+{
+	struct calls k = { 0 };
+
+	return duration_calls(mt, g, &k);
+}
+
 cb_status_t cb_measure_point(struct cb_meter *mt, const struct cb_sect *g,
                              const struct cb_algo *algo, struct cb_plan *plan,
                              struct cb_coll_args *a, int inplace,
@@ -227,7 +326,6 @@ cb_status_t cb_measure_point(struct cb_meter *mt, const struct cb_sect *g,
 {
 	const struct cb_opts *o = mt->o;
 	double div = algo->time_div > 0 ? algo->time_div : 1;
-	double delay_us = straggler_of(o, g) == g->me ? o->straggler_us : 0;
 	cb_status_t st;
 
 	if (algo->session)
@@ -236,8 +334,14 @@ cb_status_t cb_measure_point(struct cb_meter *mt, const struct cb_sect *g,
 	cb_measure_buffers(mt, g->me, a, inplace);
 	me->wrong[inplace] = 0;
 	size_t es = cb_dtype_bytes(a->dtype);
-	size_t sb = cb_coll_send_elems(a->coll, a->count, g->n) * es;
-	size_t rb = cb_coll_recv_elems(a->coll, a->count, g->n) * es;
+	struct calls k = {
+		.algo = algo,
+		.plan = plan,
+		.a = a,
+		.sb = cb_coll_send_elems(a->coll, a->count, g->n) * es,
+		.rb = cb_coll_recv_elems(a->coll, a->count, g->n) * es,
+		.delay_us = straggler_of(o, g) == g->me ? o->straggler_us : 0,
+	};
 	struct cb_verify v = {
 		.coll = a->coll,
 		.dtype = a->dtype,
@@ -258,57 +362,41 @@ cb_status_t cb_measure_point(struct cb_meter *mt, const struct cb_sect *g,
 		cb_verify_fill(&v, sv);
 		/* --touch (host buffers): every call's input is this one */
 		if (mt->touch)
-			memcpy(mt->touch, a->sendbuf, sb);
+			memcpy(mt->touch, a->sendbuf, k.sb);
 		/* in place, the input lies in the receive buffer: its shadow
 		 * holds poison and input alike, so copy the receive range
 		 * first and the send range over it */
-		if (dev && ((st = sync_shadow(mt, a->recvbuf, rb, 1)) ||
-		            (st = sync_shadow(mt, a->sendbuf, sb, 1))))
+		if (dev && ((st = sync_shadow(mt, a->recvbuf, k.rb, 1)) ||
+		            (st = sync_shadow(mt, a->sendbuf, k.sb, 1))))
 			return st;
 		if ((st = algo->run(plan, a)))
 			return st;
-		if (dev && (st = sync_shadow(mt, a->recvbuf, rb, 0)))
+		if (dev && (st = sync_shadow(mt, a->recvbuf, k.rb, 0)))
 			return st;
 		if (checked)
 			me->wrong[inplace] = cb_verify_check(&v, rv);
 	} else if (mt->touch) {
-		memcpy(mt->touch, a->sendbuf, sb);
+		memcpy(mt->touch, a->sendbuf, k.sb);
 	}
-	for (int i = 0; i < o->warmup; i++) {
-		if (mt->touch)
-			touch_buffers(mt, a, sb, rb);
-		if (delay_us > 0)
-			spin_us(delay_us);
-		if ((st = algo->run(plan, a)))
-			return st;
-	}
-	uint64_t t0 = cb_now_ns(), prev = t0, untimed = 0;
-	for (int i = 0; i < o->iters; i++) {
-		if (mt->touch) {
-			touch_buffers(mt, a, sb, rb);
-			uint64_t t = cb_now_ns();
-			untimed += t - prev;
-			prev = t;
-		}
-		if (delay_us > 0)
-			spin_us(delay_us);
-		if ((st = algo->run(plan, a)))
-			return st;
-		uint64_t t = cb_now_ns();
-		if ((size_t)i < mt->nsamples)
-			mt->samples[i] = (double)(t - prev);
-		prev = t;
-	}
+	if ((st = run_calls(mt, &k, (uint64_t)o->warmup, 0)))
+		return st;
+	if (o->duration_s > 0)
+		st = duration_calls(mt, g, &k);
+	else
+		st = run_calls(mt, &k, (uint64_t)o->iters, 1);
+	if (st)
+		return st;
 	/* --touch: each call started from the checked input, so the last
 	 * timed call's result is checked too (outside the time) */
 	if (mt->touch && checked)
 		me->wrong[inplace] += cb_verify_check(&v, a->recvbuf);
 	if (!inplace)
 		me->sched = *algo->stats(plan);
-	size_t ns = (size_t)o->iters < mt->nsamples ? (size_t)o->iters
-	                                            : mt->nsamples;
+	uint64_t n = k.done ? k.done : 1;
+	size_t ns = n < mt->nsamples ? (size_t)n : mt->nsamples;
 	double us = 1e3 * div;
-	me->mean[inplace] = (double)(prev - t0 - untimed) / o->iters / us;
+	me->mean[inplace] = (double)k.ns / (double)n / us;
+	me->iters[inplace] = k.done;
 	spread(mt, ns, us, me, inplace);
 	return CB_OK;
 }
@@ -409,6 +497,7 @@ int cb_measure_rows(const struct cb_opts *o, const struct cb_sect *g,
 				p50s[np50++] = x->p50[ip];
 		}
 		r->p50_us = median(p50s, np50);
+		r->iters = all[g->members[0]].iters[ip];
 		/* -a: the first worker's, the average (default), the
 		 * smallest or the largest of the workers' means */
 		r->time_us = o->average == 0   ? t0

@@ -34,6 +34,13 @@ struct cb_rank_result {
 	 * this server's staleness p50/p99/max (-1: not a server) */
 	double push_per_s, pull_per_s;
 	double stale_p50, stale_p99, stale_max;
+	uint64_t iters[2]; /* timed calls (steps): -n, or what -D held */
+};
+
+/* -D: what the group's first member decided after a batch of calls
+ * (every other rank sends zeros). */
+struct cb_dur_msg {
+	uint64_t next; /* calls in the next batch; 0: the point is done */
 };
 
 /* This rank's measuring kit, allocated before any timed region. */
@@ -49,6 +56,7 @@ struct cb_meter {
 	double *samples; /* per-iteration times */
 	size_t nsamples;
 	char *touch; /* --touch: a copy of the call's input, else NULL */
+	struct cb_dur_msg *dur_all; /* -D: [world], the gathers' room */
 };
 
 /* The collective has an in-place form (sessions have none). */
@@ -73,6 +81,14 @@ cb_status_t cb_measure_point(struct cb_meter *mt, const struct cb_sect *g,
                              const struct cb_algo *algo, struct cb_plan *plan,
                              struct cb_coll_args *a, int inplace,
                              struct cb_rank_result *me);
+/* -D (cb_measure_point): after the warm-up the group runs timed batches of
+ * calls until the duration is spent; after each batch the group's first
+ * member decides what comes next from its own time so far, and every rank
+ * of the job hears it in a gather through the store (the run's deadline;
+ * not timed).  A rank outside the group takes part
+ * in those gathers here, once for each form the members measure. */
+cb_status_t cb_measure_duration_peer(struct cb_meter *mt,
+                                     const struct cb_sect *g);
 /* The point's rows from every rank's figures (@all, by comm rank): the
  * mean of the workers' means, the spread, the slowest rank.  Returns the
  * number of rows (2 with an in-place form, else 1). */

@@ -139,7 +139,7 @@ enum {
 };
 
 /* The short options; nccl-tests' letters mean what they mean there
- * (-T timeout, -a, -z, -N, -S, -J), and perftest's -D is refused.
+ * (-T timeout, -a, -z, -N, -S, -J), and perftest's -D too.
  * docs/options.md lists every one, with the ones kept from perftest. */
 #define SHORTOPTS "+:b:e:f:i:w:n:c:d:o:O:r:vhT:a:z:N:S:J:D:"
 
@@ -307,17 +307,12 @@ static int opt_measure(int c, const char *arg, struct cb_opts *o,
 		              arg);
 		return 1;
 	case 'D':
-		*st = cb_fail(CB_ERR_USAGE,
-		              "-D/--duration %s: a run times -n calls per "
-		              "size, -N cycles of the sweep (0: until "
-		              "stopped); a timed burn is collbench acceptance "
-		              "--duration",
-		              arg);
+		/* perftest's -D: each point times calls for this long */
+		*st = parse_double(arg, "-D/--duration", 0.001, 86400,
+		                   &o->duration_s);
 		return 1;
 	case OPT_REPORT_GBITS:
-		*st = cb_fail(CB_ERR_USAGE,
-		              "--report_gbits: collbench reports GB/s (1e9 "
-		              "bytes/s) in every format; Gb/s is 8 times that");
+		o->report_gbits = 1;
 		return 1;
 	case 'S':
 		*st = parse_int(arg, "-S", 0, 1, &o->timestamps);
@@ -606,6 +601,31 @@ static cb_status_t check_lists(struct cb_opts *o, const struct pstate *ps)
 	                  "sendrecv, pingpong");
 }
 
+/* -D: every point timed for a while instead of -n calls. */
+static cb_status_t check_duration(const struct cb_opts *o)
+{
+	if (o->duration_s <= 0)
+		return CB_OK;
+	if (o->cmd == CB_CMD_TUNE)
+		return cb_fail(CB_ERR_USAGE,
+		               "tune: -D does not apply (-n and --rounds set "
+		               "how long each size is timed)");
+	if (o->iters_set)
+		return cb_fail(CB_ERR_USAGE,
+		               "-D %g and -n %d: give one (a duration per "
+		               "point, or a count of calls)",
+		               o->duration_s, o->iters);
+	for (int i = 0; i < o->nalgos; i++)
+		if (o->algos[i].algo->session)
+			return cb_fail(
+			        CB_ERR_USAGE,
+			        "-D: %s runs sessions of -n steps, not "
+			        "timed calls; leave it out of --algo, or "
+			        "time it with -n instead",
+			        o->algos[i].algo->name);
+	return CB_OK;
+}
+
 static cb_status_t check_combos(struct cb_opts *o, const struct pstate *ps)
 {
 	cb_status_t st;
@@ -633,7 +653,7 @@ static cb_status_t check_combos(struct cb_opts *o, const struct pstate *ps)
 			return cb_fail(CB_ERR_USAGE, "%s '%s' is not 0 or 1",
 			               flags[i], v);
 	}
-	if ((st = cb_opts_algo_parse(o->algo, o)))
+	if ((st = cb_opts_algo_parse(o->algo, o)) || (st = check_duration(o)))
 		return st;
 	if (o->cmd == CB_CMD_TUNE) {
 		if (o->algo_mode == CB_ALGO_RANGES)

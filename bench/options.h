@@ -84,8 +84,10 @@ struct cb_opts {
 	 * group's first worker), 1 their average (default), 2 the
 	 * smallest, 3 the largest (nccl-tests' -a) */
 	int average;
-	int cycles;     /* -N: the sweep this many times; 0: until stopped */
-	int timestamps; /* -S 1: a table row starts with the local time */
+	int cycles;        /* -N: the sweep this many times; 0: until stopped */
+	int timestamps;    /* -S 1: a table row starts with the local time */
+	int report_gbits;  /* --report_gbits: table and CSV in Gb/s */
+	double duration_s; /* -D: time each point this long, not -n calls */
 };
 
 /* Parse a count list: "2,4,8", "2:16:x2" (multiply), "1:8:+1" (add), where

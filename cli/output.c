@@ -37,6 +37,10 @@ static void settings_of(const struct cb_opts *o, struct cb_run_settings *s)
 		.sweep_list = o->ranks ? o->ranks : o->nodes,
 		.scaling_bytes = o->scaling_bytes,
 		.touch = o->touch,
+		.average = o->average,
+		.cycles = o->cycles,
+		.duration_s = o->duration_s,
+		.report_gbits = o->report_gbits,
 	};
 	memcpy(s->dtypes, o->dtypes, sizeof(s->dtypes));
 	memcpy(s->ops, o->ops, sizeof(s->ops));
@@ -108,6 +112,8 @@ cb_status_t cb_output_open(struct cb_outputs *w, const struct cb_opts *o,
 		.memory = cb_comm_mem_summary(c),
 		.auto_source = auto_source,
 		.across = across[o->average & 3],
+		.duration_s = o->duration_s,
+		.gbits = o->report_gbits,
 	};
 	if (cb_results_wanted(o->outputs, o->noutputs, o->plot) &&
 	    (st = cb_results_for_run(o->argc, o->argv, &w->settings, c, &ri,
@@ -132,10 +138,14 @@ cb_status_t cb_output_open(struct cb_outputs *w, const struct cb_opts *o,
 
 void cb_output_section(struct cb_outputs *w, const struct cb_section *sec)
 {
+	struct cb_section s;
+
 	if (!w->o)
 		return; /* not opened: tune prints its own summary */
+	s = *sec;
+	s.gbits = w->o->report_gbits;
 	for (int i = 0; i < w->o->noutputs; i++)
-		cb_report_section(w->out[i], w->o->outputs[i].format, sec);
+		cb_report_section(w->out[i], w->o->outputs[i].format, &s);
 }
 
 void cb_output_progress(struct cb_outputs *w, int rank, enum cb_coll coll,
@@ -214,6 +224,19 @@ static void timestamp(FILE *f)
 		fprintf(f, "[%s]", buf);
 }
 
+/* -D: how many calls filled the duration (the CSV's and JSON's iters). */
+static void iters_line(FILE *f, const struct cb_row *rows, int n)
+{
+	if (n == 2)
+		fprintf(f, "#   -D: %llu calls out of place, %llu in place\n",
+		        (unsigned long long)rows[0].iters,
+		        (unsigned long long)rows[1].iters);
+	else
+		fprintf(f, "#   -D: %llu calls\n",
+		        (unsigned long long)rows[0].iters);
+	fflush(f);
+}
+
 void cb_output_point(struct cb_outputs *w, const struct cb_sect *g,
                      const struct cb_rank_result *all,
                      const struct cb_algo *algo, const struct cb_coll_args *a,
@@ -238,12 +261,20 @@ void cb_output_point(struct cb_outputs *w, const struct cb_sect *g,
 		fputs("\r\033[K", stderr);
 		w->progress_shown = 0;
 	}
+	/* --report_gbits: the table and the CSV in Gb/s; JSON keeps GB/s */
+	struct cb_row shown[2];
+	memcpy(shown, rows, (size_t)nrows * sizeof(*rows));
+	if (o->report_gbits)
+		cb_rows_to_gbits(shown, nrows);
 	for (int i = 0; i < o->noutputs; i++) {
+		enum cb_format fmt = o->outputs[i].format;
 		if (!w->out[i])
 			continue;
-		if (o->timestamps && o->outputs[i].format == CB_FMT_TABLE)
+		if (o->timestamps && fmt == CB_FMT_TABLE)
 			timestamp(w->out[i]);
-		cb_report_point(w->out[i], o->outputs[i].format, rows, nrows);
+		cb_report_point(w->out[i], fmt, shown, nrows);
+		if (o->duration_s > 0 && fmt == CB_FMT_TABLE)
+			iters_line(w->out[i], rows, nrows);
 	}
 	if (w->schedlog)
 		schedule_log(w, g, all, algo, a, bytes);
@@ -273,10 +304,14 @@ cb_status_t cb_output_close(struct cb_outputs *w, cb_status_t st)
 		for (int i = 0; i < o->noutputs; i++) {
 			if (o->outputs[i].format == CB_FMT_TABLE)
 				cb_report_scaling(w->out[i], w->scale,
-				                  w->nscale, o->nodes != NULL);
+				                  w->nscale, o->nodes != NULL,
+				                  o->report_gbits);
+			double avg =
+			        w->busbw_n ? w->busbw_sum / w->busbw_n : 0.0;
 			cb_report_footer(
 			        w->out[i], o->outputs[i].format, w->wrong,
-			        w->busbw_n ? w->busbw_sum / w->busbw_n : 0.0);
+			        avg * (o->report_gbits ? CB_GBITS_PER_GBPS : 1),
+			        o->report_gbits);
 		}
 	/* Stopped by SIGINT or SIGTERM: a table says its rows are all
 	 * there is (the JSON says "interrupted"). */

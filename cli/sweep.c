@@ -281,6 +281,13 @@ static cb_status_t section_point(struct sweep *sw, struct cb_cands *cd,
 			                      &me);
 		if (st)
 			return st;
+	} else if (o->duration_s > 0) {
+		/* -D: the members' gathers, once per form they measure */
+		int forms = 1 + (ipick >= 0 ||
+		                 cb_measure_algo_inplace(al, g->coll));
+		for (int f = 0; f < forms; f++)
+			if ((st = cb_measure_duration_peer(&sw->meter, g)))
+				return st;
 	}
 	/* The gather through the store is also where ranks line up before
 	 * the next point; ranks outside the group wait here. */
@@ -492,15 +499,18 @@ cb_status_t cb_sweep(struct cb_comm *c, const struct cb_opts *o,
 	sw.all = calloc((size_t)c->world, sizeof(*sw.all));
 	sw.g.members = calloc((size_t)c->world, sizeof(int));
 	mt->o = o;
-	mt->nsamples =
-	        (size_t)o->iters < MAX_SAMPLES ? (size_t)o->iters : MAX_SAMPLES;
+	mt->nsamples = o->duration_s > 0                ? MAX_SAMPLES
+	               : (size_t)o->iters < MAX_SAMPLES ? (size_t)o->iters
+	                                                : MAX_SAMPLES;
 	mt->samples = calloc(mt->nsamples, sizeof(double));
+	mt->dur_all = calloc((size_t)c->world, sizeof(*mt->dur_all));
 	/* Two buffers per local rank must fit in what the host has free:
 	 * asking for more gets a line here instead of the OOM killer. */
 	double avail =
 	        (double)sysconf(_SC_AVPHYS_PAGES) * sysconf(_SC_PAGESIZE);
 	double need = 2.0 * (double)(o->max_bytes + 64) * c->local_size;
-	if (!sw.all || !sw.g.members || !mt->samples || need > 0.9 * avail) {
+	if (!sw.all || !sw.g.members || !mt->samples || !mt->dur_all ||
+	    need > 0.9 * avail) {
 		st = cb_fail(CB_ERR_NOMEM,
 		             "cannot allocate two %zu-byte buffers for each of "
 		             "%d local ranks: %.1f GB needed, %.1f GB free (-e "
@@ -611,6 +621,7 @@ out:
 	free(sw.all);
 	free(sw.g.members);
 	free(mt->samples);
+	free(mt->dur_all);
 	free(mt->touch);
 	cb_tuner_free(sw.tuner);
 	cb_tuning_free(sw.tab);

@@ -409,7 +409,9 @@ static cb_status_t poll(struct cb_plan *p, const struct cb_coll_args *a,
 	return CB_OK;
 }
 
-static cb_status_t stalled(struct cb_plan *p, const char *what)
+/* The rank a wait of @p waits on now: the first with something to come
+ * (for the line a timeout prints). */
+static int waited_on(const struct cb_plan *p)
 {
 	int peer = -1;
 
@@ -418,31 +420,65 @@ static cb_status_t stalled(struct cb_plan *p, const char *what)
 			peer = q;
 	if (peer < 0)
 		peer = p->me ? 0 : p->n - 1;
-	cb_comm_stalled_on(p->c, p->members[peer]);
-	return cb_fail(CB_ERR_TIMEOUT,
-	               "ps-async: no progress for %.3g s waiting for %s "
-	               "(rank %d among others)",
-	               p->c->timeout_s, what, p->members[peer]);
+	return p->members[peer];
 }
 
-/* Poll and progress until @cond holds, within the deadline. */
-#define WAIT_UNTIL(p, a, cond, what)                                           \
-	do {                                                                   \
-		struct cb_wait wait_ = { 0 };                                  \
-		cb_status_t st_;                                               \
-		while (!(cond)) {                                              \
-			int moved_ = 0;                                        \
-			if ((st_ = poll(p, a, &moved_)))                       \
-				return st_;                                    \
-			if (cond)                                              \
-				break;                                         \
-			if ((st_ = cb_comm_progress((p)->c)) < 0)              \
-				return st_;                                    \
-			if (cb_wait_expired(&wait_, moved_ || st_ == CB_OK,    \
-			                    (p)->c->timeout_s))                \
-				return stalled(p, what);                       \
-		}                                                              \
-	} while (0)
+/* A wait of ps-async's: serve (poll) until @until says so. */
+struct psa_wait {
+	struct cb_plan *p;
+	const struct cb_coll_args *a;
+	/* 1 when the wait is over; an error in *st ends it too */
+	int (*until)(struct psa_wait *pw, cb_status_t *st);
+	struct link *l; /* whose pushes (until_pushed) */
+	uint64_t end;   /* until_time's */
+};
+
+static cb_status_t psa_attempt(struct cb_comm *c, struct cb_wait_spec *w)
+{
+	struct psa_wait *pw = w->arg;
+	cb_status_t st = CB_OK;
+	int moved = 0;
+
+	(void)c;
+	if (pw->until(pw, &st) || st)
+		return st;
+	if ((st = poll(pw->p, pw->a, &moved)))
+		return st;
+	w->moved = moved;
+	if (pw->until(pw, &st) || st)
+		return st;
+	w->peer = waited_on(pw->p);
+	return CB_AGAIN;
+}
+
+/* Poll and progress until @pw->until holds, under the one wait: the job's
+ * deadline without progress, ^C, another rank's abort, the peer named. */
+static cb_status_t wait_until(struct psa_wait *pw, const char *what)
+{
+	struct cb_wait_spec w = { .attempt = psa_attempt,
+		                  .arg = pw,
+		                  .what = what,
+		                  .peer = waited_on(pw->p) };
+
+	return cb_worker_wait(pw->p->c, &w);
+}
+
+static int until_time(struct psa_wait *pw, cb_status_t *st)
+{
+	(void)st;
+	return cb_now_ns() >= pw->end;
+}
+
+static int until_pushed(struct psa_wait *pw, cb_status_t *st)
+{
+	return done(&pw->l->push[0], st) && done(&pw->l->push[1], st);
+}
+
+static int until_replied(struct psa_wait *pw, cb_status_t *st)
+{
+	(void)st;
+	return pw->p->replies_left == 0;
+}
 
 /* Nothing more to come, to answer or to leave on any link. */
 static int quiet(struct cb_plan *p, cb_status_t *st)
@@ -459,6 +495,11 @@ static int quiet(struct cb_plan *p, cb_status_t *st)
 	return 1;
 }
 
+static int until_quiet(struct psa_wait *pw, cb_status_t *st)
+{
+	return quiet(pw->p, st);
+}
+
 /* One step of this worker: push to every server, wait for every reply,
  * serving meanwhile. */
 static cb_status_t step(struct cb_plan *p, const struct cb_coll_args *a,
@@ -467,12 +508,16 @@ static cb_status_t step(struct cb_plan *p, const struct cb_coll_args *a,
 	size_t off, len;
 	int me = p->me;
 	cb_status_t st = CB_OK;
+	struct psa_wait pw = { .p = p, .a = a };
 
 	/* A straggler's "compute": its server keeps serving meanwhile, as a
 	 * parameter server's own threads would. */
 	if (me == s->straggler && s->delay_us > 0) {
-		uint64_t end = cb_now_ns() + (uint64_t)(s->delay_us * 1e3);
-		WAIT_UNTIL(p, a, cb_now_ns() >= end, "nothing (a delay)");
+		pw.until = until_time;
+		pw.end = cb_now_ns() + (uint64_t)(s->delay_us * 1e3);
+		if ((st = wait_until(&pw, "ps-async: serving through a delay, "
+		                          "from")))
+			return st;
 	}
 	p->replies_left = 0;
 	for (int i = 0; i < p->k; i++) {
@@ -489,11 +534,10 @@ static cb_status_t step(struct cb_plan *p, const struct cb_coll_args *a,
 			continue;
 		}
 		/* our previous push to it has left: we had its reply */
-		WAIT_UNTIL(p, a,
-		           (done(&l->push[0], &st) && done(&l->push[1], &st)) ||
-		                   st,
-		           "a push to leave");
-		if (st)
+		pw.until = until_pushed;
+		pw.l = l;
+		if ((st = wait_until(&pw, "ps-async: waiting for a push to "
+		                          "leave, on")))
 			return st;
 		l->ph->kind = PSA_PUSH;
 		l->ph->step = n;
@@ -502,7 +546,10 @@ static cb_status_t step(struct cb_plan *p, const struct cb_coll_args *a,
 			return st;
 		p->replies_left++;
 	}
-	WAIT_UNTIL(p, a, p->replies_left == 0, "replies to this step's pushes");
+	pw.until = until_replied;
+	if ((st = wait_until(&pw, "ps-async: waiting for replies to this "
+	                          "step's pushes, from")))
+		return st;
 	for (int k = 0; k < p->k && s->check; k++) {
 		shard_span(p, a->count, k, &off, &len);
 		s->wrong +=
@@ -573,8 +620,9 @@ static cb_status_t psa_session(struct cb_plan *p, const struct cb_coll_args *a,
 		s->pushes = s->pulls = s->steps * (uint64_t)p->k;
 	}
 	/* serve until every worker is through, and every send has left */
-	WAIT_UNTIL(p, a, quiet(p, &st) || st, "the other workers' pushes");
-	if (st)
+	struct psa_wait pw = { .p = p, .a = a, .until = until_quiet };
+	if ((st = wait_until(&pw, "ps-async: serving the other workers' "
+	                          "pushes, from")))
 		return st;
 	if (s->server) {
 		shard_span(p, a->count, p->shard, &off, &len);

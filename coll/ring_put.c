@@ -38,10 +38,13 @@ static void describe(struct cb_comm *c, struct ring_put *rp,
 	rp->out.off = 0;
 	if (!m || cb_mem_is_gpu(m))
 		return;
-	if (cb_comm_mem_export(c, rp->left, m, rp->out.blob, &n) != CB_OK) {
-		cb_fail_clear(); /* not shareable: messages, not a failure */
+	/* not shareable: messages, not a failure */
+	struct cb_fail_rec why;
+	cb_fail_open(&why);
+	cb_status_t st = cb_comm_mem_export(c, rp->left, m, rp->out.blob, &n);
+	cb_fail_close(&why, 0);
+	if (st != CB_OK)
 		return;
-	}
 	rp->out.flag = 1;
 	rp->out.bytes = (uint32_t)n;
 	rp->out.off = (uint64_t)((const char *)recvbuf - (const char *)m->base);
@@ -94,15 +97,17 @@ cb_status_t cb_ring_put_agree(struct cb_comm *c, struct ring_put *rp, int left,
 	    (st = cb_comm_wait(c, &rp->rq_in)))
 		return st;
 	if (on && rp->in.flag && cb_comm_can_put(c, right)) {
-		if (import(c, rp) == CB_OK) {
-			ok = 1;
-		} else {
+		struct cb_fail_rec why;
+		cb_fail_open(&why);
+		ok = import(c, rp) == CB_OK;
+		cb_fail_close(&why, 0);
+		if (!ok)
 			cb_log(CB_LOG_INFO,
 			       "ring: cannot write into rank %d's memory (%s): "
 			       "its allgather goes as messages",
-			       right, cb_fail_msg() ? cb_fail_msg() : "?");
-			cb_fail_clear();
-		}
+			       right,
+			       cb_fail_rec_msg(&why) ? cb_fail_rec_msg(&why)
+			                             : "?");
 	}
 	/* tell the right whether this rank will write into it */
 	if ((st = post(c, 1, right, &ok, sizeof(ok), TAG_AGREE, &rp->rq_out)) ||

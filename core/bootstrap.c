@@ -70,17 +70,18 @@ static int boot_abort_waiting(struct cb_boot *b)
 	uint32_t type;
 	uint8_t *val;
 	uint32_t vb;
-	int had = cb_fail_msg() != NULL; /* a line recorded before this */
 
 	while (!b->aborted && b->fd >= 0 && poll(&p, 1, 0) > 0 &&
 	       (p.revents & POLLIN)) {
+		/* A failure to read is not this wait's to report: only an
+		 * abort's line is kept. */
+		struct cb_fail_rec why;
+		cb_fail_open(&why);
 		cb_status_t st = boot_recv(b, cb_now_ns() + 100000000ull,
 		                           "an abort notice", &type, &val, &vb);
-		if (st) {
-			if (!b->aborted && !had)
-				cb_fail_clear();
+		cb_fail_close(&why, b->aborted);
+		if (st)
 			break;
-		}
 		free(val); /* a late answer: not what we look for */
 	}
 	return b->aborted;
@@ -312,12 +313,14 @@ static cb_status_t boot_connect_any(const struct cb_boot_cfg *cfg,
 		snprintf(b->where, sizeof(b->where), "the rendezvous at %s:%s",
 		         h, cfg->port);
 		sl = sizeof(sa);
-		if ((st = cb_sock_resolve(h, cfg->port, &sa, &sl))) {
-			if (last)
-				return st;
-			cb_fail_clear();
+		struct cb_fail_rec why; /* the last name's failure is the one */
+		cb_fail_open(&why);
+		st = cb_sock_resolve(h, cfg->port, &sa, &sl);
+		cb_fail_close(&why, last);
+		if (st && last)
+			return st;
+		if (st)
 			continue;
-		}
 		if (cfg->rank == 0 && !b->srv &&
 		    (st = boot_serve(cfg, b, &sa, &sl)))
 			return st;
@@ -515,14 +518,17 @@ cb_status_t cb_boot_wait_flag(struct cb_boot *b, const char *key,
 	uint32_t vb, type;
 	cb_status_t st;
 
+	struct cb_fail_rec why; /* a timeout is an answer here */
+
 	if ((st = boot_send(b, MSG_GET, key, NULL, 0)))
 		return st;
+	cb_fail_open(&why);
 	st = boot_recv(b, cb_now_ns() + (uint64_t)(timeout_s * 1e9), key, &type,
 	               &v, &vb);
+	cb_fail_close(&why, st != CB_ERR_TIMEOUT);
 	if (st == CB_ERR_TIMEOUT) {
 		/* Set it ourselves: the store answers the GET it holds, and
 		 * the connection stays in step. */
-		cb_fail_clear();
 		if ((st = boot_send(b, MSG_SET, key, "", 0)) ||
 		    (st = boot_recv(b, boot_deadline(b), key, &type, &v, &vb)))
 			return st;

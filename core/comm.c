@@ -149,11 +149,10 @@ static cb_status_t host_fail(const struct cb_tp_host *self, cb_status_t st,
 	char line[900];
 	va_list ap;
 
-	(void)self;
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	return cb_fail(st, "%s", line);
+	return cb_fail_to(&host_tp(self)->comm->fail, st, "%s", line);
 }
 
 static void host_reduce(const struct cb_tp_host *self, enum cb_dtype dt,
@@ -373,6 +372,7 @@ cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg, struct cb_comm **out)
 
 	if (!c)
 		return cb_fail(CB_ERR_NOMEM, "out of memory");
+	cb_fail_open(&c->fail);
 	c->rank = cfg->rank;
 	c->world = cfg->world;
 	c->stalled_on = -1;
@@ -389,6 +389,7 @@ cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg, struct cb_comm **out)
 		                  .timeout_s = cfg->timeout_s,
 		                  .hostname = name };
 	if ((st = cb_boot_open(&bc, &c->boot))) {
+		cb_fail_close(&c->fail, 1);
 		free(c);
 		return st;
 	}
@@ -454,7 +455,7 @@ cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg, struct cb_comm **out)
 fail:
 	/* Tell the others now, so they do not wait for us to their deadline;
 	 * and let one rank speak for all. */
-	cb_fail_set_quiet(!cb_comm_fail(c, st));
+	c->fail.quiet = !cb_comm_fail(c, st);
 	cb_comm_destroy(c);
 	return st;
 }
@@ -480,6 +481,7 @@ void cb_comm_destroy(struct cb_comm *c)
 	free(c->host_of_rank);
 	free(c->remote_tps);
 	free(c->eps);
+	cb_fail_close(&c->fail, 1);
 	free(c);
 }
 
@@ -516,7 +518,8 @@ cb_status_t cb_comm_progress(struct cb_comm *c)
 		if (now >= c->next_check_ns) {
 			c->next_check_ns = now + 5000000ull;
 			if ((st = cb_interrupted()))
-				return cb_fail(st, "%s", cb_status_str(st));
+				return cb_fail_to(&c->fail, st, "%s",
+				                  cb_status_str(st));
 			if ((st = cb_boot_check(c->boot, 0, NULL)))
 				return st;
 		}
@@ -545,24 +548,6 @@ cb_status_t cb_comm_progress(struct cb_comm *c)
 	return any;
 }
 
-cb_status_t cb_comm_wait(struct cb_comm *c, struct cb_req *req)
-{
-	struct cb_wait w = { 0 };
-	cb_status_t st;
-
-	while ((st = cb_comm_test(req)) == CB_AGAIN) {
-		cb_status_t pst = cb_comm_progress(c);
-		if (pst < 0)
-			return pst;
-		if (cb_wait_expired(&w, pst == CB_OK, c->timeout_s))
-			return cb_fail(CB_ERR_TIMEOUT,
-			               "timed out after %g s waiting for a "
-			               "copy or a message to complete",
-			               c->timeout_s);
-	}
-	return st;
-}
-
 static int comm_fail(struct cb_comm *c, cb_status_t st)
 {
 	int origin = -1;
@@ -579,15 +564,15 @@ static int comm_fail(struct cb_comm *c, cb_status_t st)
 		 * reports (300 ms); a store that does not answer at all (rank
 		 * 0 stopped) leaves each rank its own line. */
 		int blame = st == CB_ERR_TIMEOUT ? c->stalled_on : -1;
-		cb_boot_abort(c->boot, st, blame,
-		              cb_fail_msg() ? cb_fail_msg() : "failed");
+		const char *line = cb_fail_rec_msg(&c->fail);
+		cb_boot_abort(c->boot, st, blame, line ? line : "failed");
 		if (cb_boot_check(c->boot, 1500, &origin) != CB_ERR_ABORTED)
 			return 1;
 		/* Our own report, echoed with what the store added (who it
 		 * still misses): that is the line to print. */
 		if (origin == c->rank) {
-			cb_fail_clear();
-			cb_fail(st, "%s", cb_boot_abort_line(c->boot));
+			cb_fail_rec_replace(&c->fail, st,
+			                    cb_boot_abort_line(c->boot));
 			return 1;
 		}
 	} else {
@@ -598,11 +583,9 @@ static int comm_fail(struct cb_comm *c, cb_status_t st)
 	 * store: rank 0 prints that line. */
 	if (origin != -1 || c->rank != 0)
 		return 0;
-	if (cb_boot_abort_line(c->boot)) {
-		cb_status_t why = cb_fail_status();
-		cb_fail_clear();
-		cb_fail(why, "%s", cb_boot_abort_line(c->boot));
-	}
+	if (cb_boot_abort_line(c->boot))
+		cb_fail_rec_replace(&c->fail, cb_fail_rec_status(&c->fail),
+		                    cb_boot_abort_line(c->boot));
 	return 1;
 }
 

@@ -181,6 +181,11 @@ struct cb_comm {
 	char local_ip[64];
 	int stalled_on; /* the rank a timed-out wait waited for, or -1 */
 	int failed;     /* cb_comm_fail's answer + 1, once it was asked */
+	/* The first failure of this communicator's life: its transports'
+	 * host->fail() records here, and so does the creating thread's
+	 * cb_fail() while it lives (cb_comm_create opens it on that thread,
+	 * cb_comm_destroy hands it to the record around). */
+	struct cb_fail_rec fail;
 	int fail_fast; /* a transport's error ends the job: report it at once */
 	struct cb_tp_host host_api; /* what every tp[].host starts from */
 	char nic[128];              /* host_api.nic */
@@ -532,8 +537,9 @@ static inline cb_status_t cb_comm_test(struct cb_req *req)
 	return req->ep->ops->test(req->ep->ep, &req->tp);
 }
 
-/* Wait for @req, progressing the transports, until the job's deadline
- * (CB_ERR_TIMEOUT, recorded). */
+/* Wait for @req under cb_worker_wait (core/worker.c): the job's deadline
+ * without progress (CB_ERR_TIMEOUT, recorded, naming the peer of a
+ * message), ^C, another rank's abort. */
 cb_status_t cb_comm_wait(struct cb_comm *c, struct cb_req *req);
 
 /* Rank 0, a run with device memory: what moves it, one line per rank

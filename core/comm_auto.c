@@ -28,15 +28,19 @@ struct auto_info {
 static cb_status_t try_verbs(struct cb_comm *c, cb_comm_open_fn open_tp,
                              int nic_given, char *why, size_t bytes)
 {
-	cb_status_t st = open_tp(c, "verbs", 0);
+	struct cb_fail_rec rec;
+	cb_status_t st;
 
+	cb_fail_open(&rec);
+	st = open_tp(c, "verbs", 0);
+	cb_fail_close(&rec, st == CB_ERR_USAGE && !nic_given);
 	if (st == CB_OK)
 		return CB_OK;
 	snprintf(why, bytes, "%s",
-	         cb_fail_msg() ? cb_fail_msg() : cb_status_str(st));
+	         cb_fail_rec_msg(&rec) ? cb_fail_rec_msg(&rec)
+	                               : cb_status_str(st));
 	if (st == CB_ERR_USAGE && !nic_given)
 		return st;
-	cb_fail_clear();
 	return CB_ERR_UNAVAILABLE;
 }
 

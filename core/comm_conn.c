@@ -70,11 +70,14 @@ static cb_status_t conn_create(struct cb_comm *c, int p)
 static cb_status_t conn_fetch(struct cb_comm *c, const char *key, int p,
                               uint8_t *val, size_t *n)
 {
-	cb_status_t st = cb_boot_get(c->boot, key, val, CB_TP_ADDR_MAX, n);
+	struct cb_fail_rec why;
+	cb_status_t st;
 
+	cb_fail_open(&why);
+	st = cb_boot_get(c->boot, key, val, CB_TP_ADDR_MAX, n);
+	/* The store's line names a key; a timeout's says what it means. */
+	cb_fail_close(&why, st != CB_ERR_TIMEOUT);
 	if (st == CB_ERR_TIMEOUT) {
-		/* The store's line names a key; say what it means. */
-		cb_fail_clear();
 		c->stalled_on = p;
 		st = cb_fail(CB_ERR_TIMEOUT,
 		             "timed out after %g s waiting for rank %d (host "

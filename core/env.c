@@ -98,6 +98,20 @@ static int parse_int(const char *s, long lo, long hi, int *out)
 	return 0;
 }
 
+/* HOST:PORT into @e; its own line is replaced by the caller's, which names
+ * the variable. */
+static cb_status_t parse_quietly(const char *hostport, struct cb_launch_env *e)
+{
+	struct cb_fail_rec why;
+	cb_status_t st;
+
+	cb_fail_open(&why);
+	st = cb_boot_parse_hostport(hostport, e->host, sizeof(e->host), e->port,
+	                            sizeof(e->port));
+	cb_fail_close(&why, 0);
+	return st;
+}
+
 cb_status_t cb_env_detect(const char *cli_rdv, struct cb_launch_env *e)
 {
 	memset(e, 0, sizeof(*e));
@@ -132,9 +146,7 @@ cb_status_t cb_env_detect(const char *cli_rdv, struct cb_launch_env *e)
 	}
 	if (root && *root) {
 		e->rdv_source = "COLLBENCH_ROOT";
-		if (cb_boot_parse_hostport(root, e->host, sizeof(e->host),
-		                           e->port, sizeof(e->port)) &&
-		    (cb_fail_clear(), 1))
+		if (parse_quietly(root, e))
 			return cb_fail(CB_ERR_USAGE,
 			               "COLLBENCH_ROOT='%s' is not HOST:PORT",
 			               root);
@@ -143,9 +155,7 @@ cb_status_t cb_env_detect(const char *cli_rdv, struct cb_launch_env *e)
 	if (maddr && *maddr && mport && *mport) {
 		e->rdv_source = "MASTER_ADDR/MASTER_PORT";
 		snprintf(tmp, sizeof(tmp), "%s:%s", maddr, mport);
-		if (cb_boot_parse_hostport(tmp, e->host, sizeof(e->host),
-		                           e->port, sizeof(e->port)) &&
-		    (cb_fail_clear(), 1))
+		if (parse_quietly(tmp, e))
 			return cb_fail(CB_ERR_USAGE,
 			               "MASTER_ADDR/MASTER_PORT ('%s') is not "
 			               "HOST:PORT",

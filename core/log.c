@@ -9,9 +9,9 @@
 
 int cb_log_level = CB_LOG_WARN;
 static char log_prefix[48] = "collbench";
-static char fail_line[512];
-static int fail_set, fail_quiet;
-static cb_status_t fail_status;
+/* The process's record: where a thread's failures land with none open. */
+static struct cb_fail_rec process_rec;
+static _Thread_local struct cb_fail_rec *thread_rec;
 
 const char *cb_status_str(cb_status_t st)
 {
@@ -45,45 +45,134 @@ void cb_log(int level, const char *fmt, ...)
 	        level == CB_LOG_WARN ? "warning: " : "", line);
 }
 
+static struct cb_fail_rec *fail_here(void)
+{
+	return thread_rec ? thread_rec : &process_rec;
+}
+
+static int rec_set(const struct cb_fail_rec *r)
+{
+	return atomic_load_explicit(&r->state, memory_order_acquire) == 2;
+}
+
+static void rec_reset(struct cb_fail_rec *r)
+{
+	atomic_store_explicit(&r->state, 0, memory_order_relaxed);
+	r->quiet = 0;
+	r->st = CB_OK;
+	r->line[0] = '\0';
+}
+
+/* The first writer claims @r (0 -> 1), writes, then publishes (2): a
+ * transport's helper thread and the rank's own may fail at once. */
+static cb_status_t rec_vadd(struct cb_fail_rec *r, cb_status_t st,
+                            const char *fmt, va_list ap)
+{
+	int empty = 0;
+
+	if (!atomic_compare_exchange_strong(&r->state, &empty, 1))
+		return st;
+	r->st = st;
+	vsnprintf(r->line, sizeof(r->line), fmt, ap);
+	atomic_store_explicit(&r->state, 2, memory_order_release);
+	return st;
+}
+
+void cb_fail_open(struct cb_fail_rec *r)
+{
+	rec_reset(r);
+	r->outer = thread_rec;
+	thread_rec = r;
+}
+
+void cb_fail_close(struct cb_fail_rec *r, int keep)
+{
+	struct cb_fail_rec **at = &thread_rec, *outer;
+
+	/* Innermost first, as a rule; a record closed out of turn is
+	 * taken out of the chain where it is. */
+	while (*at && *at != r)
+		at = &(*at)->outer;
+	if (*at)
+		*at = r->outer;
+	outer = r->outer ? r->outer : &process_rec;
+	r->outer = NULL;
+	if (!keep)
+		return;
+	if (rec_set(r))
+		cb_fail_to(outer, r->st, "%s", r->line);
+	if (r->quiet)
+		outer->quiet = 1;
+}
+
+cb_status_t cb_fail_to(struct cb_fail_rec *r, cb_status_t st, const char *fmt,
+                       ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	rec_vadd(r, st, fmt, ap);
+	va_end(ap);
+	return st;
+}
+
+const char *cb_fail_rec_msg(const struct cb_fail_rec *r)
+{
+	return rec_set(r) ? r->line : NULL;
+}
+
+cb_status_t cb_fail_rec_status(const struct cb_fail_rec *r)
+{
+	return rec_set(r) ? r->st : CB_OK;
+}
+
+void cb_fail_rec_replace(struct cb_fail_rec *r, cb_status_t st,
+                         const char *line)
+{
+	int quiet = r->quiet;
+
+	rec_reset(r);
+	r->quiet = quiet;
+	cb_fail_to(r, st, "%s", line);
+}
+
 cb_status_t cb_fail(cb_status_t st, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (fail_set)
-		return st;
-	fail_set = 1;
-	fail_status = st;
 	va_start(ap, fmt);
-	vsnprintf(fail_line, sizeof(fail_line), fmt, ap);
+	rec_vadd(fail_here(), st, fmt, ap);
 	va_end(ap);
 	return st;
 }
 
 cb_status_t cb_fail_status(void)
 {
-	return fail_set ? fail_status : CB_OK;
+	return cb_fail_rec_status(fail_here());
 }
 
 const char *cb_fail_msg(void)
 {
-	return fail_set ? fail_line : NULL;
+	return cb_fail_rec_msg(fail_here());
 }
 
 void cb_fail_clear(void)
 {
-	fail_set = 0;
-	fail_status = CB_OK;
-	fail_line[0] = '\0';
+	struct cb_fail_rec *r = fail_here();
+	int quiet = r->quiet;
+
+	rec_reset(r);
+	r->quiet = quiet; /* as before: clearing the line kept the flag */
 }
 
 void cb_fail_set_quiet(int quiet)
 {
-	fail_quiet = quiet;
+	fail_here()->quiet = quiet;
 }
 
 int cb_fail_quiet(void)
 {
-	return fail_quiet;
+	return fail_here()->quiet;
 }
 
 /* Written by the handler, read by the main thread (and, should a signal

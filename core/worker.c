@@ -18,14 +18,15 @@ static cb_status_t worker_timeout(struct cb_comm *c, struct cb_wait_spec *w,
 		w->stuck(c, w);
 	d = w->detail ? w->detail : "";
 	if (w->peer < 0 || w->peer >= c->world)
-		return cb_fail(CB_ERR_TIMEOUT, "timed out after %g s %s%s%s",
-		               limit_s, w->what, *d ? " " : "", d);
+		return cb_fail_to(&c->fail, CB_ERR_TIMEOUT,
+		                  "timed out after %g s %s%s%s", limit_s, w->what,
+		                  *d ? " " : "", d);
 	cb_comm_stalled_on(c, w->peer);
-	return cb_fail(CB_ERR_TIMEOUT,
-	               "timed out after %g s %s rank %d (host %s)%s%s%s%s",
-	               limit_s, w->what, w->peer, cb_comm_host_name(c, w->peer),
-	               *d ? " " : "", d, w->over ? " over " : "",
-	               w->over ? w->over : "");
+	return cb_fail_to(&c->fail, CB_ERR_TIMEOUT,
+	                  "timed out after %g s %s rank %d (host %s)%s%s%s%s",
+	                  limit_s, w->what, w->peer,
+	                  cb_comm_host_name(c, w->peer), *d ? " " : "", d,
+	                  w->over ? " over " : "", w->over ? w->over : "");
 }
 
 cb_status_t cb_worker_wait(struct cb_comm *c, struct cb_wait_spec *w)
@@ -43,7 +44,8 @@ cb_status_t cb_worker_wait(struct cb_comm *c, struct cb_wait_spec *w)
 		/* one relaxed load: cheap enough for every pass, and ^C ends
 		 * any wait at once, not at the next store check */
 		if ((st = cb_interrupted()))
-			return cb_fail(st, "%s", cb_status_str(st));
+			return cb_fail_to(&c->fail, st, "%s",
+			                  cb_status_str(st));
 		if ((pst = cb_comm_progress(c)) < 0)
 			return pst;
 		if (w->from_start)
@@ -109,4 +111,28 @@ cb_status_t cb_worker_irecv(struct cb_comm *c, int peer, void *buf, size_t cap,
 	struct post p = { 0, NULL, buf, cap, m, tag, req };
 
 	return worker_post(c, peer, &p, timeout_s, what);
+}
+
+static cb_status_t req_attempt(struct cb_comm *c, struct cb_wait_spec *w)
+{
+	(void)c;
+	return cb_comm_test(w->arg);
+}
+
+cb_status_t cb_comm_wait(struct cb_comm *c, struct cb_req *req)
+{
+	const struct cb_ep *ep = req->kind == CB_REQ_WIRE ? req->ep : NULL;
+	struct cb_wait_spec w = {
+		.attempt = req_attempt,
+		.arg = req,
+		.what = "waiting for a copy or a message to complete",
+		.peer = -1,
+	};
+
+	if (ep && ep->ops && ep->peer != c->rank) {
+		w.what = "waiting for a message to complete with";
+		w.over = ep->ops->name;
+		w.peer = ep->peer;
+	}
+	return cb_worker_wait(c, &w);
 }

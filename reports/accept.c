@@ -256,6 +256,43 @@ static void slowest(FILE *f, const struct cb_acc *a)
 	free(s);
 }
 
+/* What moved on each host's counters, stage by stage (only where they
+ * were read): "pairwise 1234/60123 carrier_changes +4". */
+static void counters(FILE *f, const struct cb_acc *a)
+{
+	int any = 0;
+
+	for (int h = 0; h < a->nhosts; h++) {
+		const struct cb_acc_host *ho = &a->hosts[h];
+		if (!ho->ctr0.have)
+			continue;
+		if (!any++)
+			fprintf(f, "#\n# counters that moved, by stage (TCP "
+			           "segments retransmitted/sent; links; RDMA "
+			           "ports):\n");
+		fprintf(f, "  %-24s", ho->name);
+		for (int s = 0; s < CB_ACC_NSTAGES; s++) {
+			const struct cb_hostctr *m = &ho->moved[s];
+			uint32_t rs = 1u << CB_HC_RETRANS | 1u << CB_HC_OUTSEGS;
+			if (!m->have)
+				continue;
+			fprintf(f, " %s", stage_names[s]);
+			if ((m->have & rs) == rs)
+				fprintf(f, " %llu/%llu",
+				        (unsigned long long)m->v[CB_HC_RETRANS],
+				        (unsigned long long)
+				                m->v[CB_HC_OUTSEGS]);
+			for (int i = CB_HC_OUTSEGS + 1; i < CB_HC_N; i++)
+				if ((m->have & 1u << i) && m->v[i])
+					fprintf(f, " %s +%llu",
+					        cb_hostctr_name(i),
+					        (unsigned long long)m->v[i]);
+			fputc(';', f);
+		}
+		fputc('\n', f);
+	}
+}
+
 cb_status_t cb_acc_write_table(FILE *f, const struct cb_acc *a)
 {
 	fprintf(f,
@@ -339,6 +376,7 @@ cb_status_t cb_acc_write_table(FILE *f, const struct cb_acc *a)
 		        p->median_lat_us, p->allreduce_busbw_gbps,
 		        p->slow_pairs);
 	}
+	counters(f, a);
 	fprintf(f, "#\n");
 	for (int i = 0; i < a->nfindings; i++)
 		fprintf(f, "FAIL %s: %s\n", stage_names[a->findings[i].stage],

@@ -19,6 +19,7 @@
 
 #include <collbench/status.h>
 
+#include "topo/hostctr.h"
 #include "topo/nic.h"
 
 enum cb_acc_state { CB_ACC_PASS, CB_ACC_FAIL, CB_ACC_SKIP };
@@ -62,6 +63,11 @@ struct cb_acc_host {
 	uint64_t after[CB_NIC_MAX][CB_NIC_COUNTERS]; /* at the end (burn) */
 	int have_after;
 	char differs[512]; /* what is unlike the other hosts; "" alike */
+	/* Its retransmission and link counters (topo/hostctr.h): as first
+	 * read (inventory), as last read, and what moved during each stage
+	 * (have 0: none read). */
+	struct cb_hostctr ctr0, ctr_last, moved[CB_ACC_NSTAGES];
+	int flap_find; /* 1 + the finding that named it flapping; 0 none */
 };
 
 /* One measured pair of nodes a < b.  Directions: ab = a sends to b. */
@@ -77,6 +83,12 @@ struct cb_acc_pair {
 	int remeasured; /* measured again alone as a suspect */
 	int cleared;    /* ... and then within tolerance */
 	double first_bw_gbps, first_lat_us; /* the round's figures */
+	/* TCP segments both ends retransmitted and sent during the rounds
+	 * it was measured in where it was each end's only pair (ctr_meas:
+	 * how many such measurements; 0 none). */
+	uint64_t retrans, out_segs;
+	int ctr_meas;
+	int ctr_lossy; /* ... of them, those that lost CB_ACC_LOSS_RATE */
 };
 
 struct cb_acc_finding {
@@ -98,7 +110,7 @@ struct cb_acc_warning {
 struct cb_acc_plan_step {
 	char name[12];
 	int rounds, pairs;
-	char why[128];
+	char why[192];
 };
 
 /* The noise the pairwise judge measured (have 0: not judged so). */

@@ -156,7 +156,10 @@ static int heatmap(FILE *f, json_object *nodes, int n, const double *m,
 	if (g)
 		fclose(g);
 	if (d && g) {
+		struct cb_fail_rec why; /* no heatmap is a note */
+		cb_fail_open(&why);
 		cb_status_t st = cb_gnuplot_run(exe, dir, "heat.gp");
+		cb_fail_close(&why, 0);
 		snprintf(path, sizeof(path), "%s/heat.png", dir);
 		if (st == CB_OK)
 			ok = cb_html_embed_png(f, path,
@@ -164,9 +167,8 @@ static int heatmap(FILE *f, json_object *nodes, int n, const double *m,
 			                       "sends to column");
 		else
 			snprintf(note, bytes, "no heatmap: %s",
-			         cb_fail_msg() ? cb_fail_msg()
-			                       : "gnuplot failed");
-		cb_fail_clear();
+			         cb_fail_rec_msg(&why) ? cb_fail_rec_msg(&why)
+			                               : "gnuplot failed");
 	}
 	static const char *const files[] = { "heat.dat", "heat.gp",
 		                             "heat.png" };

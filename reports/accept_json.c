@@ -136,6 +136,35 @@ static json_object *settings_json(const struct cb_acc_settings *set)
 	return v;
 }
 
+static json_object *ctr_json(const struct cb_hostctr *c)
+{
+	json_object *o = json_object_new_object();
+
+	for (int i = 0; i < CB_HC_N; i++)
+		if (c->have & 1u << i)
+			add(o, cb_hostctr_name(i),
+			    json_object_new_int64((int64_t)c->v[i]));
+	return o;
+}
+
+/* A host's counters: as first read, and what moved in each stage (only
+ * where they were read, so older documents are unchanged). */
+static void host_ctr_json(json_object *w, const struct cb_acc_host *ho)
+{
+	json_object *o, *m;
+
+	if (!ho->ctr0.have)
+		return;
+	o = json_object_new_object();
+	add(o, "start", ctr_json(&ho->ctr0));
+	m = json_object_new_object();
+	for (int s = 0; s < CB_ACC_NSTAGES; s++)
+		if (ho->moved[s].have)
+			add(m, cb_acc_stage_name(s), ctr_json(&ho->moved[s]));
+	add(o, "moved", m);
+	add(w, "counters", o);
+}
+
 static json_object *pairs_json(const struct cb_acc *a)
 {
 	json_object *v, *w;
@@ -159,6 +188,12 @@ static json_object *pairs_json(const struct cb_acc *a)
 		add(w, "cleared", json_object_new_boolean(p->cleared));
 		add(w, "first_bw_gbps",
 		    p->remeasured ? num(p->first_bw_gbps) : NULL);
+		if (p->ctr_meas > 0) {
+			add(w, "tcp_retrans_segs",
+			    json_object_new_int64((int64_t)p->retrans));
+			add(w, "tcp_out_segs",
+			    json_object_new_int64((int64_t)p->out_segs));
+		}
 		json_object_array_add(v, w);
 	}
 	return v;
@@ -244,6 +279,7 @@ static json_object *acc_json(const struct cb_acc *a)
 			                    rd ? rd->counter_names : NULL));
 		add(w, "nics", n);
 		add(w, "differs", str(ho->differs));
+		host_ctr_json(w, ho);
 		json_object_array_add(v, w);
 	}
 	add(o, "hosts", v);

@@ -8,14 +8,17 @@
 
 #include "reports/report.h"
 
-void cb_csv_header(FILE *f)
+void cb_csv_header(FILE *f, int gbits)
 {
-	fputs("collective,algo,transport,dtype,op,ranks,hosts,bytes,"
-	      "count,inplace,time_us,algbw_gbps,busbw_gbps,wrong,"
-	      "algo_model_us,time_min_us,time_p50_us,time_p99_us,"
-	      "time_max_us,slowest_rank,root,push_per_s,pull_per_s,"
-	      "staleness_p50,staleness_p99,staleness_max\n",
-	      f);
+	/* --report_gbits: the same columns in Gb/s, named so */
+	fprintf(f,
+	        "collective,algo,transport,dtype,op,ranks,hosts,bytes,"
+	        "count,inplace,time_us,%s,%s,wrong,"
+	        "algo_model_us,time_min_us,time_p50_us,time_p99_us,"
+	        "time_max_us,slowest_rank,root,push_per_s,pull_per_s,"
+	        "staleness_p50,staleness_p99,staleness_max,iters\n",
+	        gbits ? "algbw_gbits" : "algbw_gbps",
+	        gbits ? "busbw_gbits" : "busbw_gbps");
 	fflush(f);
 }
 
@@ -37,5 +40,8 @@ void cb_csv_row(FILE *f, const struct cb_row *r)
 			fputc(',', f);
 		else
 			fprintf(f, i < 2 ? ",%.1f" : ",%.0f", v[i]);
-	fputc('\n', f);
+	if (r->iters)
+		fprintf(f, ",%" PRIu64 "\n", r->iters);
+	else
+		fputs(",\n", f);
 }

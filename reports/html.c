@@ -89,9 +89,11 @@ static void plots(FILE *f, struct cb_results *const *runs, int nruns,
 			.height = 560,
 		};
 		int scaling = 0;
+		struct cb_fail_rec why; /* a plot that fails is a note */
 		snprintf(out, sizeof(out), "%s/%s.png", dir, want[i].base);
-		cb_fail_clear();
+		cb_fail_open(&why);
 		cb_status_t st = cb_plot(runs, nruns, &cfg, &scaling);
+		cb_fail_close(&why, 0);
 		if (st == CB_ERR_UNAVAILABLE) {
 			/* not cb_plot's line: it names the temporary files */
 			pl->missing = 1;
@@ -101,7 +103,8 @@ static void plots(FILE *f, struct cb_results *const *runs, int nruns,
 		}
 		if (st && !pl->note[0])
 			snprintf(pl->note, sizeof(pl->note), "%s",
-			         cb_fail_msg() ? cb_fail_msg() : "plot failed");
+			         cb_fail_rec_msg(&why) ? cb_fail_rec_msg(&why)
+			                               : "plot failed");
 		if (!st) {
 			any |= cb_html_embed_png(f, out, want[i].alt);
 			if (scaling && i == 0) {
@@ -114,7 +117,6 @@ static void plots(FILE *f, struct cb_results *const *runs, int nruns,
 			}
 		}
 		unlink_plot(dir, want[i].base);
-		cb_fail_clear();
 		if (st == CB_ERR_UNAVAILABLE)
 			break;
 	}

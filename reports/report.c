@@ -16,10 +16,18 @@ double cb_busbw(double algbw_gbps, double factor)
 	return algbw_gbps * factor;
 }
 
+void cb_rows_to_gbits(struct cb_row *rows, int n)
+{
+	for (int i = 0; i < n; i++) {
+		rows[i].algbw_gbps *= CB_GBITS_PER_GBPS;
+		rows[i].busbw_gbps *= CB_GBITS_PER_GBPS;
+	}
+}
+
 void cb_report_header(FILE *f, enum cb_format fmt, const struct cb_run_info *ri)
 {
 	if (fmt == CB_FMT_CSV)
-		cb_csv_header(f);
+		cb_csv_header(f, ri->gbits);
 	else if (fmt == CB_FMT_TABLE)
 		cb_table_header(f, ri);
 }
@@ -44,10 +52,10 @@ void cb_report_point(FILE *f, enum cb_format fmt, const struct cb_row *rows,
 }
 
 void cb_report_footer(FILE *f, enum cb_format fmt, uint64_t wrong,
-                      double avg_busbw_gbps)
+                      double avg_busbw, int gbits)
 {
 	if (fmt == CB_FMT_TABLE)
-		cb_table_footer(f, wrong, avg_busbw_gbps);
+		cb_table_footer(f, wrong, avg_busbw, gbits);
 }
 
 void cb_report_counters(FILE *f, enum cb_format fmt,

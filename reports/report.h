@@ -48,6 +48,9 @@ struct cb_row {
 	 * copy a worker stepped from lacked): p50, p99, max; 0 for sync. */
 	double push_per_s, pull_per_s;
 	double stale_p50, stale_p99, stale_max;
+	/* timed calls (steps) each rank ran for the row: -n, or what -D's
+	 * duration held; 0: unknown (files of earlier versions) */
+	uint64_t iters;
 };
 
 /* The settings a run was made with, for the record (JSON "settings"). */
@@ -65,6 +68,10 @@ struct cb_run_settings {
 	const char *sweep_list; /* as given */
 	size_t scaling_bytes;   /* 0: the largest size */
 	int touch;              /* --touch */
+	int average;            /* -a: 0 first rank, 1 mean, 2 min, 3 max */
+	int cycles;             /* -N: sweeps; 0 until stopped */
+	double duration_s;      /* -D: seconds of timed calls per point; 0 -n */
+	int report_gbits;       /* --report_gbits: table and CSV in Gb/s */
 };
 
 /* What the header says about the whole run. */
@@ -91,6 +98,8 @@ struct cb_run_info {
 	/* which rank's mean a row's time is (-a), e.g. "the largest
 	 * across ranks"; NULL: "averaged across ranks" */
 	const char *across;
+	double duration_s; /* -D: each point timed for this long; 0: -n */
+	int gbits;         /* --report_gbits: bandwidth in Gb/s */
 };
 
 /* What the header of one section (a collective on one group) says. */
@@ -102,6 +111,7 @@ struct cb_section {
 	const char *busbw_formula;
 	int ps_servers; /* > 0: dedicated servers, left out of busbw */
 	int has_inplace;
+	int gbits; /* --report_gbits: bandwidth in Gb/s (1e9 bits/s) */
 };
 
 /* One point of the scaling summary: busbw of (collective, algorithm) on a
@@ -124,6 +134,11 @@ struct cb_port_delta {
 	int is_error; /* a counter of trouble: non-zero is flagged */
 };
 
+/* --report_gbits: the table's and the CSV's bandwidth in Gb/s (1e9 bits/s,
+ * 8 x GB/s); @rows scaled in place (JSON rows keep GB/s). */
+#define CB_GBITS_PER_GBPS 8.0
+void cb_rows_to_gbits(struct cb_row *rows, int n);
+
 /* Busbw from algbw as nccl-tests defines it. */
 double cb_busbw(double algbw_gbps, double factor);
 /* GB/s (1e9 B/s) for @bytes in @time_us; 0 when time is 0. */
@@ -142,20 +157,23 @@ void cb_report_point(FILE *f, enum cb_format fmt, const struct cb_row *rows,
  * perftest's -W). */
 void cb_report_counters(FILE *f, enum cb_format fmt,
                         const struct cb_port_delta *d, int n);
+/* @gbits: @avg_busbw is in Gb/s (--report_gbits), else GB/s. */
 void cb_report_footer(FILE *f, enum cb_format fmt, uint64_t wrong,
-                      double avg_busbw_gbps);
+                      double avg_busbw, int gbits);
 /* The table's scaling summary after a --ranks/--nodes sweep: @pts sorted
  * here (by collective, algorithm, group size); @by_hosts: the group size
  * column counts hosts. */
-void cb_report_scaling(FILE *f, struct cb_scale_pt *pts, int n, int by_hosts);
+void cb_report_scaling(FILE *f, struct cb_scale_pt *pts, int n, int by_hosts,
+                       int gbits);
 
 /* The table writer (reports/table.c) and the CSV's (reports/csv.c),
  * behind cb_report_*. */
 void cb_table_header(FILE *f, const struct cb_run_info *ri);
 void cb_table_section(FILE *f, const struct cb_section *sec);
 void cb_table_point(FILE *f, const struct cb_row *rows, int n);
-void cb_table_footer(FILE *f, uint64_t wrong, double avg_busbw_gbps);
-void cb_csv_header(FILE *f);
+void cb_table_footer(FILE *f, uint64_t wrong, double avg_busbw, int gbits);
+/* @gbits: the bandwidth columns are algbw_gbits, busbw_gbits (Gb/s) */
+void cb_csv_header(FILE *f, int gbits);
 void cb_csv_row(FILE *f, const struct cb_row *r);
 
 #endif

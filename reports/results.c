@@ -129,6 +129,8 @@ static json_object *row_json(const struct cb_row *w)
 	ADD("staleness_p50", num(w->stale_p50, "%.0f"));
 	ADD("staleness_p99", num(w->stale_p99, "%.0f"));
 	ADD("staleness_max", num(w->stale_max, "%.0f"));
+	ADD("iters",
+	    w->iters ? json_object_new_int64((int64_t)w->iters) : NULL);
 #undef ADD
 	return o;
 }
@@ -331,6 +333,11 @@ static cb_status_t read_row(const struct rd *rd, json_object *o,
 		    (st = get_num(rd, o, later[i], dst[i])))
 			return st;
 	}
+	int64_t iters = 0;
+	if (json_object_object_get_ex(o, "iters", NULL) &&
+	    (st = get_int(rd, o, "iters", 1, big, 1, 0, &iters)))
+		return st;
+	w->iters = (uint64_t)iters;
 	return CB_OK;
 }
 

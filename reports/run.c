@@ -172,6 +172,11 @@ static json_object *settings(const struct cb_run_settings *o)
 	    o->scaling_bytes ? json_object_new_int64((int64_t)o->scaling_bytes)
 	                     : NULL);
 	add(s, "touch", json_object_new_boolean(o->touch));
+	add(s, "average", json_object_new_int(o->average));
+	add(s, "run_cycles", json_object_new_int(o->cycles));
+	add(s, "duration_s",
+	    o->duration_s > 0 ? dbl(o->duration_s, "%g") : NULL);
+	add(s, "report_gbits", json_object_new_boolean(o->report_gbits));
 	return s;
 }
 
@@ -367,10 +372,13 @@ void cb_results_scrub(struct cb_row *rows, int n)
 
 void cb_results_add_rows(struct cb_results *r, const struct cb_row *rows, int n)
 {
+	struct cb_fail_rec lost;
+
+	/* Out of memory loses a row of the record, not the run. */
+	cb_fail_open(&lost);
 	for (int i = 0; r && i < n; i++)
-		/* Out of memory loses a row of the record, not the run. */
-		if (cb_results_add(r, &rows[i]))
-			cb_fail_clear();
+		(void)cb_results_add(r, &rows[i]);
+	cb_fail_close(&lost, 0);
 }
 
 void cb_results_set_counters(struct cb_results *r,
@@ -486,11 +494,13 @@ cb_status_t cb_results_finish(struct cb_results *r,
 		.width = 1000,
 		.height = 600,
 	};
+	struct cb_fail_rec why;
+	cb_fail_open(&why);
 	wst = cb_plot(&r, 1, &cfg, NULL);
+	cb_fail_close(&why, wst != CB_ERR_UNAVAILABLE);
 	if (wst == CB_ERR_UNAVAILABLE) {
 		/* one line; the measurement stands */
-		cb_log(CB_LOG_WARN, "%s", cb_fail_msg());
-		cb_fail_clear();
+		cb_log(CB_LOG_WARN, "%s", cb_fail_rec_msg(&why));
 		wst = CB_OK;
 	}
 	return wst;

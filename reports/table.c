@@ -19,11 +19,23 @@ void cb_table_header(FILE *f, const struct cb_run_info *ri)
 	        CB_VERSION, ri->colls, ri->algo, ri->transport, ri->ranks,
 	        ri->ranks == 1 ? "" : "s", ri->hosts, ri->hosts == 1 ? "" : "s",
 	        ri->host_names);
-	fprintf(f, "# time: mean of %d iterations after %d warm-up, %s; %s\n",
-	        ri->iters, ri->warmup,
-	        ri->across ? ri->across : "averaged across ranks",
-	        ri->check ? "results checked bit-exact (#wrong)"
-	                  : "results not checked (-c 0)");
+	if (ri->duration_s > 0)
+		fprintf(f,
+		        "# time: mean of the iterations that fill %g s per "
+		        "point (-D; counted after %d warm-up,\n#   rank 0 "
+		        "decides, each row's count follows it), %s; %s\n",
+		        ri->duration_s, ri->warmup,
+		        ri->across ? ri->across : "averaged across ranks",
+		        ri->check ? "results checked bit-exact (#wrong)"
+		                  : "results not checked (-c 0)");
+	else
+		fprintf(f,
+		        "# time: mean of %d iterations after %d warm-up, %s; "
+		        "%s\n",
+		        ri->iters, ri->warmup,
+		        ri->across ? ri->across : "averaged across ranks",
+		        ri->check ? "results checked bit-exact (#wrong)"
+		                  : "results not checked (-c 0)");
 	if (ri->touch)
 		fprintf(f, "# --touch: between timed calls each rank rewrites "
 		           "the input and reads the result\n#   (not timed), "
@@ -71,13 +83,17 @@ void cb_table_header(FILE *f, const struct cb_run_info *ri)
 
 void cb_table_section(FILE *f, const struct cb_section *sec)
 {
+	const char *bw = sec->gbits ? "(Gb/s)" : "(GB/s)";
+
 	fprintf(f, "#\n# %s on %d rank%s, %d host%s (%s)\n", sec->coll,
 	        sec->ranks, sec->ranks == 1 ? "" : "s", sec->hosts,
 	        sec->hosts == 1 ? "" : "s", sec->members);
 	fprintf(f,
 	        "# algbw = size / time; busbw = algbw * %s (%s; = %.3g here); "
-	        "GB/s = 1e9 bytes/s\n",
-	        sec->busbw_formula, sec->coll, sec->busbw_factor);
+	        "%s\n",
+	        sec->busbw_formula, sec->coll, sec->busbw_factor,
+	        sec->gbits ? "Gb/s = 1e9 bits/s (--report_gbits)"
+	                   : "GB/s = 1e9 bytes/s");
 	if (sec->ps_servers > 0)
 		fprintf(f,
 		        "# ps: the last %d rank%s serve only: no input of "
@@ -97,9 +113,8 @@ void cb_table_section(FILE *f, const struct cb_section *sec)
 	fprintf(f,
 	        "# %10s %12s %8s %6s %4s %13s %10s %7s %7s %6s %10s %7s %7s "
 	        "%6s %9s %9s %9s %9s %9s %4s\n",
-	        "(B)", "(elements)", "", "", "", "", "(us)", "(GB/s)", "(GB/s)",
-	        "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)", "(us)",
-	        "(us)", "(us)", "rank");
+	        "(B)", "(elements)", "", "", "", "", "(us)", bw, bw, "", "(us)",
+	        bw, bw, "", "(us)", "(us)", "(us)", "(us)", "(us)", "rank");
 	fflush(f);
 }
 
@@ -136,22 +151,25 @@ void cb_table_point(FILE *f, const struct cb_row *rows, int n)
 	fflush(f);
 }
 
-void cb_table_footer(FILE *f, uint64_t wrong, double avg_busbw_gbps)
+void cb_table_footer(FILE *f, uint64_t wrong, double avg_busbw, int gbits)
 {
 	fprintf(f, "# Wrong values: %" PRIu64 " %s\n", wrong,
 	        wrong ? "FAILED" : "OK");
-	fprintf(f, "# Avg bus bandwidth: %.3f GB/s\n", avg_busbw_gbps);
+	fprintf(f, "# Avg bus bandwidth: %.3f %s\n", avg_busbw,
+	        gbits ? "Gb/s" : "GB/s");
 	fprintf(f, "#\n");
 	fflush(f);
 }
 
-void cb_report_scaling(FILE *f, struct cb_scale_pt *pts, int n, int by_hosts)
+void cb_report_scaling(FILE *f, struct cb_scale_pt *pts, int n, int by_hosts,
+                       int gbits)
 {
 	if (n == 0)
 		return;
 	fprintf(f,
-	        "#\n# Scaling (busbw, out of place, first dtype/op; "
-	        "efficiency against the smallest group\n# that moves data)\n");
+	        "#\n# Scaling (busbw%s, out of place, first dtype/op; "
+	        "efficiency against the smallest group\n# that moves data)\n",
+	        gbits ? " in Gb/s" : "");
 	/* grouped by collective and algorithm, groups in order (the points
 	 * arrive in group order; an insertion sort keeps it) */
 	for (int i = 1; i < n; i++)
@@ -185,7 +203,8 @@ void cb_report_scaling(FILE *f, struct cb_scale_pt *pts, int n, int by_hosts)
 			snprintf(eff, sizeof(eff), "%.1f%%",
 			         100.0 * p->busbw_gbps / base->busbw_gbps);
 		fprintf(f, "  %-14s %-13s %6d %12zu %10.3f %10s\n", p->coll,
-		        p->algo, k, p->bytes, p->busbw_gbps, eff);
+		        p->algo, k, p->bytes,
+		        p->busbw_gbps * (gbits ? CB_GBITS_PER_GBPS : 1), eff);
 	}
 	fflush(f);
 }

@@ -10,7 +10,7 @@
 #           found on PATH at run time, optional)
 #   tests:  openmpi-bin (the mpirun test), python3 (the misbehaving-peer
 #           test), procps (pgrep), iproute2 (the network-namespace
-#           test hosts), valgrind (the topology and results memory checks),
+#           test hosts), nftables (a test host that drops packets), valgrind (the topology and results memory checks),
 #           libibverbs-dev and librdmacm-dev (the verbs emulation,
 #           tests/verbs-emu, is generated from them), ibverbs-utils and
 #           perftest (the stock programs the emulation is checked with),
@@ -35,6 +35,7 @@ if [ "${1:-}" = "--test" ]; then
 	have python3 || need+=(python3)
 	have pgrep || need+=(procps)
 	have ip || need+=(iproute2)
+	have nft || need+=(nftables)
 	have valgrind || need+=(valgrind)
 	pc libibverbs || need+=(libibverbs-dev)
 	pc librdmacm || need+=(librdmacm-dev)

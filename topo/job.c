@@ -214,13 +214,18 @@ static cb_status_t bind_me(const struct cb_topo_job_cfg *cfg, struct cb_topo *t,
 	} else if (!t->this_system && (s.core >= 0 || s.numa >= 0)) {
 		snprintf(me->note, sizeof(me->note),
 		         "planned on %.60s, not applied", me->inv.source);
-	} else if ((st = cb_topo_bind_apply(t, &s))) {
+	} else {
 		/* Not fatal: the run goes on unbound, and says so. */
-		cb_log(CB_LOG_WARN, "%s", cb_fail_msg());
-		snprintf(me->note, sizeof(me->note), "not applied: %.80s",
-		         cb_fail_msg());
-		cb_fail_clear();
-		s.core = s.numa = -1;
+		struct cb_fail_rec why;
+		cb_fail_open(&why);
+		st = cb_topo_bind_apply(t, &s);
+		cb_fail_close(&why, 0);
+		if (st) {
+			cb_log(CB_LOG_WARN, "%s", cb_fail_rec_msg(&why));
+			snprintf(me->note, sizeof(me->note),
+			         "not applied: %.80s", cb_fail_rec_msg(&why));
+			s.core = s.numa = -1;
+		}
 	}
 	cb_topo_slot_str(t, &s, me->bind, sizeof(me->bind));
 	me->bound = kept || s.core >= 0 || s.numa >= 0;
@@ -389,6 +394,7 @@ cb_status_t cb_topo_job_setup(const struct cb_topo_job_cfg *cfg,
 	struct cb_topo_job *j = calloc(1, sizeof(*j));
 	struct entry *me = calloc(1, sizeof(*me)), *all = NULL;
 	struct cb_topo *t = NULL;
+	struct cb_fail_rec why; /* no hwloc: a note, not a failure */
 	char env[48];
 	const char *xml;
 	cb_status_t st;
@@ -407,9 +413,10 @@ cb_status_t cb_topo_job_setup(const struct cb_topo_job_cfg *cfg,
 	snprintf(env, sizeof(env), "COLLBENCH_TOPO_XML_%d", rank);
 	if (!(xml = getenv(env)) || !*xml)
 		xml = cfg->topo_xml;
+	cb_fail_open(&why);
 	st = cb_topo_load(xml, NULL, &t);
+	cb_fail_close(&why, st != CB_ERR_UNAVAILABLE);
 	if (st == CB_ERR_UNAVAILABLE) {
-		cb_fail_clear();
 		snprintf(me->bind, sizeof(me->bind), "unbound");
 		snprintf(me->note, sizeof(me->note), "built without hwloc");
 	} else if (st) {

@@ -54,6 +54,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "transports/lseg.h"
 #include "transports/shm.h"
 
 static const char *shm_host(const struct cb_tp_ctx *ctx, int r)
@@ -63,32 +64,6 @@ static const char *shm_host(const struct cb_tp_ctx *ctx, int r)
 
 /* A memfd of @bytes, reserved (a full tmpfs fails here, with a line, not
  * later with a SIGBUS) and mapped. */
-static cb_status_t shm_memfd(const struct cb_tp_host *h, const char *what,
-                             size_t bytes, int *fd, void **base)
-{
-	int e;
-
-	*fd = memfd_create(what, MFD_CLOEXEC);
-	if (*fd < 0)
-		return h->fail(h, CB_ERR_SYS, "shm: memfd_create: %s",
-		               strerror(errno));
-	if ((e = posix_fallocate(*fd, 0, (off_t)bytes))) {
-		close(*fd);
-		return h->fail(h, CB_ERR_NOMEM,
-		               "shm: cannot reserve %zu bytes of shared "
-		               "memory: %s",
-		               bytes, strerror(e));
-	}
-	*base = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-	             MAP_SHARED | MAP_POPULATE, *fd, 0);
-	if (*base == MAP_FAILED) {
-		close(*fd);
-		return h->fail(h, CB_ERR_NOMEM, "shm: cannot map %zu bytes: %s",
-		               bytes, strerror(errno));
-	}
-	return CB_OK;
-}
-
 static cb_status_t shm_parse_opts(const struct cb_tp_host *h,
                                   struct cb_tp_ctx *ctx)
 {
@@ -145,14 +120,11 @@ static cb_status_t shm_open_ctx(const struct cb_tp_host *h,
 		st = h->fail(h, CB_ERR_NOMEM, "shm: out of memory");
 		goto fail;
 	}
-	for (int r = 0; r < h->world; r++)
-		ctx->local_index[r] =
-		        h->host_of_rank[r] == h->host_of_rank[h->rank] ? n++
-		                                                       : -1;
+	n = lseg_local_index(h, ctx->local_index);
 	ctx->seg_bytes =
 	        sizeof(struct shm_seg) + (size_t)n * sizeof(struct shm_chan);
-	if ((st = shm_memfd(h, "collbench-shm", ctx->seg_bytes, &ctx->seg_fd,
-	                    &seg)))
+	if ((st = lseg_create(h, "shm", "collbench-shm", ctx->seg_bytes,
+	                      &ctx->seg_fd, &seg)))
 		goto fail;
 	ctx->seg = seg;
 	ctx->seg->magic = SHM_MAGIC;
@@ -214,11 +186,7 @@ static void shm_close(struct cb_tp_ctx *ctx)
 
 static cb_status_t shm_address(struct cb_tp_ctx *ctx, void *blob, size_t *bytes)
 {
-	if (*bytes < sizeof(ctx->addr))
-		return CB_ERR_INVALID;
-	memcpy(blob, &ctx->addr, sizeof(ctx->addr));
-	*bytes = sizeof(ctx->addr);
-	return CB_OK;
+	return lseg_address(&ctx->addr, sizeof(ctx->addr), blob, bytes);
 }
 
 static cb_status_t shm_ep_create(struct cb_tp_ctx *ctx, int peer,
@@ -244,26 +212,11 @@ static cb_status_t shm_ep_create(struct cb_tp_ctx *ctx, int peer,
 	ep->ctx = ctx;
 	ep->peer = peer;
 	ep->rx = &ctx->seg->chan[ctx->local_index[peer]];
+	lring_init_rx(&ep->ring, ep->rx->slots, &ep->rx->consumed,
+	              sizeof(struct shm_slot), SHM_SLOTS);
 	ctx->eps[peer] = ep;
 	*out = ep;
 	return CB_OK;
-}
-
-/* Map @bytes of process @pid's descriptor @fd here, read-only or not. */
-static void *shm_map_peer_fd(pid_t pid, int fd, size_t bytes, int writable)
-{
-	char path[64];
-	void *p;
-	int lfd;
-
-	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, fd);
-	lfd = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
-	if (lfd < 0)
-		return MAP_FAILED;
-	p = mmap(NULL, bytes, PROT_READ | (writable ? PROT_WRITE : 0),
-	         MAP_SHARED, lfd, 0);
-	close(lfd);
-	return p;
 }
 
 static cb_status_t shm_ep_connect(struct cb_tp_ep *ep, const void *blob,
@@ -284,7 +237,7 @@ static cb_status_t shm_ep_connect(struct cb_tp_ep *ep, const void *blob,
 	if (ep->peer_seg)
 		return CB_OK;
 	ep->pid = a.pid;
-	void *seg = shm_map_peer_fd(a.pid, a.seg_fd, a.seg_bytes, 1);
+	void *seg = lseg_map_peer(a.pid, a.seg_fd, a.seg_bytes, 1);
 	if (seg == MAP_FAILED)
 		return h->fail(h, CB_ERR_SYS,
 		               "shm: cannot map rank %d's segment through "
@@ -300,6 +253,7 @@ static cb_status_t shm_ep_connect(struct cb_tp_ep *ep, const void *blob,
 		               "shm: rank %d's segment is not this job's",
 		               ep->peer);
 	ep->tx = &ep->peer_seg->chan[ctx->local_index[h->rank]];
+	lring_init_tx(&ep->ring, ep->tx->slots, &ep->tx->consumed);
 
 	/* Can we copy out of the peer's memory?  Try once on its segment
 	 * header, where we know what to expect. */
@@ -365,7 +319,8 @@ static cb_status_t shm_mem_alloc(struct cb_tp_ctx *ctx, size_t bytes,
 	if (!(r = calloc(1, sizeof(*r))))
 		return h->fail(h, CB_ERR_NOMEM, "shm: out of memory");
 	bytes = bytes ? (bytes + 4095) / 4096 * 4096 : 4096;
-	if ((st = shm_memfd(h, "collbench-buffer", bytes, &r->fd, &r->base))) {
+	if ((st = lseg_create(h, "shm", "collbench-buffer", bytes, &r->fd,
+	                      &r->base))) {
 		free(r);
 		return st;
 	}
@@ -468,7 +423,7 @@ struct shm_view *shm_view_get(struct cb_tp_ep *ep, const struct shm_export *x)
 		if (free_slot < 0)
 			return NULL;
 	}
-	void *p = shm_map_peer_fd(ep->pid, x->fd, x->region_bytes, 1);
+	void *p = lseg_map_peer(ep->pid, x->fd, x->region_bytes, 1);
 	if (p == MAP_FAILED) {
 		ep->ctx->host->log(ep->ctx->host, CB_TP_LOG_INFO,
 		                   "cannot map rank %d's buffers (%s): reading "

@@ -14,6 +14,8 @@
 
 #include <collbench/transport.h>
 
+#include "transports/lring.h"
+
 #define SHM_MAGIC      0x434253484d303032ull /* "CBSHM002" */
 #define SHM_SLOTS      16u
 #define SHM_SLOT_BYTES 4096u
@@ -21,22 +23,22 @@
 #define SHM_DATA_BYTES (SHM_SLOT_BYTES - SHM_HDR_BYTES)
 
 #define SHM_BOUNCE_BYTES (256u << 10)
-#define SHM_NOTIFY_Q     64u /* notifications waiting for notify_poll */
 
 #define SHM_HIDDEN __attribute__((visibility("hidden")))
 
-enum { KIND_EAGER = 1, KIND_RNDV = 2, KIND_NOTIFY = 3 };
+enum { KIND_EAGER = 1, KIND_RNDV = 2, KIND_NOTIFY = LRING_NOTIFY };
 enum { CMA_UNKNOWN = 0, CMA_YES = 1, CMA_NO = 2 };
 
+/* A slot of the ring (transports/lring.h): its head, then the data (an
+ * eager fragment, or a rendezvous's struct shm_export). */
 struct shm_slot {
-	_Atomic uint64_t seq;
-	uint64_t tag; /* KIND_NOTIFY: the notification */
-	uint64_t bytes;
-	uint64_t addr;
-	uint32_t kind;
-	uint32_t frag_bytes;
+	struct lring_hdr h;
 	uint8_t data[SHM_DATA_BYTES];
 };
+_Static_assert(sizeof(struct lring_hdr) == SHM_HDR_BYTES &&
+                       offsetof(struct shm_slot, data) == SHM_HDR_BYTES &&
+                       (SHM_SLOTS & (SHM_SLOTS - 1)) == 0,
+               "the slot's data follows its head; slots: a power of two");
 
 /* In the receiver's segment; slots written by one sender. */
 struct shm_chan {
@@ -118,12 +120,10 @@ struct cb_tp_ep {
 	size_t peer_seg_bytes;
 	struct shm_chan *tx; /* in the peer's segment */
 	struct shm_chan *rx; /* in ours */
-	uint64_t tx_seq, tx_consumed, tx_rndv;
-	uint64_t rx_seq;
+	struct lring ring;   /* over tx->slots and rx->slots */
+	uint64_t tx_rndv;
 	struct cb_tp_req *sq_head, *sq_tail; /* sends not fully posted */
 	struct cb_tp_req *rq_head, *rq_tail; /* receives not complete */
-	uint32_t notify[SHM_NOTIFY_Q];
-	uint32_t nq_head, nq_tail;
 	cb_status_t err;
 };
 

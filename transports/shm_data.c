@@ -134,41 +134,19 @@ cb_status_t shm_test(struct cb_tp_ep *ep, struct cb_tp_req *req)
 	return ep->err ? ep->err : CB_AGAIN;
 }
 
-static inline struct shm_slot *tx_slot(struct cb_tp_ep *ep)
-{
-	if (ep->tx_seq - ep->tx_consumed >= SHM_SLOTS) {
-		ep->tx_consumed = atomic_load_explicit(&ep->tx->consumed,
-		                                       memory_order_acquire);
-		if (ep->tx_seq - ep->tx_consumed >= SHM_SLOTS)
-			return NULL;
-	}
-	return &ep->tx->slots[ep->tx_seq % SHM_SLOTS];
-}
-
-static inline void tx_publish(struct cb_tp_ep *ep, struct shm_slot *s)
-{
-	atomic_store_explicit(&s->seq, ++ep->tx_seq, memory_order_release);
-}
-
 /* A put at the head of the queue: the copy, then its notification (in a
  * slot, after the data: the release store orders them). */
 static int shm_send_put(struct cb_tp_ep *ep, struct cb_tp_req *req)
 {
 	struct cb_tp_rmem *rm = req->priv.ptr[R_SRC];
 	uint32_t notify = (uint32_t)req->tag;
-	struct shm_slot *s = NULL;
 
-	if (notify && !(s = tx_slot(ep)))
+	if (notify && !lring_tx_slot(&ep->ring))
 		return 0;
 	memcpy(rm->local + req->priv.u64[R_STARTED], req->priv.ptr[R_BUF],
 	       req->bytes);
-	if (s) {
-		s->tag = notify;
-		s->bytes = 0;
-		s->kind = KIND_NOTIFY;
-		s->frag_bytes = 0;
-		tx_publish(ep, s);
-	}
+	if (notify)
+		(void)lring_tx_notify(&ep->ring, notify); /* room: above */
 	ep->ctx->stats.put_msgs++;
 	ep->ctx->stats.put_bytes += req->bytes;
 	req->priv.u64[R_DONE] = 1;
@@ -182,7 +160,7 @@ static int shm_send_progress(struct cb_tp_ep *ep)
 
 	while (ep->sq_head) {
 		struct cb_tp_req *req = ep->sq_head;
-		struct shm_slot *s;
+		struct lring_hdr *s;
 
 		if (req->priv.u64[R_CAP] == SEND_PUT) {
 			if (!shm_send_put(ep, req))
@@ -191,7 +169,7 @@ static int shm_send_progress(struct cb_tp_ep *ep)
 			moved = 1;
 			continue;
 		}
-		if (!(s = tx_slot(ep)))
+		if (!(s = lring_tx_slot(&ep->ring)))
 			break;
 		s->tag = req->tag;
 		s->bytes = req->bytes;
@@ -213,22 +191,15 @@ static int shm_send_progress(struct cb_tp_ep *ep)
 			s->kind = KIND_RNDV;
 			s->addr = (uint64_t)(uintptr_t)req->priv.ptr[R_BUF];
 			s->frag_bytes = sizeof(x);
-			memcpy(s->data, &x, sizeof(x));
+			memcpy(lring_data(s), &x, sizeof(x));
 			req->priv.u64[R_RNDV] = ++ep->tx_rndv;
-			tx_publish(ep, s);
+			lring_tx_publish(&ep->ring, s);
 			q_pop(&ep->sq_head, &ep->sq_tail);
 			continue;
 		}
-		size_t off = req->priv.u64[R_OFF];
-		size_t n = req->bytes - off;
-		if (n > SHM_DATA_BYTES)
-			n = SHM_DATA_BYTES;
-		s->kind = KIND_EAGER;
-		s->addr = off;
-		s->frag_bytes = (uint32_t)n;
-		memcpy(s->data, (const char *)req->priv.ptr[R_BUF] + off, n);
-		tx_publish(ep, s);
-		off += n;
+		size_t off = lring_tx_eager(&ep->ring, s, KIND_EAGER,
+		                            req->priv.ptr[R_BUF], req->bytes,
+		                            req->priv.u64[R_OFF]);
 		req->priv.u64[R_OFF] = off;
 		if (off == req->bytes) {
 			req->priv.u64[R_DONE] = 1;
@@ -298,12 +269,12 @@ static cb_status_t shm_cma(struct cb_tp_ep *ep, struct cb_tp_req *req,
 
 /* Where the sender's rendezvous buffer can be read with plain loads here,
  * or NULL (then: CMA). */
-static const char *shm_peer_view(struct cb_tp_ep *ep, const struct shm_slot *s)
+static const char *shm_peer_view(struct cb_tp_ep *ep, const struct lring_hdr *s)
 {
 	struct shm_export x;
 	struct shm_view *v;
 
-	memcpy(&x, s->data, sizeof(x));
+	memcpy(&x, lring_data(s), sizeof(x));
 	if (s->addr < x.region_base ||
 	    s->addr + s->bytes > x.region_base + x.region_bytes)
 		return NULL;
@@ -312,44 +283,15 @@ static const char *shm_peer_view(struct cb_tp_ep *ep, const struct shm_slot *s)
 	return (const char *)v->base + (s->addr - v->rbase);
 }
 
-static inline void rx_consume(struct cb_tp_ep *ep)
-{
-	ep->rx_seq++;
-	atomic_store_explicit(&ep->rx->consumed, ep->rx_seq,
-	                      memory_order_release);
-}
-
-/* Take notifications off the head of the inbound ring; 1 if any. */
-static int shm_take_notifies(struct cb_tp_ep *ep)
-{
-	int moved = 0;
-
-	for (;;) {
-		struct shm_slot *s = &ep->rx->slots[ep->rx_seq % SHM_SLOTS];
-		if (atomic_load_explicit(&s->seq, memory_order_acquire) !=
-		            ep->rx_seq + 1 ||
-		    s->kind != KIND_NOTIFY ||
-		    ep->nq_tail - ep->nq_head == SHM_NOTIFY_Q)
-			return moved;
-		ep->notify[ep->nq_tail++ % SHM_NOTIFY_Q] = (uint32_t)s->tag;
-		rx_consume(ep);
-		moved = 1;
-	}
-}
-
 cb_status_t shm_notify_poll(struct cb_tp_ep *ep, uint32_t *notify)
 {
 	if (ep->err)
 		return ep->err;
-	shm_take_notifies(ep);
-	if (ep->nq_head == ep->nq_tail)
-		return CB_AGAIN;
-	*notify = ep->notify[ep->nq_head++ % SHM_NOTIFY_Q];
-	return CB_OK;
+	return lring_notify_poll(&ep->ring, notify);
 }
 
 static cb_status_t shm_recv_rndv(struct cb_tp_ep *ep, struct cb_tp_req *req,
-                                 const struct shm_slot *s)
+                                 const struct lring_hdr *s)
 {
 	const struct cb_tp_reduce *red = req->priv.ptr[R_RED];
 	struct cb_tp_ctx *ctx = ep->ctx;
@@ -372,21 +314,14 @@ static cb_status_t shm_recv_rndv(struct cb_tp_ep *ep, struct cb_tp_req *req,
 
 static int shm_recv_progress(struct cb_tp_ep *ep, cb_status_t *st)
 {
-	int moved = shm_take_notifies(ep);
+	int moved = lring_take_notifies(&ep->ring);
 
 	while (ep->rq_head) {
 		struct cb_tp_req *req = ep->rq_head;
-		struct shm_slot *s = &ep->rx->slots[ep->rx_seq % SHM_SLOTS];
+		const struct lring_hdr *s = lring_rx_next(&ep->ring, &moved);
 
-		if (atomic_load_explicit(&s->seq, memory_order_acquire) !=
-		    ep->rx_seq + 1)
+		if (!s)
 			break;
-		if (s->kind == KIND_NOTIFY) {
-			if (!shm_take_notifies(ep))
-				break; /* the queue is full: notify_poll */
-			moved = 1;
-			continue;
-		}
 		moved = 1;
 		if (!req->priv.u64[R_STARTED]) {
 			if (s->tag != req->tag) {
@@ -409,7 +344,7 @@ static int shm_recv_progress(struct cb_tp_ep *ep, cb_status_t *st)
 			if ((*st = shm_recv_rndv(ep, req, s)))
 				return moved;
 			req->priv.u64[R_OFF] = s->bytes;
-			rx_consume(ep);
+			lring_rx_consume(&ep->ring);
 			atomic_fetch_add_explicit(&ep->rx->rndv_done, 1,
 			                          memory_order_release);
 		} else {
@@ -419,12 +354,13 @@ static int shm_recv_progress(struct cb_tp_ep *ep, cb_status_t *st)
 				        dst + s->addr,
 				        (const char *)req->priv.ptr[R_SRC] +
 				                s->addr,
-				        s->data,
+				        lring_data(s),
 				        s->frag_bytes / red->elem_bytes);
 			else
-				memcpy(dst + s->addr, s->data, s->frag_bytes);
+				memcpy(dst + s->addr, lring_data(s),
+				       s->frag_bytes);
 			req->priv.u64[R_OFF] += s->frag_bytes;
-			rx_consume(ep);
+			lring_rx_consume(&ep->ring);
 		}
 		if (req->priv.u64[R_OFF] == req->bytes) {
 			req->priv.u64[R_DONE] = 1;

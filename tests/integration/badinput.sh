@@ -58,8 +58,11 @@ expect_fail 2 "empty item" "$CB" --algo "ring,,tree"
 expect_fail 2 "overlap" "$CB" --algo "ring:0-1M;rd:512K-max"
 # nccl-tests' and perftest's flags collbench has no feature for
 expect_fail 2 "always blocking" "$CB" -z 1
-expect_fail 2 "acceptance --duration" "$CB" -D 10
-expect_fail 2 "GB/s" "$CB" --report_gbits
+expect_fail 2 "-D/--duration 'soon'" "$CB" -D soon
+expect_fail 2 "-D/--duration '0'" "$CB" --duration 0
+expect_fail 2 "give one" "$CB" -D 1 -n 10
+expect_fail 2 "ps-async runs sessions" "$CB" --algo ps-async -D 1
+expect_fail 2 "tune: -D" "$CB" tune -D 1
 expect_fail 2 "-a" "$CB" -a 4
 expect_fail 2 "-N" "$CB" -N forever
 expect_fail 2 "-O x.csv" "$CB" -J x.csv

@@ -25,7 +25,7 @@ ROW_KEYS = ["collective", "algo", "transport", "dtype", "op", "ranks",
             "busbw_gbps", "wrong", "algo_model_us", "time_min_us",
             "time_p50_us", "time_p99_us", "time_max_us", "slowest_rank",
             "root", "push_per_s", "pull_per_s", "staleness_p50",
-            "staleness_p99", "staleness_max"]
+            "staleness_p99", "staleness_max", "iters"]
 
 
 def fail(msg):

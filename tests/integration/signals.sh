@@ -1,7 +1,8 @@
 #!/bin/bash
 # signals.sh COLLBENCH - SIGINT and SIGTERM end a job cleanly: to the local
-# launcher (kill, or ^C, which reaches every rank), to rank 0 alone, or to
-# rank 0 of a job started by hand.  Each time: every process exits 130
+# launcher (kill, or ^C, which reaches every rank, in a sweep or in
+# ps-async's sessions), to rank 0 alone, or to rank 0 of a job started by
+# hand.  Each time: every process exits 130
 # (SIGINT) or 143 (SIGTERM) within the deadline, one line says so, the
 # table ends with a line saying its rows are all there is, -O run.json is
 # valid JSON with "status": "interrupted" and the rows measured (as many as
@@ -92,6 +93,20 @@ if wait_rows "$TMP/out"; then
 	check "^C (SIGINT to every process)" 130 $? "$TMP/err"
 else
 	fail "^C: no row in 20 s"
+	kill -9 -- -"$pid"
+fi
+
+# ^C in ps-async's sessions, which serve and wait on their own (on
+# cb_worker_wait, as every wait outside a schedule): the same clean end.
+rm -f "$TMP"/run.*
+"$CB" --np 3 --algo ps-async "${ARGS[@]}" >"$TMP/out" 2>"$TMP/err" &
+pid=$!
+if wait_rows "$TMP/out"; then
+	kill -INT -- -"$pid"
+	wait "$pid"
+	check "^C during ps-async" 130 $? "$TMP/err"
+else
+	fail "^C during ps-async: no row in 20 s"
 	kill -9 -- -"$pid"
 fi
 

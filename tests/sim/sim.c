@@ -8,7 +8,10 @@
  * leaf's uplink capacity, leaf x rate / over, split between the round's
  * pairs that cross it).  Each measurement is then multiplied by a
  * log-normal noise and, with probability `tail`, by a busy moment
- * (uniform 0.5-0.95): the heavy tail a shared machine has.  Faults:
+ * (uniform 0.5-0.95): the heavy tail a shared machine has; and, with
+ * probability `busy_round` a round starts a busy phase of ~5 rounds (every
+ * pair of them 0.4-0.6x: another job took the cores, as on a shared CI
+ * machine, or a storage burst on a real fabric).  Faults:
  *   slow    the cable at `slow` of its rate;
  *   lossy   TCP under loss p: rate / (1 + p / 0.5%) (a model, not a law:
  *           at data-centre round trips Mathis' formula barely bites);
@@ -33,7 +36,8 @@ struct cb_accsim {
 	signed char *fault; /* [n] */
 	double *factor;     /* [n] cable */
 	unsigned char *upbad;
-	int *cross; /* [nleaf] scratch */
+	int *cross;  /* [nleaf] scratch */
+	double busy; /* the busy phase's factor; 0 quiet */
 };
 
 static uint64_t next(struct cb_accsim *s)
@@ -148,6 +152,17 @@ double cb_accsim_round(struct cb_accsim *s, int (*pairs)[2], int n, double *bw,
 	const struct cb_accsim_cfg *c = &s->c;
 	double up = c->leaf * c->rate / (c->over > 0 ? c->over : 1);
 	double slowest = 0;
+	double busy = 1;
+
+	/* a busy phase starts with chance busy_round and lasts ~5 rounds
+	 * (no draws at all without: the same streams as before) */
+	if (c->busy_round > 0) {
+		if (s->busy > 0 ? uni(s) < 0.2 : uni(s) >= c->busy_round)
+			s->busy = 0;
+		else if (s->busy == 0)
+			s->busy = 0.4 + 0.2 * uni(s);
+		busy = s->busy > 0 ? s->busy : 1;
+	}
 
 	memset(s->cross, 0, (size_t)s->nleaf * sizeof(int));
 	for (int i = 0; i < n; i++) {
@@ -171,7 +186,7 @@ double cb_accsim_round(struct cb_accsim *s, int (*pairs)[2], int n, double *bw,
 				double u = up * (s->upbad[l] ? c->uplink : 1);
 				cap = fmin(cap, u / s->cross[l]);
 			}
-			double v = cap * exp(c->noise * gauss(s));
+			double v = busy * cap * exp(c->noise * gauss(s));
 			if (uni(s) < c->tail)
 				v *= 0.5 + 0.45 * uni(s);
 			ok[i] = 1;

@@ -6,7 +6,10 @@
  * one process (shm and tcp in a --transport auto run across hosts) keep
  * their own log prefixes whatever order they were opened in; options come
  * from the communicator's own view (two communicators, two views), the
- * host reduction is the communicator's; no engine, no dma-buf.
+ * host reduction is the communicator's; no engine, no dma-buf; a failure
+ * through a table is recorded in that table's communicator, so two
+ * communicators keep their own first failures (one process-wide slot gave
+ * the second the first one's line).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,7 +116,6 @@ int main(void)
 	CHECK(t1->option(t1, "tcp-if") == NULL);
 	CHECK(t2->option(t2, "tcp-streams") &&
 	      !strcmp(t2->option(t2, "tcp-streams"), "2"));
-	free(c2);
 
 	/* the reduction through either table is the communicator's */
 	c->tp[1].host.reduce(&c->tp[1].host, CB_DT_INT32, CB_OP_SUM, &d, &a, &b,
@@ -125,14 +127,33 @@ int main(void)
 	/* no device memory engine open: no dma-buf, nothing recorded */
 	CHECK(c->tp[0].host.gpu_dmabuf(&c->tp[0].host, &a, 4, &fd, &off) ==
 	      CB_ERR_UNSUPPORTED);
-	CHECK(fd == -1 && cb_fail_msg() == NULL);
+	CHECK(fd == -1 && cb_fail_rec_msg(&c->fail) == NULL);
 
-	/* a failure through a table is the run's one line */
+	/* a failure through a table is its communicator's one line: the other
+	 * communicator failed first, and keeps its own; the process's record
+	 * holds neither */
+	CHECK(t2->fail(t2, CB_ERR_TIMEOUT, "tcp: other %d", 8) ==
+	      CB_ERR_TIMEOUT);
 	CHECK(c->tp[1].host.fail(&c->tp[1].host, CB_ERR_PROTO, "tcp: bad %d",
 	                         9) == CB_ERR_PROTO);
-	CHECK(cb_fail_msg() && !strcmp(cb_fail_msg(), "tcp: bad 9"));
+	CHECK(c->tp[0].host.fail(&c->tp[0].host, CB_ERR_PEER, "shm: later") ==
+	      CB_ERR_PEER);
+	CHECK(cb_fail_rec_msg(&c->fail) &&
+	      !strcmp(cb_fail_rec_msg(&c->fail), "tcp: bad 9"));
+	CHECK(cb_fail_rec_status(&c->fail) == CB_ERR_PROTO);
+	CHECK(cb_fail_rec_msg(&c2->fail) &&
+	      !strcmp(cb_fail_rec_msg(&c2->fail), "tcp: other 8"));
+	CHECK(cb_fail_rec_status(&c2->fail) == CB_ERR_TIMEOUT);
+	CHECK(cb_fail_msg() == NULL);
+	if (check_failures)
+		fprintf(stderr, "records: '%s' '%s'\n",
+		        cb_fail_rec_msg(&c->fail) ? cb_fail_rec_msg(&c->fail)
+		                                  : "",
+		        cb_fail_rec_msg(&c2->fail) ? cb_fail_rec_msg(&c2->fail)
+		                                   : "");
 	CHECK(c->tp[0].host.now_ns(&c->tp[0].host) > 0);
 
+	free(c2);
 	free(c);
 	return check_result("host");
 }

@@ -219,9 +219,22 @@ int main(void)
 	CHECK(usage_err("-T never", "--timeout"));
 	CHECK(usage_err("-z 0", "always blocking"));
 	CHECK(usage_err("--blocking 1", "always blocking"));
-	CHECK(usage_err("-D 10", "acceptance --duration"));
-	CHECK(usage_err("--duration 10", "acceptance --duration"));
-	CHECK(usage_err("--report_gbits", "GB/s"));
+	/* perftest's -D and --report_gbits */
+	CHECK(parse("", &o) == CB_OK && o.duration_s == 0 &&
+	      o.report_gbits == 0);
+	CHECK(parse("-D 2.5", &o) == CB_OK && o.duration_s == 2.5);
+	CHECK(parse("--duration 10", &o) == CB_OK && o.duration_s == 10);
+	CHECK(parse("--report_gbits", &o) == CB_OK && o.report_gbits == 1);
+	CHECK(usage_err("-D 0", "-D/--duration '0'"));
+	CHECK(usage_err("-D -3", "-D/--duration '-3'"));
+	CHECK(usage_err("-D 10s", "-D/--duration '10s'"));
+	CHECK(usage_err("-D 100000", "0.001..86400"));
+	CHECK(usage_err("-D 1 -n 5", "give one"));
+	CHECK(usage_err("-n 5 --duration 1", "give one"));
+	CHECK(usage_err("tune -D 1", "tune: -D"));
+	CHECK(usage_err("--algo ps-async -D 1", "ps-async runs sessions"));
+	CHECK(usage_err("--algo ring,ps-async -D 1", "ps-async runs sessions"));
+	CHECK(parse("--algo all -D 1", &o) == CB_OK);
 	/* lists with an empty item, overlapping ranges: refused */
 	CHECK(usage_err("--coll allreduce,", "empty item"));
 	CHECK(usage_err("--coll ,allreduce", "empty item"));

@@ -21,10 +21,10 @@
 static const struct cb_row fixed[] = {
 	{ "allreduce", "ring", "shm", "float32", "sum",  4,      1, 8,
 	  2,           0,      -1,    1.25,          0.0064, 0.0096, 0, 1.125,
-	  1.0,         1.2,    2.5,   3.75,          2, NAN, NAN, NAN, NAN, NAN },
+	  1.0,         1.2,    2.5,   3.75,          2, NAN, NAN, NAN, NAN, NAN, 20 },
 	{ "allreduce", "ring", "shm", "float32", "sum", 4, 1,     8,   2,
 	  1,           -1,     1.5,   0.00533333,    0.008, 0, 1.125, 1.1, 1.4,
-	  2.0,         2.25,   3, 1234.5, 1234.5, 1, 3, 7 },
+	  2.0,         2.25,   3, 1234.5, 1234.5, 1, 3, 7, 20 },
 	{ "allreduce",
 	  "rd",
 	  "shm",
@@ -45,7 +45,7 @@ static const struct cb_row fixed[] = {
 	  12300.0,
 	  13000.25,
 	  14000.125,
-	  1, NAN, NAN, NAN, NAN, NAN },
+	  1, NAN, NAN, NAN, NAN, NAN, 20 },
 	{ "broadcast",
 	  "tree",
 	  "shm+tcp",
@@ -66,7 +66,7 @@ static const struct cb_row fixed[] = {
 	  10.0,
 	  11.0,
 	  12.0,
-	  0, NAN, NAN, NAN, NAN, NAN },
+	  0, NAN, NAN, NAN, NAN, NAN, 20 },
 	{ "barrier", "dissemination",
 	  "tcp",     "float32",
 	  "none",    2,
@@ -77,7 +77,7 @@ static const struct cb_row fixed[] = {
 	  0,         18.0,
 	  19.0,      20.0,
 	  25.0,      30.0,
-	  -1, NAN, NAN, NAN, NAN, NAN },
+	  -1, NAN, NAN, NAN, NAN, NAN, 20 },
 };
 #define NFIXED (int)(sizeof(fixed) / sizeof(fixed[0]))
 
@@ -165,6 +165,8 @@ static struct cb_results *fixed_results(void)
 		.timeout_s = 30,
 		.sweep_by = "nodes",
 		.sweep_list = "1,2",
+		.average = 1,
+		.cycles = 1,
 	};
 	struct cb_results_meta m = {
 		.argc = 5,
@@ -198,7 +200,7 @@ static void writers(const char *data, const char *tmp)
 	cb_report_header(f, CB_FMT_CSV, &info);
 	for (int i = 0; i < NFIXED; i++)
 		cb_report_point(f, CB_FMT_CSV, &fixed[i], 1);
-	cb_report_footer(f, CB_FMT_CSV, 7, 1.0);
+	cb_report_footer(f, CB_FMT_CSV, 7, 1.0, 0);
 	fclose(f);
 	snprintf(golden, sizeof(golden), "%s/golden.csv", data);
 	CHECK(same_file(got, golden));

@@ -7,7 +7,9 @@
  * the deadline, naming the step and the peer (ps-async retried forever);
  * progress keeps an idle deadline from firing, not one counted from the
  * start (connecting); a transport's error passes through; SIGINT ends a
- * wait at once (the connect wait ignored it).  No store: the communicator
+ * wait at once (the connect wait ignored it); cb_comm_wait is the same wait
+ * (it had a loop of its own, which named nobody and saw ^C only at the
+ * store's check).  No store: the communicator
  * is made by hand, and its abort check never comes due.
  */
 #include <signal.h>
@@ -38,6 +40,12 @@ static cb_status_t fake_isend(struct cb_tp_ep *ep, const void *buf,
 	return CB_OK;
 }
 
+static cb_status_t fake_test(struct cb_tp_ep *ep, struct cb_tp_req *req)
+{
+	(void)ep, (void)req;
+	return CB_AGAIN; /* never completes */
+}
+
 static cb_status_t fake_progress(struct cb_tp_ctx *ctx)
 {
 	(void)ctx;
@@ -50,6 +58,7 @@ static const struct cb_tp_ops fake = {
 	.size = sizeof(struct cb_tp_ops),
 	.name = "fake",
 	.isend = fake_isend,
+	.test = fake_test,
 	.progress = fake_progress,
 };
 
@@ -74,8 +83,7 @@ static void make(struct cb_comm *c)
 	c->ntp = c->nwire = 1;
 	eps[1] =
 	        (struct cb_ep){ .ops = &fake, .peer = 1, .state = CB_EP_READY };
-	c->eps = eps;
-	cb_fail_clear();
+	c->eps = eps; /* and c->fail, clean: each wait's line is its own */
 }
 
 /* Says CB_AGAIN, reporting progress, until @arg's deadline (ns). */
@@ -111,7 +119,7 @@ int main(void)
 	st = cb_worker_isend(&c, 1, buf, 8, NULL, 1, &r, 0, "posting to");
 	CHECK(st == CB_OK);
 	CHECK(isends == 5 && progresses == 4);
-	CHECK(cb_fail_msg() == NULL);
+	CHECK(cb_fail_rec_msg(&c.fail) == NULL);
 
 	/* never room: the deadline (the job's, 0.2 s), naming step and peer */
 	make(&c);
@@ -121,9 +129,10 @@ int main(void)
 	                     "ps-async: posting a send to");
 	CHECK(st == CB_ERR_TIMEOUT);
 	CHECK(cb_now_ns() - t0 < 5000000000ull);
-	CHECK(cb_fail_msg() &&
-	      !strcmp(cb_fail_msg(), "timed out after 0.2 s ps-async: posting "
-	                             "a send to rank 1 (host h1)"));
+	CHECK(cb_fail_rec_msg(&c.fail) &&
+	      !strcmp(cb_fail_rec_msg(&c.fail),
+	              "timed out after 0.2 s ps-async: posting "
+	              "a send to rank 1 (host h1)"));
 	CHECK(c.stalled_on == 1);
 
 	/* the caller's own deadline beats the job's */
@@ -132,7 +141,8 @@ int main(void)
 	t0 = cb_now_ns();
 	st = cb_worker_isend(&c, 1, buf, 8, NULL, 1, &r, 0.1, "posting to");
 	CHECK(st == CB_ERR_TIMEOUT && cb_now_ns() - t0 < 5000000000ull);
-	CHECK(cb_fail_msg() && strstr(cb_fail_msg(), "after 0.1 s posting to"));
+	CHECK(cb_fail_rec_msg(&c.fail) &&
+	      strstr(cb_fail_rec_msg(&c.fail), "after 0.1 s posting to"));
 
 	/* a transport's error ends it as it is */
 	make(&c);
@@ -159,9 +169,26 @@ int main(void)
 	t0 = cb_now_ns();
 	CHECK(cb_worker_wait(&c, &w) == CB_ERR_TIMEOUT);
 	CHECK(cb_now_ns() - t0 < 2000000000ull);
-	CHECK(cb_fail_msg() &&
-	      !strcmp(cb_fail_msg(), "timed out after 0.2 s connecting to rank "
-	                             "1 (host h1) over fake"));
+	CHECK(cb_fail_rec_msg(&c.fail) &&
+	      !strcmp(cb_fail_rec_msg(&c.fail),
+	              "timed out after 0.2 s connecting to rank "
+	              "1 (host h1) over fake"));
+
+	/* a message that never completes: the job's deadline, naming the
+	 * peer and its transport, which the job learns stalled */
+	make(&c);
+	memset(&r, 0, sizeof(r));
+	r.ep = &eps[1];
+	t0 = cb_now_ns();
+	CHECK(cb_comm_wait(&c, &r) == CB_ERR_TIMEOUT);
+	CHECK(cb_now_ns() - t0 < 5000000000ull);
+	CHECK(cb_fail_rec_msg(&c.fail) &&
+	      !strcmp(cb_fail_rec_msg(&c.fail),
+	              "timed out after 0.2 s waiting for a message to complete "
+	              "with rank 1 (host h1) over fake"));
+	CHECK(c.stalled_on == 1);
+	if (check_failures)
+		fprintf(stderr, "line: %s\n", cb_fail_rec_msg(&c.fail));
 
 	/* ^C: at once, long before a deadline of a minute (last: it stays) */
 	make(&c);
@@ -174,7 +201,15 @@ int main(void)
 	t0 = cb_now_ns();
 	CHECK(cb_worker_wait(&c, &ws) == CB_ERR_INTERRUPTED);
 	CHECK(calls == 3 && cb_now_ns() - t0 < 1000000000ull);
-	CHECK(cb_fail_msg() && strstr(cb_fail_msg(), "SIGINT"));
+	CHECK(cb_fail_rec_msg(&c.fail) &&
+	      strstr(cb_fail_rec_msg(&c.fail), "SIGINT"));
+
+	/* ... and a message's wait too (the store's check never comes due) */
+	make(&c);
+	c.timeout_s = 60;
+	t0 = cb_now_ns();
+	CHECK(cb_comm_wait(&c, &r) == CB_ERR_INTERRUPTED);
+	CHECK(cb_now_ns() - t0 < 1000000000ull);
 
 	return check_result("worker");
 }

@@ -60,6 +60,7 @@
 #include <unistd.h>
 
 #include "transports/gpu/gpu.h"
+#include "transports/lseg.h"
 
 cb_status_t gpu_cu_fail(struct cb_tp_ctx *ctx, CUresult r, const char *what)
 {
@@ -227,25 +228,13 @@ static cb_status_t gpu_segment(struct cb_tp_ctx *ctx)
 {
 	const struct cb_tp_host *h = ctx->host;
 	void *seg;
-	int e;
+	cb_status_t st;
 
 	ctx->seg_bytes = sizeof(struct gpu_seg) +
 	                 (size_t)ctx->nlocal * sizeof(struct gpu_chan);
-	ctx->seg_fd = memfd_create("collbench-gpu", MFD_CLOEXEC);
-	if (ctx->seg_fd < 0)
-		return h->fail(h, CB_ERR_SYS, "gpu: memfd_create: %s",
-		               strerror(errno));
-	if ((e = posix_fallocate(ctx->seg_fd, 0, (off_t)ctx->seg_bytes)))
-		return h->fail(
-		        h, CB_ERR_NOMEM,
-		        "gpu: cannot reserve %zu bytes of shared memory: "
-		        "%s",
-		        ctx->seg_bytes, strerror(e));
-	seg = mmap(NULL, ctx->seg_bytes, PROT_READ | PROT_WRITE,
-	           MAP_SHARED | MAP_POPULATE, ctx->seg_fd, 0);
-	if (seg == MAP_FAILED)
-		return h->fail(h, CB_ERR_NOMEM, "gpu: cannot map %zu bytes: %s",
-		               ctx->seg_bytes, strerror(errno));
+	if ((st = lseg_create(h, "gpu", "collbench-gpu", ctx->seg_bytes,
+	                      &ctx->seg_fd, &seg)))
+		return st;
 	ctx->seg = seg;
 	ctx->seg->magic = GPU_MAGIC;
 	ctx->seg->job_id = h->job_id;
@@ -282,11 +271,7 @@ static cb_status_t gpu_open_ctx(const struct cb_tp_host *h,
 		st = h->fail(h, CB_ERR_NOMEM, "gpu: out of memory");
 		goto fail;
 	}
-	for (int r = 0; r < h->world; r++)
-		ctx->local_index[r] =
-		        h->host_of_rank[r] == h->host_of_rank[h->rank]
-		                ? ctx->nlocal++
-		                : -1;
+	ctx->nlocal = lseg_local_index(h, ctx->local_index);
 	if ((st = gpu_parse_opts(h, ctx)) || (st = gpu_open_device(ctx)) ||
 	    (st = gpu_segment(ctx)))
 		goto fail;
@@ -351,11 +336,7 @@ static void gpu_close(struct cb_tp_ctx *ctx)
 
 static cb_status_t gpu_address(struct cb_tp_ctx *ctx, void *blob, size_t *bytes)
 {
-	if (*bytes < sizeof(ctx->addr))
-		return CB_ERR_INVALID;
-	memcpy(blob, &ctx->addr, sizeof(ctx->addr));
-	*bytes = sizeof(ctx->addr);
-	return CB_OK;
+	return lseg_address(&ctx->addr, sizeof(ctx->addr), blob, bytes);
 }
 
 /* ---- endpoints ---- */
@@ -392,6 +373,8 @@ static cb_status_t gpu_ep_create(struct cb_tp_ctx *ctx, int peer,
 	ep->ctx = ctx;
 	ep->peer = peer;
 	ep->rx = &ctx->seg->chan[ctx->local_index[peer]];
+	lring_init_rx(&ep->ring, ep->rx->slots, &ep->rx->consumed,
+	              sizeof(struct gpu_slot), GPU_SLOTS);
 	/* One stream per peer: copies from different peers overlap, those
 	 * from one peer stay in order. */
 	if ((r = ctx->cu.StreamCreate(&ep->stream, CU_STREAM_NON_BLOCKING)) !=
@@ -422,8 +405,7 @@ static cb_status_t gpu_ep_connect(struct cb_tp_ep *ep, const void *blob,
 	struct cb_tp_ctx *ctx = ep->ctx;
 	const struct cb_tp_host *h = ctx->host;
 	struct gpu_addr a;
-	char path[64];
-	int fd;
+	void *seg;
 
 	(void)pblob;
 	(void)pbytes;
@@ -436,28 +418,23 @@ static cb_status_t gpu_ep_connect(struct cb_tp_ep *ep, const void *blob,
 		return CB_OK;
 	ep->pid = a.pid;
 	snprintf(ep->pci, sizeof(ep->pci), "%.15s", a.pci);
-	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)a.pid, a.seg_fd);
-	if ((fd = open(path, O_RDWR | O_CLOEXEC)) >= 0) {
-		void *p = mmap(NULL, a.seg_bytes, PROT_READ | PROT_WRITE,
-		               MAP_SHARED, fd, 0);
-		close(fd);
-		if (p != MAP_FAILED) {
-			ep->peer_seg = p;
-			ep->peer_seg_bytes = a.seg_bytes;
-		}
-	}
-	if (!ep->peer_seg)
-		return h->fail(h, CB_ERR_SYS,
-		               "gpu: cannot map rank %d's control segment "
-		               "through %s: %s (are the ranks on one host, run "
-		               "by one user?)",
-		               ep->peer, path, strerror(errno));
+	if ((seg = lseg_map_peer(a.pid, a.seg_fd, a.seg_bytes, 1)) ==
+	    MAP_FAILED)
+		return h->fail(
+		        h, CB_ERR_SYS,
+		        "gpu: cannot map rank %d's control segment "
+		        "through /proc/%d/fd/%d: %s (are the ranks on one "
+		        "host, run by one user?)",
+		        ep->peer, (int)a.pid, (int)a.seg_fd, strerror(errno));
+	ep->peer_seg = seg;
+	ep->peer_seg_bytes = a.seg_bytes;
 	if (ep->peer_seg->magic != GPU_MAGIC ||
 	    ep->peer_seg->job_id != h->job_id)
 		return h->fail(h, CB_ERR_PROTO,
 		               "gpu: rank %d's segment is not this job's",
 		               ep->peer);
 	ep->tx = &ep->peer_seg->chan[ctx->local_index[h->rank]];
+	lring_init_tx(&ep->ring, ep->tx->slots, &ep->tx->consumed);
 	atomic_store_explicit(&ep->tx->attached, 1, memory_order_release);
 	return CB_OK;
 }

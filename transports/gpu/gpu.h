@@ -17,6 +17,8 @@
 
 #include <collbench/transport.h>
 
+#include "transports/lring.h"
+
 #define GPU_HIDDEN __attribute__((visibility("hidden")))
 
 /* ---- the driver, loaded with dlopen (gpu_cuda.c) ---- */
@@ -113,7 +115,6 @@ GPU_HIDDEN void gpu_probe(const char *libcuda, struct gpu_probe *p);
 #define GPU_SLOT_BYTES 2048u
 #define GPU_HDR_BYTES  40u
 #define GPU_DATA_BYTES (GPU_SLOT_BYTES - GPU_HDR_BYTES)
-#define GPU_NOTIFY_Q   64u
 #define GPU_EP_EVENTS  64u  /* copies, reductions and puts in flight per peer */
 #define GPU_LOC_EVENTS 256u /* local operations in flight */
 #define GPU_IMPORTS    32u  /* peers' regions kept mapped, per peer */
@@ -123,17 +124,18 @@ GPU_HIDDEN void gpu_probe(const char *libcuda, struct gpu_probe *p);
  * RTS: a device buffer the receiver copies (or reduces) from directly;
  * the slot carries struct gpu_rts.  NOTIFY: a put's notification.
  */
-enum { GPU_EAGER = 1, GPU_RTS = 2, GPU_NOTIFY = 3 };
+enum { GPU_EAGER = 1, GPU_RTS = 2, GPU_NOTIFY = LRING_NOTIFY };
 
+/* A slot of the ring (transports/lring.h, shm's): its head, then the data
+ * (an eager fragment, or an RTS's struct gpu_export). */
 struct gpu_slot {
-	_Atomic uint64_t seq;
-	uint64_t tag; /* GPU_NOTIFY: the notification */
-	uint64_t bytes;
-	uint64_t off; /* GPU_EAGER: the fragment's offset */
-	uint32_t kind;
-	uint32_t frag_bytes;
+	struct lring_hdr h;
 	uint8_t data[GPU_DATA_BYTES];
 };
+_Static_assert(sizeof(struct lring_hdr) == GPU_HDR_BYTES &&
+                       offsetof(struct gpu_slot, data) == GPU_HDR_BYTES &&
+                       (GPU_SLOTS & (GPU_SLOTS - 1)) == 0,
+               "the slot's data follows its head; slots: a power of two");
 
 /*
  * A device region as a peer reaches it (an RTS's payload, and mem_export's
@@ -213,8 +215,8 @@ struct cb_tp_ep {
 	size_t peer_seg_bytes;
 	struct gpu_chan *tx; /* in the peer's segment */
 	struct gpu_chan *rx; /* in ours */
-	uint64_t tx_seq, tx_consumed, tx_rts;
-	uint64_t rx_seq;
+	struct lring ring;   /* over tx->slots and rx->slots */
+	uint64_t tx_rts;
 	CUstream stream;
 	CUevent ev[GPU_EP_EVENTS];
 	uint16_t ev_free[GPU_EP_EVENTS];
@@ -225,8 +227,6 @@ struct cb_tp_ep {
 	struct cb_tp_req *fq_head, *fq_tail; /* receives copying */
 	struct gpu_import imp[GPU_IMPORTS];
 	uint64_t use_clock;
-	uint32_t notify[GPU_NOTIFY_Q];
-	uint32_t nq_head, nq_tail;
 	cb_status_t err;
 };
 

@@ -171,29 +171,6 @@ cb_status_t gpu_test(struct cb_tp_ep *ep, struct cb_tp_req *req)
 
 /* ---- the slots ---- */
 
-static inline struct gpu_slot *tx_slot(struct cb_tp_ep *ep)
-{
-	if (ep->tx_seq - ep->tx_consumed >= GPU_SLOTS) {
-		ep->tx_consumed = atomic_load_explicit(&ep->tx->consumed,
-		                                       memory_order_acquire);
-		if (ep->tx_seq - ep->tx_consumed >= GPU_SLOTS)
-			return NULL;
-	}
-	return &ep->tx->slots[ep->tx_seq % GPU_SLOTS];
-}
-
-static inline void tx_publish(struct cb_tp_ep *ep, struct gpu_slot *s)
-{
-	atomic_store_explicit(&s->seq, ++ep->tx_seq, memory_order_release);
-}
-
-static inline void rx_consume(struct cb_tp_ep *ep)
-{
-	ep->rx_seq++;
-	atomic_store_explicit(&ep->rx->consumed, ep->rx_seq,
-	                      memory_order_release);
-}
-
 static cb_status_t ep_fail(struct cb_tp_ep *ep, cb_status_t st)
 {
 	if (!ep->err)
@@ -206,7 +183,6 @@ static int gpu_send_put(struct cb_tp_ep *ep, struct cb_tp_req *req)
 {
 	struct cb_tp_ctx *ctx = ep->ctx;
 	uint32_t notify = (uint32_t)req->tag;
-	struct gpu_slot *s;
 
 	if (!req->priv.u64[R_OFF]) {
 		int ev = (int)req->priv.u64[R_EV];
@@ -221,15 +197,8 @@ static int gpu_send_put(struct cb_tp_ep *ep, struct cb_tp_req *req)
 		}
 		req->priv.u64[R_OFF] = 1;
 	}
-	if (notify) {
-		if (!(s = tx_slot(ep)))
-			return 0;
-		s->tag = notify;
-		s->bytes = 0;
-		s->kind = GPU_NOTIFY;
-		s->frag_bytes = 0;
-		tx_publish(ep, s);
-	}
+	if (notify && !lring_tx_notify(&ep->ring, notify))
+		return 0;
 	ctx->stats.put_msgs++;
 	ctx->stats.put_bytes += req->bytes;
 	req->priv.u64[R_DONE] = 1;
@@ -243,7 +212,7 @@ static int gpu_send_progress(struct cb_tp_ep *ep)
 
 	while (ep->sq_head && !ep->err) {
 		struct cb_tp_req *req = ep->sq_head;
-		struct gpu_slot *s;
+		struct lring_hdr *s;
 
 		if (req->priv.u64[R_KIND] == SEND_PUT) {
 			if (!gpu_send_put(ep, req))
@@ -252,7 +221,7 @@ static int gpu_send_progress(struct cb_tp_ep *ep)
 			moved = 1;
 			continue;
 		}
-		if (!(s = tx_slot(ep)))
+		if (!(s = lring_tx_slot(&ep->ring)))
 			break;
 		s->tag = req->tag;
 		s->bytes = req->bytes;
@@ -265,25 +234,17 @@ static int gpu_send_progress(struct cb_tp_ep *ep)
 			s->kind = GPU_RTS;
 			s->off = 0;
 			s->frag_bytes = sizeof(x);
-			memcpy(s->data, &x, sizeof(x));
+			memcpy(lring_data(s), &x, sizeof(x));
 			req->priv.u64[R_SEQ] = ++ep->tx_rts;
-			tx_publish(ep, s);
+			lring_tx_publish(&ep->ring, s);
 			q_pop(&ep->sq_head, &ep->sq_tail);
 			ctx->stats.zcopy_msgs++;
 			ctx->stats.zcopy_bytes += req->bytes;
 			continue;
 		}
-		size_t off = req->priv.u64[R_OFF], n = req->bytes - off;
-		if (n > GPU_DATA_BYTES)
-			n = GPU_DATA_BYTES;
-		s->kind = GPU_EAGER;
-		s->off = off;
-		s->frag_bytes = (uint32_t)n;
-		if (n)
-			memcpy(s->data,
-			       (const char *)req->priv.ptr[R_BUF] + off, n);
-		tx_publish(ep, s);
-		off += n;
+		size_t off = lring_tx_eager(&ep->ring, s, GPU_EAGER,
+		                            req->priv.ptr[R_BUF], req->bytes,
+		                            req->priv.u64[R_OFF]);
 		req->priv.u64[R_OFF] = off;
 		if (off == req->bytes) {
 			req->priv.u64[R_DONE] = 1;
@@ -313,33 +274,11 @@ static cb_status_t gpu_recv_fail(struct cb_tp_ep *ep, cb_status_t st,
 	                       ep->peer, a, b));
 }
 
-/* Take notifications off the head of the inbound ring; 1 if any. */
-static int gpu_take_notifies(struct cb_tp_ep *ep)
-{
-	int moved = 0;
-
-	for (;;) {
-		struct gpu_slot *s = &ep->rx->slots[ep->rx_seq % GPU_SLOTS];
-		if (atomic_load_explicit(&s->seq, memory_order_acquire) !=
-		            ep->rx_seq + 1 ||
-		    s->kind != GPU_NOTIFY ||
-		    ep->nq_tail - ep->nq_head == GPU_NOTIFY_Q)
-			return moved;
-		ep->notify[ep->nq_tail++ % GPU_NOTIFY_Q] = (uint32_t)s->tag;
-		rx_consume(ep);
-		moved = 1;
-	}
-}
-
 cb_status_t gpu_notify_poll(struct cb_tp_ep *ep, uint32_t *notify)
 {
 	if (ep->err)
 		return ep->err;
-	gpu_take_notifies(ep);
-	if (ep->nq_head == ep->nq_tail)
-		return CB_AGAIN;
-	*notify = ep->notify[ep->nq_head++ % GPU_NOTIFY_Q];
-	return CB_OK;
+	return lring_notify_poll(&ep->ring, notify);
 }
 
 /*
@@ -395,7 +334,7 @@ static cb_status_t gpu_start_rts(struct cb_tp_ep *ep, struct cb_tp_req *req,
 
 /* An eager fragment into the receive @req. */
 static cb_status_t gpu_recv_eager(struct cb_tp_ep *ep, struct cb_tp_req *req,
-                                  const struct gpu_slot *s)
+                                  const struct lring_hdr *s)
 {
 	struct cb_tp_ctx *ctx = ep->ctx;
 	const struct cb_tp_reduce *red = req->priv.ptr[R_RED];
@@ -409,9 +348,9 @@ static cb_status_t gpu_recv_eager(struct cb_tp_ep *ep, struct cb_tp_req *req,
 			ctx->host->reduce(
 			        ctx->host, red->dtype, red->op, dst,
 			        (const char *)req->priv.ptr[R_SRC] + s->off,
-			        s->data, s->frag_bytes / red->elem_bytes);
+			        lring_data(s), s->frag_bytes / red->elem_bytes);
 		else
-			memcpy(dst, s->data, s->frag_bytes);
+			memcpy(dst, lring_data(s), s->frag_bytes);
 		return CB_OK;
 	}
 	/* host data into device memory (mixed kinds: correct, not fast) */
@@ -420,7 +359,7 @@ static cb_status_t gpu_recv_eager(struct cb_tp_ep *ep, struct cb_tp_req *req,
 		                       "gpu: rank %d's host data cannot be "
 		                       "reduced into device memory here",
 		                       ep->peer);
-	memcpy(ctx->bounce, s->data, s->frag_bytes);
+	memcpy(ctx->bounce, lring_data(s), s->frag_bytes);
 	r = ctx->cu.MemcpyAsync(dptr(dst), dptr(ctx->bounce), s->frag_bytes,
 	                        ep->stream);
 	if (r == CUDA_SUCCESS)
@@ -432,22 +371,15 @@ static cb_status_t gpu_recv_eager(struct cb_tp_ep *ep, struct cb_tp_req *req,
 static int gpu_recv_progress(struct cb_tp_ep *ep)
 {
 	struct cb_tp_ctx *ctx = ep->ctx;
-	int moved = gpu_take_notifies(ep);
+	int moved = lring_take_notifies(&ep->ring);
 	cb_status_t st;
 
 	while (ep->rq_head && !ep->err) {
 		struct cb_tp_req *req = ep->rq_head;
-		struct gpu_slot *s = &ep->rx->slots[ep->rx_seq % GPU_SLOTS];
+		const struct lring_hdr *s = lring_rx_next(&ep->ring, &moved);
 
-		if (atomic_load_explicit(&s->seq, memory_order_acquire) !=
-		    ep->rx_seq + 1)
+		if (!s)
 			break;
-		if (s->kind == GPU_NOTIFY) {
-			if (!gpu_take_notifies(ep))
-				break; /* the queue is full: notify_poll */
-			moved = 1;
-			continue;
-		}
 		if (!(req->priv.u64[R_KIND] & RECV_STARTED)) {
 			if (s->tag != req->tag) {
 				gpu_recv_fail(ep, CB_ERR_PROTO, s->tag,
@@ -467,7 +399,7 @@ static int gpu_recv_progress(struct cb_tp_ep *ep)
 			int ev = gpu_ev_take(ep->ev_free, &ep->nev_free);
 			if (ev < 0)
 				break; /* 64 copies in flight: later */
-			memcpy(&x, s->data, sizeof(x));
+			memcpy(&x, lring_data(s), sizeof(x));
 			if (s->frag_bytes != sizeof(x) ||
 			    !gpu_export_ok(ep, &x) || x.bytes != s->bytes) {
 				gpu_ev_give(ep->ev_free, &ep->nev_free, ev);
@@ -484,7 +416,7 @@ static int gpu_recv_progress(struct cb_tp_ep *ep)
 				ep_fail(ep, st);
 				return moved;
 			}
-			rx_consume(ep);
+			lring_rx_consume(&ep->ring);
 			q_pop(&ep->rq_head, &ep->rq_tail);
 			q_push(&ep->fq_head, &ep->fq_tail, req);
 			moved = 1;
@@ -495,7 +427,7 @@ static int gpu_recv_progress(struct cb_tp_ep *ep)
 			return moved;
 		}
 		req->priv.u64[R_OFF] += s->frag_bytes;
-		rx_consume(ep);
+		lring_rx_consume(&ep->ring);
 		moved = 1;
 		if (req->priv.u64[R_OFF] == req->bytes) {
 			req->priv.u64[R_DONE] = 1;

@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/unit/test_counters.c - a host's retransmission and link counters
+ * (topo/hostctr.c) read from made-up /proc and /sys trees, and what
+ * acceptance/counters.c names from them on made-up clusters: a lossy host,
+ * a lossy path, a link that went down, and nothing on a healthy one.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "acceptance/accept.h"
+#include "check.h"
+#include "topo/hostctr.h"
+
+static void put(const char *root, const char *rel, const char *val)
+{
+	char path[400], dir[512];
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	snprintf(dir, sizeof(dir), "mkdir -p $(dirname %s)", path);
+	CHECK(system(dir) == 0);
+	FILE *f = fopen(path, "w");
+	if (f) {
+		fputs(val, f);
+		fclose(f);
+	}
+}
+
+static const char snmp[] =
+        "Ip: Forwarding DefaultTTL InReceives\n"
+        "Ip: 1 64 12345\n"
+        "Tcp: RtoAlgorithm RtoMin RtoMax MaxConn ActiveOpens PassiveOpens "
+        "AttemptFails EstabResets CurrEstab InSegs OutSegs RetransSegs "
+        "InErrs OutRsts InCsumErrors\n"
+        "Tcp: 1 200 120000 -1 35 23 1 2 8 1033 98765 4321 0 15 0\n"
+        "Udp: InDatagrams NoPorts\n"
+        "Udp: 5 6\n";
+
+static void test_read(void)
+{
+	char root[] = "/tmp/cb-hostctr-XXXXXX", proc[64], sys[64], cmd[128];
+	struct cb_hostctr c, d, e;
+	uint64_t v = 0;
+
+	CHECK(!cb_snmp_field(snmp, "Tcp", "RetransSegs", &v) && v == 4321);
+	CHECK(!cb_snmp_field(snmp, "Udp", "NoPorts", &v) && v == 6);
+	CHECK(cb_snmp_field(snmp, "Tcp", "Nothing", &v) == -1);
+	CHECK(cb_snmp_field(snmp, "Icmp", "InMsgs", &v) == -1);
+	CHECK(cb_snmp_field("Tcp: A B\n", "Tcp", "A", &v) ==
+	      -1); /* no values */
+	CHECK(cb_snmp_field("", "Tcp", "A", &v) == -1);
+
+	CHECK(mkdtemp(root) != NULL);
+	snprintf(proc, sizeof(proc), "%s/proc", root);
+	snprintf(sys, sizeof(sys), "%s/sys", root);
+	put(proc, "net/snmp", snmp);
+	put(sys, "class/net/eth0/carrier_changes", "7\n");
+	put(sys, "class/net/eth0/carrier_down_count", "3\n");
+	put(sys, "class/infiniband/mlx5_0/ports/1/counters/link_downed", "2\n");
+	put(sys, "class/infiniband/mlx5_0/ports/1/counters/symbol_error",
+	    "5\n");
+	put(sys, "class/infiniband/mlx5_0/ports/2/counters/link_downed", "1\n");
+	cb_hostctr_read(proc, sys, "eth0", "mlx5_0", &c);
+	CHECK(c.have & 1u << CB_HC_RETRANS && c.v[CB_HC_RETRANS] == 4321);
+	CHECK(c.have & 1u << CB_HC_OUTSEGS && c.v[CB_HC_OUTSEGS] == 98765);
+	CHECK(c.v[CB_HC_CARRIER] == 7 && c.v[CB_HC_CARRIER_DOWN] == 3);
+	CHECK(c.v[CB_HC_LINK_DOWNED] == 3); /* both ports */
+	CHECK(c.v[CB_HC_SYMBOL] == 5);
+	/* absent files are not reported */
+	CHECK(!(c.have & 1u << CB_HC_RCV_ERRORS));
+	CHECK(!(c.have & 1u << CB_HC_XMIT_DISCARDS));
+	/* one port only */
+	cb_hostctr_read(proc, sys, NULL, "mlx5_0/2", &d);
+	CHECK(d.v[CB_HC_LINK_DOWNED] == 1 && !(d.have & 1u << CB_HC_SYMBOL));
+	CHECK(!(d.have & 1u << CB_HC_CARRIER));
+	/* nothing there: nothing reported */
+	cb_hostctr_read("/nonexistent", "/nonexistent", "eth9", "x", &e);
+	CHECK(e.have == 0);
+	/* deltas: only what both have; a counter reset counts from 0 */
+	put(proc, "net/snmp", "Tcp: OutSegs RetransSegs\nTcp: 100000 4400\n");
+	put(sys, "class/net/eth0/carrier_changes", "2\n");
+	cb_hostctr_read(proc, sys, "eth0", NULL, &e);
+	cb_hostctr_delta(&c, &e, &d);
+	CHECK(d.v[CB_HC_RETRANS] == 79 && d.v[CB_HC_OUTSEGS] == 1235);
+	CHECK(d.v[CB_HC_CARRIER] == 2);
+	CHECK(!(d.have & 1u << CB_HC_LINK_DOWNED));
+	cb_hostctr_add(&d, &d);
+	CHECK(d.v[CB_HC_RETRANS] == 158);
+	CHECK(strcmp(cb_hostctr_name(CB_HC_RETRANS), "tcp_retrans_segs") == 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	CHECK(system(cmd) == 0);
+}
+
+/* A made-up cluster of @n hosts, one node each, every pair measured. */
+static void cluster(struct cb_acc *a, int n)
+{
+	memset(a, 0, sizeof(*a));
+	a->set.transport = "tcp";
+	a->nhosts = a->nnodes = n;
+	a->hosts = calloc((size_t)n, sizeof(*a->hosts));
+	a->nodes = calloc((size_t)n, sizeof(*a->nodes));
+	a->pairs = calloc((size_t)n * n, sizeof(*a->pairs));
+	for (int i = 0; i < n; i++) {
+		snprintf(a->hosts[i].name, sizeof(a->hosts[i].name), "node%d",
+		         i);
+		snprintf(a->hosts[i].nic, sizeof(a->hosts[i].nic), "eth0");
+		a->nodes[i].host = i;
+		a->nodes[i].rank = i;
+		snprintf(a->nodes[i].name, sizeof(a->nodes[i].name), "node%d",
+		         i);
+	}
+	for (int i = 0; i < n; i++)
+		for (int j = i + 1; j < n; j++) {
+			struct cb_acc_pair *p = &a->pairs[a->npairs++];
+			p->a = i;
+			p->b = j;
+			p->ok = 1;
+			p->bw_ab_gbps = p->bw_ba_gbps = 1;
+		}
+}
+
+/* Host counters noted as rank 0 does: a start, then one pairwise reading
+ * with @retrans[h] retransmitted of 100000 segments each, and @carrier
+ * carrier changes on host @flap. */
+static void hosts_moved(struct cb_acc *a, const uint64_t *retrans, int flap,
+                        uint64_t carrier)
+{
+	for (int h = 0; h < a->nhosts; h++) {
+		struct cb_hostctr s = { .have = 0xf };
+		s.v[CB_HC_RETRANS] = 1000;
+		s.v[CB_HC_OUTSEGS] = 5000;
+		s.v[CB_HC_CARRIER] = 1;
+		cb_acc_ctr_note(a, CB_ACC_INVENTORY, h, &s, NULL);
+		s.v[CB_HC_RETRANS] += retrans[h];
+		s.v[CB_HC_OUTSEGS] += 100000;
+		s.v[CB_HC_CARRIER] += h == flap ? carrier : 0;
+		struct cb_hostctr m;
+		cb_acc_ctr_note(a, CB_ACC_PAIRWISE, h, &s, &m);
+		CHECK(m.v[CB_HC_RETRANS] == retrans[h]);
+	}
+}
+
+/* Pairs' own counters: each pair with node @bad (or the pair @pa-@pb)
+ * lost @lost of its 20000 segments; the others @clean. */
+static void pairs_moved(struct cb_acc *a, int bad, int pa, int pb,
+                        uint64_t lost, uint64_t clean)
+{
+	for (int i = 0; i < a->npairs; i++) {
+		struct cb_acc_pair *p = &a->pairs[i];
+		int hit = p->a == bad || p->b == bad ||
+		          (p->a == pa && p->b == pb);
+		p->retrans = hit ? lost : clean;
+		p->out_segs = 20000;
+		p->ctr_meas = 2;
+		p->ctr_lossy = p->retrans >= 0.001 * 20000 ? 2 : 0;
+	}
+}
+
+static int finds(const struct cb_acc *a, const char *what)
+{
+	int k = 0;
+
+	for (int i = 0; i < a->nfindings; i++)
+		k += strstr(a->findings[i].line, what) != NULL;
+	return k;
+}
+
+static void dump(const struct cb_acc *a)
+{
+	for (int i = 0; i < a->nfindings; i++)
+		fprintf(stderr, "  finding: %s\n", a->findings[i].line);
+}
+
+static void test_judge(void)
+{
+	struct cb_acc a;
+	uint64_t healthy[8] = { 3, 0, 12, 1, 0, 5, 2, 0 };
+	uint64_t lossy[8] = { 40, 31, 25, 1234, 38, 29, 33, 30 };
+
+	/* healthy: a few retransmissions anywhere name no one */
+	cluster(&a, 8);
+	hosts_moved(&a, healthy, -1, 0);
+	pairs_moved(&a, -1, -1, -1, 0, 3);
+	cb_acc_judge_loss(&a);
+	CHECK(a.nfindings == 0);
+	dump(&a);
+	cb_acc_free(&a);
+
+	/* node3 drops 2% both ways: its pairs lose 400 of 20000 segments,
+	 * and each of its peers retransmits a seventh of what it does */
+	cluster(&a, 8);
+	hosts_moved(&a, lossy, -1, 0);
+	pairs_moved(&a, 3, -1, -1, 400, 2);
+	cb_acc_judge_loss(&a);
+	CHECK(a.nfindings == 1 && a.findings[0].ha == 3 &&
+	      finds(&a, "host node3 (eth0): its pairs retransmitted 2% of "
+	                "their TCP segments during pairwise (median; 2800 "
+	                "segments; the pairs without it 0.01%); this host "
+	                "resent 1234, each other host 25-40") == 1 &&
+	      finds(&a, "a lossy cable or port") == 1);
+	dump(&a);
+	CHECK(a.fail);
+	cb_acc_free(&a);
+
+	/* 4 hosts: 3 of 6 pairs touch the bad one; still named alone */
+	cluster(&a, 4);
+	hosts_moved(&a, lossy, -1, 0);
+	pairs_moved(&a, 3, -1, -1, 400, 0);
+	cb_acc_judge_loss(&a);
+	CHECK(a.nfindings == 1 && a.findings[0].ha == 3);
+	dump(&a);
+	cb_acc_free(&a);
+
+	/* under the floor (CB_ACC_LOSS_MIN): not named */
+	cluster(&a, 4);
+	hosts_moved(&a, healthy, -1, 0);
+	pairs_moved(&a, 3, -1, -1, 10, 0);
+	cb_acc_judge_loss(&a);
+	CHECK(a.nfindings == 0);
+	dump(&a);
+	cb_acc_free(&a);
+
+	/* every pair alike (the whole fabric loses): no host stands out */
+	cluster(&a, 8);
+	hosts_moved(&a, lossy, -1, 0);
+	pairs_moved(&a, -1, -1, -1, 400, 400);
+	cb_acc_judge_loss(&a);
+	CHECK(a.nfindings == 0);
+	cb_acc_free(&a);
+
+	/* one lossy path: the path, not its ends */
+	cluster(&a, 8);
+	hosts_moved(&a, healthy, -1, 0);
+	pairs_moved(&a, -1, 2, 5, 400, 1);
+	cb_acc_judge_loss(&a);
+	CHECK(a.nfindings == 1 && finds(&a, "path node2 (eth0) - node5") == 1);
+	dump(&a);
+	cb_acc_free(&a);
+
+	/* ... but not when only one of its measurements lost */
+	cluster(&a, 8);
+	hosts_moved(&a, healthy, -1, 0);
+	pairs_moved(&a, -1, 2, 5, 400, 1);
+	cb_acc_pair_of(&a, 2, 5)->ctr_lossy = 1;
+	cb_acc_judge_loss(&a);
+	CHECK(a.nfindings == 0);
+	cb_acc_free(&a);
+
+	/* already named slow: the counters are added to that finding */
+	cluster(&a, 8);
+	cb_acc_find(&a, CB_ACC_PAIRWISE, "node", 3, -1, "host node3: slow");
+	hosts_moved(&a, lossy, -1, 0);
+	pairs_moved(&a, 3, -1, -1, 400, 2);
+	cb_acc_judge_loss(&a);
+	CHECK(a.nfindings == 1 &&
+	      finds(&a, "host node3: slow; its pairs retransmitted 2%") == 1);
+	cb_acc_free(&a);
+
+	/* no pair has counters of its own (--rails): host totals */
+	cluster(&a, 8);
+	hosts_moved(&a, (uint64_t[8]){ 3, 0, 12, 1234, 0, 5, 2, 0 }, -1, 0);
+	cb_acc_judge_loss(&a);
+	CHECK(a.nfindings == 1 && a.findings[0].ha == 3 &&
+	      finds(&a, "1234 TCP retransmissions during pairwise (1.2% of "
+	                "its segments), the others 0-12") == 1);
+	dump(&a);
+	cb_acc_free(&a);
+
+	/* a link that went down: named with the counters that moved */
+	cluster(&a, 4);
+	hosts_moved(&a, healthy, 2, 4);
+	pairs_moved(&a, -1, -1, -1, 0, 0);
+	cb_acc_judge_loss(&a);
+	CHECK(a.nfindings == 1 && a.findings[0].ha == 2 &&
+	      finds(&a, "host node2 (eth0): its link went down during the "
+	                "run: carrier_changes +4 (pairwise): a link that "
+	                "flaps") == 1);
+	dump(&a);
+	cb_acc_free(&a);
+
+	/* a link that went down retransmits: no loss named for it, nor for
+	 * its pairs */
+	cluster(&a, 8);
+	hosts_moved(&a, lossy, 3, 2);
+	pairs_moved(&a, 3, 1, 2, 400, 2);
+	cb_acc_judge_loss(&a);
+	CHECK(a.nfindings == 2 && finds(&a, "its link went down") == 1 &&
+	      finds(&a, "path node1 (eth0) - node2") == 1);
+	dump(&a);
+	cb_acc_free(&a);
+
+	/* ... and added to the plan's flapping finding where it made one */
+	cluster(&a, 4);
+	cb_acc_find(&a, CB_ACC_PAIRWISE, "path", 2, 1, "path node2 - node1");
+	a.hosts[2].flap_find = a.nfindings + 1;
+	cb_acc_find(&a, CB_ACC_PAIRWISE, "node", 2, -1, "host node2: flaps");
+	hosts_moved(&a, healthy, 2, 4);
+	cb_acc_judge_loss(&a);
+	CHECK(a.nfindings == 2 &&
+	      finds(&a, "host node2: flaps; link counters moved: "
+	                "carrier_changes +4 (pairwise)") == 1);
+	dump(&a);
+	cb_acc_free(&a);
+}
+
+int main(void)
+{
+	test_read();
+	test_judge();
+	return check_result("counters");
+}
