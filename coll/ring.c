@@ -219,7 +219,7 @@ static cb_status_t ring_allreduce_run(struct cb_plan *pl,
 		return cb_sched_run(pl->sched);
 	}
 	pl->seq++;
-	rmem = cb_comm_mem_find(comm, a->recvbuf, 0);
+	rmem = cb_sched_mem(pl->sched, CB_SB_RECV);
 	if ((st = cb_ring_put_begin(comm, &pl->put, rmem, a->recvbuf, pl->seq)))
 		return st;
 	gen_allreduce(pl, a);

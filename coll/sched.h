@@ -143,6 +143,8 @@ cb_status_t cb_sched_run(struct cb_sched *s);
 const struct cb_coll_stats *cb_sched_stats(const struct cb_sched *s);
 /* The scratch buffer, for algorithms that prepare it themselves. */
 void *cb_sched_tmp(struct cb_sched *s);
+/* The registered region of one of this call's buffers (NULL: unknown). */
+const struct cb_mem *cb_sched_mem(const struct cb_sched *s, enum cb_sbuf b);
 
 /*
  * The usual shape of an algorithm on the executor: a plan that is just a

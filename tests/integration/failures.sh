@@ -82,14 +82,16 @@ hung() {
 		fail "hung rank ($algo): the run exited 0"
 	elif ! grep -q "without progress: rank [02] waits for rank 1 (host .*) to \(send\|receive\) $pattern" "$TMP/h.err"; then
 		fail "hung rank ($algo): no line naming it and the step: $(cat "$TMP/h.err")"
+	elif ! grep -q " over shm$" "$TMP/h.err"; then
+		fail "hung rank ($algo): the line does not name the transport: $(cat "$TMP/h.err")"
 	elif [ "$(wc -l <"$TMP/h.err")" -ne 1 ]; then
 		fail "hung rank ($algo): more than one line: $(cat "$TMP/h.err")"
 	else
 		pass "hung rank ($algo) -> exit $rc: $(cat "$TMP/h.err")"
 	fi
 }
-# the tuned ring names its phase, step and chunk; algorithms on the
-# schedule executor name the segment and round
+# both on the schedule executor: the ring names its phase, step and chunk,
+# the others the segment and round
 hung ring "ring allreduce .* step [0-9]*, chunk [0-9]*"
 hung tree "tree allreduce segment [0-9]* round [0-9]*"
 
