@@ -134,6 +134,9 @@ def main():
     ap.add_argument("--algo", default="auto", help="collbench's --algo")
     ap.add_argument("--no-limits", action="store_true", help="skip the memcpy and iperf3 ceilings")
     args = ap.parse_args()
+    if not os.access(args.collbench, os.X_OK):
+        sys.exit(f"anchors.py: no collbench at {args.collbench} (build it: meson setup build "
+                 "--buildtype=release && ninja -C build, or give --collbench PATH)")
     lo, hi = parse_size(args.min), parse_size(args.max)
     for tr in args.transports.split(","):
         cbr, mpr, glr = [], [], []
