@@ -381,7 +381,6 @@ void cb_accp_feed(struct cb_accp *p, const double *bw, const int *ok)
 		p->m = m;
 		p->capm = cap;
 	}
-	p->ctrl_now = 0;
 	double scale = p->bstage >= CB_ACCP_LOCATE
 	                       ? cb_accp_round_scale(p, bw, ok)
 	                       : 1;

@@ -87,7 +87,6 @@ struct cb_accp_result {
 	int redo_rounds; /* quick rounds measured again: they ran busy */
 	double redo_pct; /* the slowest of them, % of the others' median */
 	int ctrl_pairs;  /* control pairs measured beside locate/confirm */
-	double ctrl_min; /* the lowest round scale they gave (0: none) */
 	const struct cb_accp_find *finds;
 	int nfinds;
 	const struct cb_accp_meas *meas; /* everything measured, in order */

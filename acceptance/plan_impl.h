@@ -43,8 +43,7 @@ struct cb_accp {
 	struct conf *conf;
 	int nconf;
 	int *redo, nredo, iredo, redo_pass; /* busy quick rounds to redo */
-	int ctrl_now; /* control pairs that answered in the round fed */
-	int (*good)[2], ngood; /* quick pairs inside: controls */
+	int (*good)[2], ngood;              /* quick pairs inside: controls */
 	struct cb_accp_result res;
 };
 

@@ -400,15 +400,11 @@ double cb_accp_round_scale(struct cb_accp *p, const double *bw, const int *ok)
 	for (int i = 0; i < p->nb && k < CB_ACCP_MAXCTRL; i++)
 		if (p->who[i] == CB_ACCP_CTRL && ok[i] && bw[i] > 0)
 			v[k++] = bw[i];
-	p->ctrl_now = k;
 	p->res.ctrl_pairs += k;
 	if (!k || p->res.ref <= 0)
 		return 1;
-	double s = fmin(1, cb_accp_median(v, k) / p->res.ref *
-	                           exp(p->res.k * p->res.sigma / 2));
-	if (!p->res.ctrl_min || s < p->res.ctrl_min)
-		p->res.ctrl_min = s;
-	return s;
+	return fmin(1, cb_accp_median(v, k) / p->res.ref *
+	                       exp(p->res.k * p->res.sigma / 2));
 }
 
 int cb_accp_outside(const struct cb_accp *p, int ok, double bw, double scale)

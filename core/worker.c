@@ -19,8 +19,8 @@ static cb_status_t worker_timeout(struct cb_comm *c, struct cb_wait_spec *w,
 	d = w->detail ? w->detail : "";
 	if (w->peer < 0 || w->peer >= c->world)
 		return cb_fail_to(&c->fail, CB_ERR_TIMEOUT,
-		                  "timed out after %g s %s%s%s", limit_s, w->what,
-		                  *d ? " " : "", d);
+		                  "timed out after %g s %s%s%s", limit_s,
+		                  w->what, *d ? " " : "", d);
 	cb_comm_stalled_on(c, w->peer);
 	return cb_fail_to(&c->fail, CB_ERR_TIMEOUT,
 	                  "timed out after %g s %s rank %d (host %s)%s%s%s%s",
