@@ -14,9 +14,10 @@
 #                the ratio then shows collbench's own protocol overhead, as
 #                both pay the same emulated fabric; the absolute figures mean
 #                nothing about hardware
-#   --vm         both in one QEMU guest on the kernel's soft-RoCE (rxe0 on a
-#                dummy interface, tools/rdma-vm.sh; GID index 1, the RoCE v2
-#                one of its IPv4 address): a real provider, still software
+#   --vm         both in one QEMU guest (two vCPUs) on the kernel's
+#                soft-RoCE (rxe0 on a dummy interface, tools/rdma-vm.sh;
+#                GID index 1, the RoCE v2 one of its IPv4 address): a
+#                real provider, still software
 #                and under TCG, so again only the ratio means something -
 #                collbench's protocol cost - never the figures
 #   --dev DEV    the device (perftest -d, collbench --nic); default: the
@@ -64,7 +65,9 @@ if [ $vm = 1 ] && [ -z "${RDMA_VM_GUEST:-}" ]; then
 	[ ${#emu[@]} = 0 ] || { echo "verbs-vs-perftest.sh: --vm or --emulated, not both" >&2; exit 2; }
 	CB=$(realpath "$CB")
 	[ -n "$gid" ] || args+=(--gid-index 1)
-	exec "$root/tools/rdma-vm.sh" --dev rxe --timeout 1800 -- env CB="$CB" \
+	# two vCPUs: each side polls its own (on one, each busy-polling
+	# side waits out the other's time slice: ib_write_lat measured ~4-7 ms)
+	exec "$root/tools/rdma-vm.sh" --dev rxe --smp 2 --timeout 1800 -- env CB="$CB" \
 		COLLBENCH_PLUGIN_PATH="${COLLBENCH_PLUGIN_PATH:-$(dirname "$CB")/transports}" \
 		"$here/verbs-vs-perftest.sh" "${args[@]}"
 fi
@@ -82,15 +85,26 @@ remote() { if [ -n "$peer" ]; then ssh "$peer" "$@"; else "$@"; fi; }
 bytes() { numfmt --from=iec "$1"; }
 port=$((20000 + RANDOM % 10000))
 
+# perftest PROG ARGS...: its server (at most 300 s), then its client, tried
+# again while the server is not yet listening (a slow guest); the client's
+# output.
+perftest() {
+	local p=$((port++)) srv out try
+	remote timeout 300 "${emu[@]}" "$@" -p "$p" >/dev/null 2>&1 &
+	srv=$!
+	for try in 1 2 3 4 5 6 7 8; do
+		sleep "0.$((try * 2))"
+		out=$(timeout 300 "${emu[@]}" "$@" -p "$p" "${peer:-127.0.0.1}" 2>/dev/null) && break
+		kill -0 "$srv" 2>/dev/null || break
+	done
+	kill "$srv" 2>/dev/null
+	wait "$srv" 2>/dev/null
+	echo "$out"
+}
+
 perftest_gbs() { # SIZE -> GB/s
-	local s=$1 p=$((port++)) out
-	remote "${emu[@]}" ib_write_bw -d "$dev" ${gid:+-x $gid} -F --report_gbits \
-		-s "$s" -n "$iters" -p "$p" >/dev/null 2>&1 &
-	local srv=$!
-	sleep 0.5
-	out=$("${emu[@]}" ib_write_bw -d "$dev" ${gid:+-x $gid} -F --report_gbits \
-		-s "$s" -n "$iters" -p "$p" "${peer:-127.0.0.1}" 2>/dev/null)
-	wait "$srv"
+	local s=$1 out
+	out=$(perftest ib_write_bw -d "$dev" ${gid:+-x $gid} -F --report_gbits -s "$s" -n "$iters")
 	# "#bytes #iterations BW peak BW average MsgRate": the average, Gb/s
 	awk -v s="$s" '$1 == s && NF >= 4 {printf "%.4f\n", $4 / 8}' <<<"$out"
 }
@@ -111,14 +125,8 @@ print(rows[0]["algbw_gbps"] if rows else "")' <<<"$out"
 }
 
 perftest_lat() { # SIZE -> us, ib_write_lat's t_typical (a median)
-	local s=$1 p=$((port++)) out
-	remote "${emu[@]}" ib_write_lat -d "$dev" ${gid:+-x $gid} -F \
-		-s "$s" -n "$liters" -p "$p" >/dev/null 2>&1 &
-	local srv=$!
-	sleep 0.5
-	out=$("${emu[@]}" ib_write_lat -d "$dev" ${gid:+-x $gid} -F \
-		-s "$s" -n "$liters" -p "$p" "${peer:-127.0.0.1}" 2>/dev/null)
-	wait "$srv"
+	local s=$1 out
+	out=$(perftest ib_write_lat -d "$dev" ${gid:+-x $gid} -F -s "$s" -n "$liters")
 	# "#bytes #iterations t_min t_max t_typical t_avg ...": t_typical
 	awk -v s="$s" '$1 == s && NF >= 5 {printf "%.3f\n", $5}' <<<"$out"
 }
