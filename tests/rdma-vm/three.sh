@@ -98,7 +98,7 @@ if [ "$rank" = 0 ]; then
 fi
 t0=$(date +%s)
 MASTER_PORT=29501 timeout 300 "$cb" --transport verbs --nic rxe0 --coll allreduce --algo ring \
-	-b 8 -e 64K -f 2 -w 1 -n 1000 --alpha-us 500 --beta-gbps 0.01 --timeout 20 >$out 2>&1
+	-b 8 -e 64K -f 2 -w 1 -n 200 --alpha-us 500 --beta-gbps 0.01 --timeout 20 >$out 2>&1
 rc=$?
 t1=$(date +%s)
 wait
