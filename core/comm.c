@@ -117,7 +117,7 @@ static struct cb_comm_tp *host_tp(const struct cb_tp_host *self)
 
 const char *cb_comm_option(const struct cb_comm *c, const char *key)
 {
-	return c->option ? c->option(c->option_arg, key) : cb_opt_get(key);
+	return c->option ? c->option(c->option_arg, key) : NULL;
 }
 
 static const char *host_option(const struct cb_tp_host *self, const char *key)

@@ -205,10 +205,10 @@ int main(void)
 	CHECK(parse("--output_file results", &o) == CB_OK && o.noutputs == 2 &&
 	      o.outputs[1].format == CB_FMT_JSON);
 	CHECK(parse("--verbs-eager-bytes 4K", &o) == CB_OK &&
-	      cb_opt_get("verbs-eager-bytes") &&
-	      !strcmp(cb_opt_get("verbs-eager-bytes"), "4096"));
+	      cb_optset_get(&o.tp, "verbs-eager-bytes") &&
+	      !strcmp(cb_optset_get(&o.tp, "verbs-eager-bytes"), "4096"));
 	CHECK(parse("--verbs-eager-bytes 100", &o) == CB_OK &&
-	      !strcmp(cb_opt_get("verbs-eager-bytes"), "100"));
+	      !strcmp(cb_optset_get(&o.tp, "verbs-eager-bytes"), "100"));
 	CHECK(usage_err("--verbs-eager-bytes 9K", "--verbs-eager-bytes"));
 	CHECK(usage_err("--verbs-eager-bytes 1X", "1X"));
 	CHECK(usage_err("-a 4", "-a"));
