@@ -3,6 +3,8 @@
 #include "bench/place.h"
 
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "bench/cli.h"
 #include "coll/reduce.h"
@@ -19,6 +21,18 @@ static cb_status_t gather_root(void *boot, const char *what, const void *mine,
                                size_t bytes, void *all)
 {
 	return cb_boot_gather_root(boot, what, mine, bytes, all, 0, NULL);
+}
+
+/* DEBUGGING (collbench(1)): a test gives rank @rank a recorded topology
+ * of its own, COLLBENCH_TOPO_XML_<rank>, over @all (--topo-xml). */
+static const char *rank_topo_xml(int rank, const char *all)
+{
+	char env[48];
+	const char *v;
+
+	snprintf(env, sizeof(env), "COLLBENCH_TOPO_XML_%d", rank);
+	v = getenv(env);
+	return v && *v ? v : all;
 }
 
 /* topo's job setup, with --bind, --nic, --gpu and --topo-xml from
@@ -42,7 +56,7 @@ static cb_status_t place_job(struct cb_boot *boot, int rank, int world,
 		.bind = opt(arg, "bind"),
 		.nic = opt(arg, "nic"),
 		.gpu = opt(arg, "gpu"),
-		.topo_xml = opt(arg, "topo-xml"),
+		.topo_xml = rank_topo_xml(rank, opt(arg, "topo-xml")),
 		.nic_known = nic_known,
 		.ctx = boot,
 		.allgather = allgather,

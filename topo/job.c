@@ -6,8 +6,8 @@
  * to rank 0 at start-up.  Rank 0 turns them into the header's binding line
  * and inventory lines.
  *
- * Which topology: COLLBENCH_TOPO_XML_<rank> (one rank only: how a test makes
- * one host look different), else --topo-xml / COLLBENCH_TOPO_XML, else the
+ * Which topology: cfg->topo_xml (bench/place.c: a test's
+ * COLLBENCH_TOPO_XML_<rank>, else --topo-xml / COLLBENCH_TOPO_XML), else the
  * live machine.  A recorded topology plans a binding but applies none.
  */
 #include <errno.h>
@@ -395,7 +395,6 @@ cb_status_t cb_topo_job_setup(const struct cb_topo_job_cfg *cfg,
 	struct entry *me = calloc(1, sizeof(*me)), *all = NULL;
 	struct cb_topo *t = NULL;
 	struct cb_fail_rec why; /* no hwloc: a note, not a failure */
-	char env[48];
 	const char *xml;
 	cb_status_t st;
 
@@ -410,9 +409,7 @@ cb_status_t cb_topo_job_setup(const struct cb_topo_job_cfg *cfg,
 	if (local_rank >= 0 &&
 	    (st = machine_place(cfg, &local_rank, &local_size)))
 		goto out;
-	snprintf(env, sizeof(env), "COLLBENCH_TOPO_XML_%d", rank);
-	if (!(xml = getenv(env)) || !*xml)
-		xml = cfg->topo_xml;
+	xml = cfg->topo_xml;
 	cb_fail_open(&why);
 	st = cb_topo_load(xml, NULL, &t);
 	cb_fail_close(&why, st != CB_ERR_UNAVAILABLE);

@@ -100,7 +100,7 @@ computed = {
     ("core/env.c", "launchers[i].rank"): "the launchers table",
     ("core/env.c", "launchers[i].world"): "the launchers table",
     ("core/env.c", "env_opts[i].env"): "the env_opts table",
-    ("topo/job.c", "env"): "COLLBENCH_TOPO_XML_N",
+    ("bench/place.c", "env"): "COLLBENCH_TOPO_XML_N",
     ("acceptance/stage.c", "env"): "COLLBENCH_SYSFS_N",
 }
 read_vars = set()
