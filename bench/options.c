@@ -183,8 +183,8 @@ static cb_status_t check_transport(const char *t)
 
 /* A value checked here, handed on to a transport through @o's option
  * view. */
-static cb_status_t store_int(struct cb_opts *o, const char *key,
-                             const char *arg, long lo, long hi)
+static cb_status_t view_int(struct cb_opts *o, const char *key, const char *arg,
+                            long lo, long hi)
 {
 	char flag[48];
 	int v;
@@ -394,13 +394,13 @@ static int opt_transport(int c, const char *arg, struct cb_opts *o,
 		*st = cb_optset_put(&o->tp, "tcp-if", arg);
 		return 1;
 	case OPT_TCP_STREAMS:
-		*st = store_int(o, "tcp-streams", arg, 1, 8);
+		*st = view_int(o, "tcp-streams", arg, 1, 8);
 		return 1;
 	case OPT_GID_INDEX:
-		*st = store_int(o, "gid-index", arg, 0, 255);
+		*st = view_int(o, "gid-index", arg, 0, 255);
 		return 1;
 	case OPT_IB_SL:
-		*st = store_int(o, "ib-sl", arg, 0, 15);
+		*st = view_int(o, "ib-sl", arg, 0, 15);
 		return 1;
 	case OPT_VERBS_CM:
 		if (strcmp(arg, "oob") && strcmp(arg, "rdma_cm"))
