@@ -108,8 +108,7 @@ struct cb_comm_cfg cb_place_comm_cfg(const struct cb_cli_rank *r,
 		.transport = transport,
 		.mem = mem,
 		.reduce = cb_reduce,
-		.option = cb_optset_lookup,
-		.option_arg = (void *)(uintptr_t)opts,
+		.opts = opts,
 		.place = &cb_place_topo,
 	};
 }

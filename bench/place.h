@@ -19,8 +19,8 @@ struct cb_cli_rank;
 extern const struct cb_comm_place cb_place_topo;
 
 /* A run's communicator for rank @r: its rendezvous, these settings (@mem
- * NULL: host memory), the option view @opts its transports read (it must
- * outlive the communicator), coll's host reduction and topo's placement. */
+ * NULL: host memory), the option view @opts its transports read (the
+ * communicator keeps a copy), coll's host reduction and topo's placement. */
 struct cb_comm_cfg cb_place_comm_cfg(const struct cb_cli_rank *r,
                                      double timeout_s, const char *transport,
                                      const char *mem,

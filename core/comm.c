@@ -379,6 +379,11 @@ cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg, struct cb_comm **out)
 	c->timeout_s = cfg->timeout_s;
 	c->option = cfg->option;
 	c->option_arg = cfg->option_arg;
+	if (cfg->opts) { /* the communicator's own copy of the run's view */
+		c->opts = *cfg->opts;
+		c->option = cb_optset_lookup;
+		c->option_arg = &c->opts;
+	}
 	cb_host_identity(name, sizeof(name), key, sizeof(key));
 
 	struct cb_boot_cfg bc = { .rank = cfg->rank,

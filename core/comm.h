@@ -193,6 +193,7 @@ struct cb_comm {
 	               const void *a, const void *b, size_t count);
 	const char *(*option)(void *arg, const char *key);
 	void *option_arg;
+	struct cb_optset opts;    /* its own view, when cfg.opts gave one */
 	struct cb_topo_job *topo; /* binding, NIC/GPU, inventory (topo/) */
 	const struct cb_comm_place *place; /* what made @topo, or NULL */
 	struct cb_mem *mem[CB_MEM_MAX];
@@ -235,8 +236,10 @@ struct cb_comm_cfg {
 	void (*reduce)(enum cb_dtype dt, enum cb_op op, void *dst,
 	               const void *a, const void *b, size_t count);
 	/* The options this communicator and its transports see ("nic",
-	 * "tcp-streams", ...; NULL when unset): the caller's parsed view
-	 * (core/env.h), which outlives the communicator; NULL: none. */
+	 * "tcp-streams", ...; NULL when unset): @opts, the run's parsed view
+	 * (core/env.h), copied into the communicator at create; else a
+	 * lookup of the caller's (tests), which outlives it; neither: none. */
+	const struct cb_optset *opts;
 	const char *(*option)(void *arg, const char *key);
 	void *option_arg;
 	const struct cb_comm_place *place; /* NULL: no binding, no NIC or GPU
