@@ -4,7 +4,9 @@
  * checked here, so a bad one gets one line and status 2 before any rank
  * starts.  Tolerances take "0.9" or "90%"; rates GB/s or "100Gb/s";
  * durations "90", "30s", "10m", "2h".  An expectations file holds lines
- * "bw_gbps = 11.5" and "lat_us = 3" ('#' starts a comment).
+ * "bw_gbps = 11.5" and "lat_us = 3" ('#' starts a comment), flat or for a
+ * band of message sizes ("bw_gbps[1M-16M] = 10"); a baseline (an earlier
+ * run's JSON) is read here too (acceptance/baseline.c).
  */
 #include <getopt.h>
 #include <math.h>
@@ -40,7 +42,17 @@ void cb_acc_usage(void)
 	       "100Gb/s)\n"
 	       "  --expect-lat US     fail any pair above this latency (us)\n"
 	       "  --expect FILE       expectations: lines 'bw_gbps = X', "
-	       "'lat_us = Y'\n"
+	       "'lat_us = Y', or per\n"
+	       "                      message-size band: 'bw_gbps[1M-16M] = "
+	       "X'\n"
+	       "  --baseline FILE     compare with an earlier run's JSON (-O "
+	       "x.json): a pair,\n"
+	       "                      a host's median or a collective that "
+	       "dropped fails\n"
+	       "  --baseline-tolerance F  ... beyond F (default 0.05; 5%% "
+	       "too)\n"
+	       "  --window T          burn: judge the slowest pair of every "
+	       "window of T\n"
 	       "  --bw-bytes N        the large message (default 1M; windows "
 	       "of 4 in flight,\n"
 	       "                      as many as fill about 50 ms)\n"
@@ -59,8 +71,12 @@ void cb_acc_usage(void)
 	       "  --format F          stdout: table (default), json, csv, "
 	       "junit, html\n"
 	       "  -v                  more on stderr\n"
-	       "\nExit status: 0 PASS, 1 FAIL, 2 usage, 77 transport not "
-	       "available.\n");
+	       "\nExit status: 0 PASS (warnings too), 1 FAIL (a finding), 2 "
+	       "usage or a bad\n"
+	       "file, 3 could not run (a rank did not start or stopped, a "
+	       "deadline passed,\n"
+	       "an output could not be written), 77 the transport is not "
+	       "available here.\n");
 }
 
 enum {
@@ -83,6 +99,9 @@ enum {
 	O_TCP_IF,
 	O_FORMAT,
 	O_STAGES,
+	O_BASELINE,
+	O_BASE_TOL,
+	O_WINDOW,
 };
 
 static const struct option longopts[] = {
@@ -105,6 +124,9 @@ static const struct option longopts[] = {
 	{ "tcp-if", required_argument, NULL, O_TCP_IF },
 	{ "format", required_argument, NULL, O_FORMAT },
 	{ "stages", required_argument, NULL, O_STAGES },
+	{ "baseline", required_argument, NULL, O_BASELINE },
+	{ "baseline-tolerance", required_argument, NULL, O_BASE_TOL },
+	{ "window", required_argument, NULL, O_WINDOW },
 	{ "output", required_argument, NULL, 'O' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -130,8 +152,8 @@ static cb_status_t number(const char *s, const char *what, double lo, double hi,
 	return CB_OK;
 }
 
-/* "90", "90s", "30m", "2h" -> seconds. */
-static cb_status_t duration(const char *s, double *out)
+/* "90", "90s", "30m", "2h" -> seconds; @what names the option. */
+static cb_status_t duration(const char *s, const char *what, double *out)
 {
 	char *end;
 	double v = strtod(s, &end), mult = 1;
@@ -145,9 +167,9 @@ static cb_status_t duration(const char *s, double *out)
 	    v * mult > 30 * 86400.0)
 		return cb_fail(
 		        CB_ERR_USAGE,
-		        "--duration '%s' is not a duration (90, 30s, 10m, "
-		        "2h; up to 30 days)",
-		        s);
+		        "%s '%s' is not a duration (90, 30s, 10m, 2h; up "
+		        "to 30 days)",
+		        what, s);
 	*out = v * mult;
 	return CB_OK;
 }
@@ -173,15 +195,112 @@ static cb_status_t rate(const char *s, const char *what, double *out)
 
 #define EXPECT_LINE_MAX 255
 #define EXPECT_FILE_MAX (1 << 20)
+#define EXPECT_BANDS    32
+
+/* What an expectations file said so far, per key (bw_gbps, lat_us): its
+ * flat line, and its bands (message sizes lo..hi, their lines), the band
+ * that holds the size measured (the pairs' --bw-bytes; 8 B for latency). */
+struct expect {
+	int flat_line[2];
+	double flat[2];
+	int nband[2], band_line[2][EXPECT_BANDS];
+	size_t lo[2][EXPECT_BANDS], hi[2][EXPECT_BANDS];
+	int use_line[2]; /* the band that applies: its line; 0 none */
+	double use[2];
+	char use_band[2][32];
+};
+
+/* "[1M-16M]" after a key: the band, into @lo, @hi; @end past the ']'. */
+static cb_status_t band(char *p, const char *name, int n, size_t *lo,
+                        size_t *hi, char **end)
+{
+	char *close = strchr(p, ']'), *dash;
+
+	if (!close)
+		return cb_fail(CB_ERR_USAGE,
+		               "--expect %s: line %d: a band is [LO-HI] (e.g. "
+		               "bw_gbps[1M-16M] = 10)",
+		               name, n);
+	*close = 0;
+	dash = strchr(p + 1, '-');
+	if (!dash)
+		return cb_fail(CB_ERR_USAGE,
+		               "--expect %s: line %d: band '%.40s' is not "
+		               "[LO-HI] (e.g. [1M-16M])",
+		               name, n, p + 1);
+	*dash = 0;
+	if (cb_parse_size(p + 1, "a band's low end", lo) ||
+	    cb_parse_size(dash + 1, "a band's high end", hi) || *lo > *hi) {
+		cb_fail_clear();
+		return cb_fail(
+		        CB_ERR_USAGE,
+		        "--expect %s: line %d: band [%.20s-%.20s] is not "
+		        "two sizes, low to high (e.g. [1M-16M])",
+		        name, n, p + 1, dash + 1);
+	}
+	*end = close + 1;
+	return CB_OK;
+}
+
+/* Key @k's value @val, from line @n, flat or in band [@lo, @hi] (@banded):
+ * each flat key once, no two bands of a key overlapping. */
+static cb_status_t expect_take(struct expect *e, int k, const char *key,
+                               const char *val, int banded, size_t lo,
+                               size_t hi, const char *name, int n,
+                               const struct cb_acc_settings *s)
+{
+	char what[320];
+	double v;
+	cb_status_t st;
+
+	if (!banded && e->flat_line[k])
+		return cb_fail(CB_ERR_USAGE,
+		               "--expect %s: line %d: %s again (first on line "
+		               "%d)",
+		               name, n, key, e->flat_line[k]);
+	for (int i = 0; banded && i < e->nband[k]; i++)
+		if (lo <= e->hi[k][i] && e->lo[k][i] <= hi)
+			return cb_fail(CB_ERR_USAGE,
+			               "--expect %s: line %d: this %s band "
+			               "overlaps the one on line %d",
+			               name, n, key, e->band_line[k][i]);
+	if (banded && e->nband[k] == EXPECT_BANDS)
+		return cb_fail(CB_ERR_USAGE,
+		               "--expect %s: line %d: more than %d %s bands",
+		               name, n, EXPECT_BANDS, key);
+	snprintf(what, sizeof(what), "--expect %s: line %d: %s", name, n, key);
+	st = k == 0 ? rate(val, what, &v)
+	            : number(val, what, 0.001, 1e7, 0, &v);
+	if (st)
+		return st;
+	if (!banded) {
+		e->flat_line[k] = n;
+		e->flat[k] = v;
+		return CB_OK;
+	}
+	e->lo[k][e->nband[k]] = lo;
+	e->hi[k][e->nband[k]] = hi;
+	e->band_line[k][e->nband[k]++] = n;
+	size_t at = k == 0 ? (size_t)s->bw_bytes : 8;
+	if (at >= lo && at <= hi) {
+		e->use_line[k] = n;
+		e->use[k] = v;
+		snprintf(e->use_band[k], sizeof(e->use_band[k]), "%s", key);
+	}
+	return CB_OK;
+}
 
 /* One line of an expectations file, NUL-terminated, without its end:
- * blank, a comment, or "key = value" with an optional comment after. */
+ * blank, a comment, or "key = value" / "key[LO-HI] = value" with an
+ * optional comment after. */
 static cb_status_t expect_line(char *line, const char *name, int n,
-                               struct cb_acc_settings *s, int *seen)
+                               struct expect *e,
+                               const struct cb_acc_settings *s)
 {
 	static const char *const keys[] = { "bw_gbps", "lat_us" };
-	char *p = line + strspn(line, " \t"), *key, *val, what[320];
-	size_t klen, vlen;
+	char *p = line + strspn(line, " \t"), *key, *val, *bstart = NULL;
+	size_t klen, vlen, lo = 0, hi = 0;
+	cb_status_t st;
 	int k;
 
 	if (!*p || *p == '#')
@@ -189,13 +308,18 @@ static cb_status_t expect_line(char *line, const char *name, int n,
 	key = p;
 	klen = strspn(p, "abcdefghijklmnopqrstuvwxyz_");
 	p += klen;
+	if (klen && *p == '[') {
+		bstart = p;
+		if ((st = band(p, name, n, &lo, &hi, &p)))
+			return st;
+	}
 	p += strspn(p, " \t");
 	if (!klen || *p != '=')
 		return cb_fail(CB_ERR_USAGE,
 		               "--expect %s: line %d is not 'key = value'",
 		               name, n);
-	key[klen] = 0; /* (may be the '=', which p is on) */
-	p++;
+	*p++ = 0;
+	key[klen] = 0; /* (may be the '[' or the '=') */
 	val = p + strspn(p, " \t");
 	vlen = strcspn(val, " \t#");
 	p = val + vlen;
@@ -210,28 +334,27 @@ static cb_status_t expect_line(char *line, const char *name, int n,
 	if (k == 2)
 		return cb_fail(CB_ERR_USAGE,
 		               "--expect %s: line %d: unknown key '%.64s' "
-		               "(bw_gbps, lat_us)",
+		               "(bw_gbps, lat_us, each with an optional "
+		               "[LO-HI] size band)",
 		               name, n, key);
-	if (seen[k])
-		return cb_fail(CB_ERR_USAGE,
-		               "--expect %s: line %d: %s again (first on line "
-		               "%d)",
-		               name, n, key, seen[k]);
-	seen[k] = n;
-	snprintf(what, sizeof(what), "--expect %s: line %d: %s", name, n, key);
-	if (k == 0)
-		return rate(val, what, &s->expect_bw_gbps);
-	return number(val, what, 0.001, 1e7, 0, &s->expect_lat_us);
+	if ((st = expect_take(e, k, key, val, bstart != NULL, lo, hi, name, n,
+	                      s)))
+		return st;
+	if (bstart && e->use_line[k] == n)
+		snprintf(e->use_band[k], sizeof(e->use_band[k]), "%.15s-%.15s",
+		         bstart + 1, bstart + 2 + strlen(bstart + 1));
+	return CB_OK;
 }
 
 cb_status_t cb_acc_expect_parse(const char *text, size_t len, const char *name,
                                 struct cb_acc_settings *s)
 {
-	struct cb_acc_settings t = *s;
+	struct expect e;
 	char line[EXPECT_LINE_MAX + 2];
-	int seen[2] = { 0, 0 }, n = 0;
+	int n = 0;
 	cb_status_t st;
 
+	memset(&e, 0, sizeof(e));
 	for (size_t at = 0; at < len;) {
 		const char *nl = memchr(text + at, '\n', len - at);
 		size_t end = nl ? (size_t)(nl - text) : len, ll = end - at;
@@ -253,11 +376,22 @@ cb_status_t cb_acc_expect_parse(const char *text, size_t len, const char *name,
 		}
 		memcpy(line, text + at, ll);
 		line[ll] = 0;
-		if ((st = expect_line(line, name, n, &t, seen)))
+		if ((st = expect_line(line, name, n, &e, s)))
 			return st;
 		at = end + 1;
 	}
-	*s = t;
+	/* A band holding the measured size beats the flat line. */
+	double *to[2] = { &s->expect_bw_gbps, &s->expect_lat_us };
+	char *bands[2] = { s->expect_bw_band, s->expect_lat_band };
+	for (int k = 0; k < 2; k++) {
+		if (e.use_line[k]) {
+			*to[k] = e.use[k];
+			snprintf(bands[k], sizeof(s->expect_bw_band), "%s",
+			         e.use_band[k]);
+		} else if (e.flat_line[k]) {
+			*to[k] = e.flat[k];
+		}
+	}
 	return CB_OK;
 }
 
@@ -325,11 +459,153 @@ static int out_kind(const char *path)
 	                               : -1;
 }
 
-cb_status_t cb_acc_parse(int argc, char **argv, struct cb_acc_opts *o)
+/* One option (getopt_long's @c, optarg) into @o; *@fmt: --format. */
+static cb_status_t one(int c, char **argv, struct cb_acc_opts *o, int *fmt)
 {
 	cb_status_t st = CB_OK;
 	double d = 0;
 	size_t sz;
+
+	switch (c) {
+	case O_NP:
+		st = number(optarg, "--np", 1, 4096, 0, &d);
+		o->np = (int)d;
+		o->np_set = 1;
+		if (!st && d != (int)d)
+			st = cb_fail(CB_ERR_USAGE,
+			             "--np '%s' is not a whole number", optarg);
+		break;
+	case O_TRANSPORT:
+		o->transport = optarg;
+		if (strcmp(optarg, "auto") && strcmp(optarg, "tcp") &&
+		    strcmp(optarg, "shm") && strcmp(optarg, "verbs") &&
+		    strcmp(optarg, "gpu"))
+			st = cb_fail(CB_ERR_USAGE,
+			             "--transport '%s' is not auto, tcp, "
+			             "shm, verbs or gpu",
+			             optarg);
+		break;
+	case O_RDV:
+		o->rendezvous = optarg;
+		break;
+	case O_RAILS:
+		o->set.rails = 1;
+		break;
+	case O_DURATION:
+		st = duration(optarg, "--duration", &o->set.duration_s);
+		break;
+	case O_BW_TOL:
+		st = number(optarg, "--bw-tolerance", 0.01, 1, 1,
+		            &o->set.bw_tolerance);
+		break;
+	case O_LAT_TOL:
+		st = number(optarg, "--lat-tolerance", 1, 1000, 0,
+		            &o->set.lat_tolerance);
+		break;
+	case O_COLL_TOL:
+		st = number(optarg, "--coll-tolerance", 0, 1, 1,
+		            &o->set.coll_tolerance);
+		break;
+	case O_EXPECT_BW:
+		st = rate(optarg, "--expect-bw", &o->set.expect_bw_gbps);
+		break;
+	case O_EXPECT_LAT:
+		st = number(optarg, "--expect-lat", 0.001, 1e7, 0,
+		            &o->set.expect_lat_us);
+		break;
+	case O_EXPECT:
+		o->expect_file = optarg;
+		break;
+	case O_BW_BYTES:
+		st = cb_parse_size(optarg, "--bw-bytes", &sz);
+		if (!st && (sz < 8 || sz > (256u << 20)))
+			st = cb_fail(CB_ERR_USAGE,
+			             "--bw-bytes '%s' is not in 8..256M",
+			             optarg);
+		o->set.bw_bytes = sz & ~(size_t)7;
+		break;
+	case O_LAT_ITERS:
+		st = number(optarg, "--lat-iters", 2, 1000000, 0, &d);
+		o->set.lat_iters = (int)d;
+		break;
+	case O_COLL_BYTES:
+		st = cb_parse_size(optarg, "--coll-bytes", &sz);
+		if (!st && (sz < 1024 || sz > (4ull << 30)))
+			st = cb_fail(CB_ERR_USAGE,
+			             "--coll-bytes '%s' is not in 1K..4G",
+			             optarg);
+		o->set.coll_bytes = sz;
+		break;
+	case O_PAIR_TIMEOUT:
+		st = number(optarg, "--pair-timeout", 0.1, 3600, 0,
+		            &o->set.pair_timeout_s);
+		break;
+	case O_TIMEOUT:
+		st = number(optarg, "--timeout", 0.1, 86400, 0, &o->timeout_s);
+		break;
+	case O_TCP_IF:
+		o->tcp_if = optarg;
+		cb_opt_set("tcp-if", optarg);
+		break;
+	case O_STAGES:
+		st = stages(optarg, &o->stages);
+		break;
+	case O_BASELINE:
+		o->baseline_file = optarg;
+		break;
+	case O_BASE_TOL:
+		st = number(optarg, "--baseline-tolerance", 0, 0.99, 1,
+		            &o->set.baseline_tolerance);
+		break;
+	case O_WINDOW:
+		st = duration(optarg, "--window", &o->set.window_s);
+		break;
+	case O_FORMAT:
+		*fmt = !strcmp(optarg, "table")   ? CB_ACC_OUT_TABLE
+		       : !strcmp(optarg, "json")  ? CB_ACC_OUT_JSON
+		       : !strcmp(optarg, "csv")   ? CB_ACC_OUT_CSV
+		       : !strcmp(optarg, "junit") ? CB_ACC_OUT_XML
+		       : !strcmp(optarg, "html")  ? CB_ACC_OUT_HTML
+		                                  : -1;
+		if (*fmt < 0)
+			st = cb_fail(CB_ERR_USAGE,
+			             "--format '%s' is not table, json, "
+			             "csv, junit or html",
+			             optarg);
+		break;
+	case 'O':
+		if (o->nout >= CB_ACC_MAX_OUT - 1)
+			st = cb_fail(CB_ERR_USAGE, "too many -O files");
+		else if (out_kind(optarg) < 0)
+			st = cb_fail(CB_ERR_USAGE,
+			             "-O %s: the name must end in .json, "
+			             ".csv, .xml, .html or .txt",
+			             optarg);
+		else {
+			o->out[o->nout].path = optarg;
+			o->out[o->nout++].kind = out_kind(optarg);
+		}
+		break;
+	case 'v':
+		o->verbose++;
+		break;
+	case 'h':
+		o->help = 1;
+		break;
+	case ':':
+		st = cb_fail(CB_ERR_USAGE, "%s needs a value",
+		             argv[optind - 1]);
+		break;
+	default:
+		st = cb_fail(CB_ERR_USAGE, "unknown option '%s'",
+		             argv[optind - 1]);
+	}
+	return st;
+}
+
+cb_status_t cb_acc_parse(int argc, char **argv, struct cb_acc_opts *o)
+{
+	cb_status_t st = CB_OK;
 	int c, fmt = CB_ACC_OUT_TABLE;
 
 	*o = (struct cb_acc_opts){
@@ -342,7 +618,8 @@ cb_status_t cb_acc_parse(int argc, char **argv, struct cb_acc_opts *o)
 		         .bw_bytes = 1u << 20,
 		         .lat_iters = 200,
 		         .coll_bytes = 16u << 20,
-		         .pair_timeout_s = 10 },
+		         .pair_timeout_s = 10,
+		         .baseline_tolerance = 0.05 },
 		.argc = argc,
 		.argv = argv,
 		.stages = (1u << CB_ACC_NSTAGES) - 1,
@@ -351,144 +628,18 @@ cb_status_t cb_acc_parse(int argc, char **argv, struct cb_acc_opts *o)
 	opterr = 0;
 	while (!st &&
 	       (c = getopt_long(argc, argv, "+:O:vh", longopts, NULL)) != -1) {
-		switch (c) {
-		case O_NP:
-			st = number(optarg, "--np", 1, 4096, 0, &d);
-			o->np = (int)d;
-			o->np_set = 1;
-			if (!st && d != (int)d)
-				st = cb_fail(CB_ERR_USAGE,
-				             "--np '%s' is not a whole number",
-				             optarg);
-			break;
-		case O_TRANSPORT:
-			o->transport = optarg;
-			if (strcmp(optarg, "auto") && strcmp(optarg, "tcp") &&
-			    strcmp(optarg, "shm") && strcmp(optarg, "verbs") &&
-			    strcmp(optarg, "gpu"))
-				st = cb_fail(
-				        CB_ERR_USAGE,
-				        "--transport '%s' is not auto, tcp, "
-				        "shm, verbs or gpu",
-				        optarg);
-			break;
-		case O_RDV:
-			o->rendezvous = optarg;
-			break;
-		case O_RAILS:
-			o->set.rails = 1;
-			break;
-		case O_DURATION:
-			st = duration(optarg, &o->set.duration_s);
-			break;
-		case O_BW_TOL:
-			st = number(optarg, "--bw-tolerance", 0.01, 1, 1,
-			            &o->set.bw_tolerance);
-			break;
-		case O_LAT_TOL:
-			st = number(optarg, "--lat-tolerance", 1, 1000, 0,
-			            &o->set.lat_tolerance);
-			break;
-		case O_COLL_TOL:
-			st = number(optarg, "--coll-tolerance", 0, 1, 1,
-			            &o->set.coll_tolerance);
-			break;
-		case O_EXPECT_BW:
-			st = rate(optarg, "--expect-bw",
-			          &o->set.expect_bw_gbps);
-			break;
-		case O_EXPECT_LAT:
-			st = number(optarg, "--expect-lat", 0.001, 1e7, 0,
-			            &o->set.expect_lat_us);
-			break;
-		case O_EXPECT:
-			o->expect_file = optarg;
-			break;
-		case O_BW_BYTES:
-			st = cb_parse_size(optarg, "--bw-bytes", &sz);
-			if (!st && (sz < 8 || sz > (256u << 20)))
-				st = cb_fail(
-				        CB_ERR_USAGE,
-				        "--bw-bytes '%s' is not in 8..256M",
-				        optarg);
-			o->set.bw_bytes = sz & ~(size_t)7;
-			break;
-		case O_LAT_ITERS:
-			st = number(optarg, "--lat-iters", 2, 1000000, 0, &d);
-			o->set.lat_iters = (int)d;
-			break;
-		case O_COLL_BYTES:
-			st = cb_parse_size(optarg, "--coll-bytes", &sz);
-			if (!st && (sz < 1024 || sz > (4ull << 30)))
-				st = cb_fail(
-				        CB_ERR_USAGE,
-				        "--coll-bytes '%s' is not in 1K..4G",
-				        optarg);
-			o->set.coll_bytes = sz;
-			break;
-		case O_PAIR_TIMEOUT:
-			st = number(optarg, "--pair-timeout", 0.1, 3600, 0,
-			            &o->set.pair_timeout_s);
-			break;
-		case O_TIMEOUT:
-			st = number(optarg, "--timeout", 0.1, 86400, 0,
-			            &o->timeout_s);
-			break;
-		case O_TCP_IF:
-			o->tcp_if = optarg;
-			cb_opt_set("tcp-if", optarg);
-			break;
-		case O_STAGES:
-			st = stages(optarg, &o->stages);
-			break;
-		case O_FORMAT:
-			fmt = !strcmp(optarg, "table")   ? CB_ACC_OUT_TABLE
-			      : !strcmp(optarg, "json")  ? CB_ACC_OUT_JSON
-			      : !strcmp(optarg, "csv")   ? CB_ACC_OUT_CSV
-			      : !strcmp(optarg, "junit") ? CB_ACC_OUT_XML
-			      : !strcmp(optarg, "html")  ? CB_ACC_OUT_HTML
-			                                 : -1;
-			if (fmt < 0)
-				st = cb_fail(
-				        CB_ERR_USAGE,
-				        "--format '%s' is not table, json, "
-				        "csv, junit or html",
-				        optarg);
-			break;
-		case 'O':
-			if (o->nout >= CB_ACC_MAX_OUT - 1)
-				st = cb_fail(CB_ERR_USAGE, "too many -O files");
-			else if (out_kind(optarg) < 0)
-				st = cb_fail(
-				        CB_ERR_USAGE,
-				        "-O %s: the name must end in .json, "
-				        ".csv, .xml, .html or .txt",
-				        optarg);
-			else {
-				o->out[o->nout].path = optarg;
-				o->out[o->nout++].kind = out_kind(optarg);
-			}
-			break;
-		case 'v':
-			o->verbose++;
-			break;
-		case 'h':
-			o->help = 1;
-			break;
-		case ':':
-			st = cb_fail(CB_ERR_USAGE, "%s needs a value",
-			             argv[optind - 1]);
-			break;
-		default:
-			st = cb_fail(CB_ERR_USAGE, "unknown option '%s'",
-			             argv[optind - 1]);
-		}
+		st = one(c, argv, o, &fmt);
 	}
 	if (!st && optind < argc)
 		st = cb_fail(CB_ERR_USAGE, "unexpected argument '%s'",
 		             argv[optind]);
 	if (!st && o->expect_file)
 		st = expect_file(o->expect_file, &o->set);
+	if (!st && o->set.window_s > 0 && o->set.duration_s <= 0)
+		st = cb_fail(CB_ERR_USAGE,
+		             "--window needs --duration (the burn it divides)");
+	if (!st && o->baseline_file)
+		st = cb_acc_base_load(o->baseline_file, &o->base);
 	/* stdout first, then the files */
 	memmove(&o->out[1], &o->out[0], (size_t)o->nout * sizeof(o->out[0]));
 	o->out[0].path = NULL;

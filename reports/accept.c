@@ -135,6 +135,7 @@ void cb_acc_free(struct cb_acc *a)
 	free(a->findings);
 	free(a->warnings);
 	free(a->passes);
+	free(a->windows);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -309,8 +310,19 @@ cb_status_t cb_acc_write_table(FILE *f, const struct cb_acc *a)
 	if (a->set.expect_bw_gbps > 0)
 		fprintf(f, "; expected at least %.3g GB/s",
 		        a->set.expect_bw_gbps);
+	if (a->set.expect_bw_band[0])
+		fprintf(f, " (--expect band %s)", a->set.expect_bw_band);
 	if (a->set.expect_lat_us > 0)
 		fprintf(f, "; expected at most %.3g us", a->set.expect_lat_us);
+	if (a->set.expect_lat_band[0])
+		fprintf(f, " (--expect band %s)", a->set.expect_lat_band);
+	if (a->base.have)
+		fprintf(f,
+		        "\n# baseline %s: %d pairs compared, the median node's "
+		        "pairs at %.0f%% of then (a pair may drop %.0f%%: "
+		        "--baseline-tolerance or the noise); %d collectives",
+		        a->base.file, a->base.compared, 100 * a->base.ratio,
+		        a->base.allow_pct, a->base.colls);
 	if (a->shared_cores[0])
 		fprintf(f,
 		        "\n# note: %s: figures say as much about the CPUs "
@@ -375,6 +387,22 @@ cb_status_t cb_acc_write_table(FILE *f, const struct cb_acc *a)
 		        i + 1, p->t_s, p->median_bw_gbps, p->min_bw_gbps,
 		        p->median_lat_us, p->allreduce_busbw_gbps,
 		        p->slow_pairs);
+	}
+	for (int i = 0; i < a->nwindows; i++) {
+		const struct cb_acc_window *w = &a->windows[i];
+		if (!i)
+			fprintf(f,
+			        "#\n# burn windows of %.0f s, the slowest "
+			        "pair of each:\n",
+			        a->set.window_s);
+		if (w->a < 0) {
+			fprintf(f, "  %6.0f-%-6.0f (no pass started)\n",
+			        w->t0_s, w->t1_s);
+			continue;
+		}
+		fprintf(f, "  %6.0f-%-6.0f %-12s %-12s %9.3g GB/s%s\n", w->t0_s,
+		        w->t1_s, a->nodes[w->a].name, a->nodes[w->b].name,
+		        w->min_bw_gbps, w->outside ? " *" : "");
 	}
 	counters(f, a);
 	fprintf(f, "#\n");
