@@ -10,8 +10,9 @@
  * over then, matched by the nodes' names.
  *   - the fabric: the median over nodes of each node's median ratio (one
  *     bad host does not move it) dropped beyond the tolerance;
- *   - a node: its median ratio dropped beyond the tolerance, and beyond
- *     what the fabric as a whole did;
+ *   - a node: its median ratio dropped beyond the tolerance, and below
+ *     what the fabric as a whole did by --bw-tolerance (or a pair's
+ *     noise, if wider);
  *   - a pair: likewise, neither end named (at most a few lines);
  *   - a collective of the same name and size: its busbw dropped (not
  *     where ranks share cores: it measures the CPUs there).
@@ -479,11 +480,15 @@ void cb_acc_judge_base(struct cb_acc *a, const struct cb_acc_base *b)
 		            100 * pair_allow);
 	if (R < 1 - fab_allow)
 		judge_fabric(a, r, R, pair_allow, stage);
-	/* Nodes and pairs: beyond the tolerance, and beyond the fabric. */
+	/* Nodes and pairs: beyond the tolerance, and below what the fabric
+	 * did as far as the run's own judge asks (--bw-tolerance) or a pair's
+	 * noise allows: a node as slow as the fabric is the fabric's. */
+	double rel = 1 - pair_allow < a->set.bw_tolerance ? 1 - pair_allow
+	                                                  : a->set.bw_tolerance;
 	const char *what = a->set.rails ? "node" : "host";
 	for (int x = 0; x < a->nnodes; x++) {
 		double v = node_ratio(a, r, x, tmp, &m), d = allowed(a, m);
-		if (!m || v >= 1 - d || v >= R * (1 - d))
+		if (!m || v >= 1 - d || v >= R * rel)
 			continue;
 		named[x] = 1;
 		cb_acc_find(a, stage, "node", a->nodes[x].host, -1,
@@ -495,8 +500,8 @@ void cb_acc_judge_base(struct cb_acc *a, const struct cb_acc_base *b)
 	}
 	for (int i = 0; i < a->npairs; i++) {
 		const struct cb_acc_pair *p = &a->pairs[i];
-		if (r[i] <= 0 || r[i] >= 1 - pair_allow ||
-		    r[i] >= R * (1 - pair_allow) || named[p->a] || named[p->b])
+		if (r[i] <= 0 || r[i] >= 1 - pair_allow || r[i] >= R * rel ||
+		    named[p->a] || named[p->b])
 			continue;
 		if (paths++ == 8) {
 			cb_acc_find(

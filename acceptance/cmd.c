@@ -445,7 +445,7 @@ static int acc_rank(void *arg, const struct cb_cli_rank *r)
 			cb_log(CB_LOG_ERROR, "%s",
 			       cb_fail_msg() ? cb_fail_msg()
 			                     : cb_status_str(st));
-		return cb_cli_exit(st);
+		return cb_acc_exit(st);
 	}
 	R.x.c = c;
 	settings_for(c, o, &a, tr, sizeof(tr));

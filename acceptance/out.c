@@ -131,6 +131,8 @@ void cb_acc_judge_windows(struct cb_acc *a)
 			w->b = p->min_b;
 			w->min_bw_gbps = p->min_bw_gbps;
 			w->median_bw_gbps = p->median_bw_gbps;
+			w->pass_t0_s = p->t0_s;
+			w->pass_t1_s = p->t_s;
 		}
 	}
 	for (int i = 0; i < nw; i++) {

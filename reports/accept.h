@@ -174,6 +174,8 @@ struct cb_acc_window {
 	double t0_s, t1_s;
 	int a, b; /* nodes; -1 none measured */
 	double min_bw_gbps, median_bw_gbps;
+	double pass_t0_s, pass_t1_s; /* the pass it was measured in (a pass
+	                              * belongs to the window it started in) */
 	int failed;
 	int outside;
 };
