@@ -144,11 +144,13 @@ void cb_acc_judge_windows(struct cb_acc *a)
 		        a, CB_ACC_BURN, "path", a->nodes[w->a].host,
 		        a->nodes[w->b].host,
 		        "window %.0f-%.0f s: its slowest pair %s - %s at "
-		        "%.3g GB/s, %.0f%% of that pass's median %.3g GB/s, "
-		        "below %.3g GB/s (the pairwise stage's floor)%s: a "
-		        "link that is slow at times",
+		        "%.3g GB/s (the pass from %.1f to %.1f s), %.0f%% of "
+		        "that pass's median %.3g GB/s, below %.3g GB/s (the "
+		        "pairwise stage's floor)%s: a link that is slow at "
+		        "times",
 		        w->t0_s, w->t1_s, a->nodes[w->a].name,
-		        a->nodes[w->b].name, w->min_bw_gbps,
+		        a->nodes[w->b].name, w->min_bw_gbps, w->pass_t0_s,
+		        w->pass_t1_s,
 		        w->median_bw_gbps > 0
 		                ? 100 * w->min_bw_gbps / w->median_bw_gbps
 		                : 0,
