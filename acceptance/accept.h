@@ -4,6 +4,7 @@
  *
  *   cmd.c    options, the stages in order, outputs, exit status
  *   pair.c   the tournament and one pair's measurements
+ *   round.c  a round of pairs across the job, gathered on rank 0
  *   judge.c  which pairs are outside tolerance, and who is to blame
  *   plan.c   the pairwise plan and its noise judge, pure (plan.h)
  *   drive.c  the pairwise stage: plan.c's rounds over the real fabric
@@ -11,6 +12,7 @@
  *            retransmission and link counters at each gather
  *   counters.c  what those counters name (lossy, flapping), pure
  *   baseline.c  --baseline: an earlier run's JSON, and what dropped since
+ *   expect.c --expect FILE's lines, flat and per size band
  *
  * The record itself (struct cb_acc) and its writers are reports/accept.h.
  */
@@ -117,8 +119,8 @@ enum {
 	                       * measure the CPUs */
 };
 
-/* Every node runs its pairs of @pairs (node pairs; every rank calls with
- * the same list), in order; then every rank's entries go to rank 0, which
+/* (round.c) Every node runs its pairs of @pairs (node pairs; every rank calls
+ * with the same list), in order; then every rank's entries go to rank 0, which
  * waits at most @wait_s for late ranks and fills @out[i] for pair i.
  * @run: 0 connectivity, 1 measure.  @alone: CB_ACC_*. */
 cb_status_t cb_acc_stage_pairs(struct cb_acc_ctx *x, int (*pairs)[2], int n,
@@ -273,6 +275,13 @@ cb_status_t cb_acc_parse(int argc, char **argv, struct cb_acc_opts *o);
  * the line (CB_ERR_USAGE). */
 cb_status_t cb_acc_expect_parse(const char *text, size_t len, const char *name,
                                 struct cb_acc_settings *s);
+/* Read --expect @path into @s (expect.c). */
+cb_status_t cb_acc_expect_file(const char *path, struct cb_acc_settings *s);
+/* A number in @lo..@hi ("90%" is 0.9 where @pct); GB/s ("100Gb/s",
+ * "12.5GB/s" too).  @what names it in the one line of a bad value. */
+cb_status_t cb_acc_number(const char *s, const char *what, double lo, double hi,
+                          int pct, double *out);
+cb_status_t cb_acc_rate(const char *s, const char *what, double *out);
 void cb_acc_usage(void);
 int cb_acceptance_cmd(int argc, char **argv);
 

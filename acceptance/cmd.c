@@ -169,16 +169,8 @@ static void take(struct cb_acc *a, const struct cb_acc_pair *m, int n,
 		struct cb_acc_pair *p = cb_acc_pair_of(a, m[i].a, m[i].b);
 		if (!p)
 			continue;
-		int round = p->round, meas = p->ctr_meas, lossy = p->ctr_lossy;
-		uint64_t retrans = p->retrans, segs = p->out_segs;
-		*p = m[i];
-		p->round = round;
 		/* the pairwise stage's counters stay the pair's */
-		p->retrans = retrans;
-		p->out_segs = segs;
-		p->ctr_meas = meas;
-		p->ctr_lossy = lossy;
-		p->fail_stage = stage;
+		cb_acc_pair_take(p, &m[i], stage, p);
 	}
 }
 

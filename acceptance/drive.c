@@ -42,36 +42,26 @@ static void record(struct cb_acc *a, const struct cb_acc_pair *m)
 
 	if (!p)
 		return;
-	int round = p->round;
 	if (p->fail_stage != CB_ACC_PAIRWISE) {
-		*p = *m;
-		p->round = round;
-		p->fail_stage = CB_ACC_PAIRWISE;
+		cb_acc_pair_take(p, m, CB_ACC_PAIRWISE, m);
 		return;
 	}
 	/* The counters add up over every measurement of the pair. */
-	uint64_t retrans = p->retrans + m->retrans,
-	         segs = p->out_segs + m->out_segs;
-	int meas = p->ctr_meas + m->ctr_meas,
-	    lossy = p->ctr_lossy + m->ctr_lossy;
+	struct cb_acc_pair sum = *p;
+	sum.retrans += m->retrans;
+	sum.out_segs += m->out_segs;
+	sum.ctr_meas += m->ctr_meas;
+	sum.ctr_lossy += m->ctr_lossy;
 	if (!p->remeasured) {
-		p->remeasured = 1;
 		p->first_bw_gbps = cb_acc_pair_bw(p);
 		p->first_lat_us = p->lat_p50_us;
 	}
-	if (m->ok && (!p->ok || cb_acc_pair_bw(m) > cb_acc_pair_bw(p))) {
-		double fbw = p->first_bw_gbps, flat = p->first_lat_us;
-		*p = *m;
-		p->round = round;
-		p->fail_stage = CB_ACC_PAIRWISE;
-		p->remeasured = 1;
-		p->first_bw_gbps = fbw;
-		p->first_lat_us = flat;
-	}
-	p->retrans = retrans;
-	p->out_segs = segs;
-	p->ctr_meas = meas;
-	p->ctr_lossy = lossy;
+	double fbw = p->first_bw_gbps, flat = p->first_lat_us;
+	int better = m->ok && (!p->ok || cb_acc_pair_bw(m) > cb_acc_pair_bw(p));
+	cb_acc_pair_take(p, better ? m : p, CB_ACC_PAIRWISE, &sum);
+	p->remeasured = 1;
+	p->first_bw_gbps = fbw;
+	p->first_lat_us = flat;
 }
 
 static void find_line(struct cb_acc *a, const struct cb_accp_result *r,

@@ -43,20 +43,29 @@ const char *cb_acc_stage_name(enum cb_acc_stage_id s)
 	return stage_names[s];
 }
 
+/* Room for one more of @n entries of @size in *@arr (*@cap of them;
+ * first @first); -1 out of memory. */
+static int grow(void **arr, int *cap, int n, size_t size, int first)
+{
+	if (n < *cap)
+		return 0;
+	int c = *cap ? 2 * *cap : first;
+	void *p = realloc(*arr, (size_t)c * size);
+	if (!p)
+		return -1;
+	*arr = p;
+	*cap = c;
+	return 0;
+}
+
 void cb_acc_find(struct cb_acc *a, enum cb_acc_stage_id stage, const char *kind,
                  int ha, int hb, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (a->nfindings == a->cap_findings) {
-		int cap = a->cap_findings ? 2 * a->cap_findings : 16;
-		struct cb_acc_finding *f =
-		        realloc(a->findings, (size_t)cap * sizeof(*f));
-		if (!f)
-			return;
-		a->findings = f;
-		a->cap_findings = cap;
-	}
+	if (grow((void **)&a->findings, &a->cap_findings, a->nfindings,
+	         sizeof(*a->findings), 16))
+		return;
 	struct cb_acc_finding *f = &a->findings[a->nfindings++];
 	f->stage = stage;
 	snprintf(f->kind, sizeof(f->kind), "%s", kind);
@@ -74,15 +83,9 @@ void cb_acc_warn(struct cb_acc *a, enum cb_acc_stage_id stage, const char *fmt,
 {
 	va_list ap;
 
-	if (a->nwarnings == a->cap_warnings) {
-		int cap = a->cap_warnings ? 2 * a->cap_warnings : 4;
-		struct cb_acc_warning *w =
-		        realloc(a->warnings, (size_t)cap * sizeof(*w));
-		if (!w)
-			return;
-		a->warnings = w;
-		a->cap_warnings = cap;
-	}
+	if (grow((void **)&a->warnings, &a->cap_warnings, a->nwarnings,
+	         sizeof(*a->warnings), 4))
+		return;
 	struct cb_acc_warning *w = &a->warnings[a->nwarnings++];
 	w->stage = stage;
 	va_start(ap, fmt);
@@ -97,6 +100,21 @@ struct cb_acc_pair *cb_acc_pair_of(const struct cb_acc *a, int i, int j)
 		    (a->pairs[k].a == j && a->pairs[k].b == i))
 			return &a->pairs[k];
 	return NULL;
+}
+
+void cb_acc_pair_take(struct cb_acc_pair *p, const struct cb_acc_pair *m,
+                      enum cb_acc_stage_id stage, const struct cb_acc_pair *ctr)
+{
+	struct cb_acc_pair c = *ctr;
+	int round = p->round;
+
+	*p = *m;
+	p->round = round;
+	p->fail_stage = stage;
+	p->retrans = c.retrans;
+	p->out_segs = c.out_segs;
+	p->ctr_meas = c.ctr_meas;
+	p->ctr_lossy = c.ctr_lossy;
 }
 
 double cb_acc_pair_bw(const struct cb_acc_pair *p)

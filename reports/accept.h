@@ -238,6 +238,12 @@ void cb_acc_warn(struct cb_acc *a, enum cb_acc_stage_id stage, const char *fmt,
 
 /* The pair of nodes (i, j) in any order, or NULL. */
 struct cb_acc_pair *cb_acc_pair_of(const struct cb_acc *a, int i, int j);
+/* @m's figures into the record's pair @p: it keeps its round, gets
+ * @stage as its fail_stage, and the TCP counters of @ctr (@p's own, @m's
+ * or a sum; any may be @p). */
+void cb_acc_pair_take(struct cb_acc_pair *p, const struct cb_acc_pair *m,
+                      enum cb_acc_stage_id stage,
+                      const struct cb_acc_pair *ctr);
 /* The bandwidth a pair is judged by: the slower direction (0 when not
  * measured). */
 double cb_acc_pair_bw(const struct cb_acc_pair *p);

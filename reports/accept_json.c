@@ -367,6 +367,11 @@ static json_object *acc_json(const struct cb_acc *a)
 		add(w, "allreduce_busbw_gbps", num(p->allreduce_busbw_gbps));
 		add(w, "slow_pairs", json_object_new_int(p->slow_pairs));
 		add(w, "failed_pairs", json_object_new_int(p->failed_pairs));
+		if (p->min_a >= 0) { /* the slowest pair, and when it began */
+			add(w, "t0_s", num(p->t0_s));
+			add(w, "min_a", json_object_new_int(p->min_a));
+			add(w, "min_b", json_object_new_int(p->min_b));
+		}
 		json_object_array_add(v, w);
 	}
 	add(o, "burn", v);
