@@ -227,8 +227,8 @@ static void test_baseline(void)
 		"{\"schema\": \"collbench-results\", \"acc",
 		"[1, 2]",
 		"{\"acceptance\": {\"nodes\": [], \"hosts\": []}}",
-		"{\"acceptance\": {\"nodes\": [{\"name\": \"a\"}], \"hosts\": "
-		"[{\"name\": \"a\"}], \"pairs\": [{\"a\": 0, \"b\": 5}]}}",
+		("{\"acceptance\": {\"nodes\": [{\"name\": \"a\"}], \"hosts\": "
+		 "[{\"name\": \"a\"}], \"pairs\": [{\"a\": 0, \"b\": 5}]}}"),
 		"{} {}",
 	};
 	for (size_t i = 0; i < sizeof(broken) / sizeof(broken[0]); i++) {
