@@ -427,6 +427,7 @@ static int acc_rank(void *arg, const struct cb_cli_rank *r)
 	char tr[32], hn[1024];
 	struct cb_results_meta meta;
 	struct cb_run_info ri;
+	struct cb_acc_base *base = o->base, *own = NULL; /* --baseline */
 	double t0 = now_s();
 	cb_status_t st;
 	int rc = 0;
@@ -441,8 +442,12 @@ static int acc_rank(void *arg, const struct cb_cli_rank *r)
 	}
 	R.x.c = c;
 	settings_for(c, o, &a, tr, sizeof(tr));
+	if (c->rank == 0 && o->baseline_file && !base &&
+	    (st = cb_acc_base_load(o->baseline_file, &own)))
+		goto fail;
+	base = base ? base : own;
 	if ((st = setup_nodes(c, o, &a)) ||
-	    (o->base && (st = cb_acc_base_check(o->base, &a))))
+	    (base && (st = cb_acc_base_check(base, &a))))
 		goto fail;
 	if (a.nnodes < 2) {
 		st = cb_fail(
@@ -518,8 +523,8 @@ static int acc_rank(void *arg, const struct cb_cli_rank *r)
 	if (c->rank == 0) {
 		cb_acc_judge_counters(&a);
 		cb_acc_judge_loss(&a);
-		if (o->base)
-			cb_acc_judge_base(&a, o->base);
+		if (base)
+			cb_acc_judge_base(&a, base);
 		a.seconds = now_s() - t0;
 		cb_acc_meta(c, o, &a, &meta, &ri, hn, sizeof(hn));
 		rc = cb_acc_outputs(o, &a);
@@ -549,6 +554,7 @@ out:
 	free(R.x.samples);
 	free(R.x.gone);
 	cb_acc_free(&a);
+	cb_acc_base_free(own);
 	return rc;
 }
 

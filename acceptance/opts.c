@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "acceptance/accept.h"
 #include "bench/options.h"
@@ -377,7 +378,9 @@ cb_status_t cb_acc_parse(int argc, char **argv, struct cb_acc_opts *o)
 	if (!st && o->set.window_s > 0 && o->set.duration_s <= 0)
 		st = cb_fail(CB_ERR_USAGE,
 		             "--window needs --duration (the burn it divides)");
-	if (!st && o->baseline_file)
+	/* Read here where it can be (a bad file stops every rank at once);
+	 * a file only rank 0's host has is read there (cmd.c). */
+	if (!st && o->baseline_file && !access(o->baseline_file, R_OK))
 		st = cb_acc_base_load(o->baseline_file, &o->base);
 	/* stdout first, then the files */
 	memmove(&o->out[1], &o->out[0], (size_t)o->nout * sizeof(o->out[0]));

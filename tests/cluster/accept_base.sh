@@ -9,7 +9,8 @@
 #    median moves with it), FAIL naming the whole fabric with it;
 #  - two halves (0,1 | 2,3) at a quarter between them: FAIL naming the
 #    fabric, with the 4 pairs across;
-#  - a baseline that is not JSON, or of other hosts: one line, exit 2;
+#  - a baseline that is not JSON, of other hosts, or missing: one line,
+#    every rank exits 2;
 #    a rank whose peers never start: exit 3 (could not run), not 1;
 #  - a burn with --window during which host 2's link is slow for a few
 #    seconds: FAIL naming a window and node2;
@@ -75,7 +76,8 @@ fi
 # A baseline that is not one: one line, exit 2, before any rank waits.
 head -c 200 "$TMP/base.json" >"$TMP/trunc.json"
 sed 's/"node\([0-9]\)"/"other\1"/g' "$TMP/base.json" >"$TMP/other.json"
-for f in trunc other; do
+# (missing: read by rank 0 alone, which stops the others)
+for f in trunc other missing; do
 	KILL_AFTER=5 run_hosts bad$f 4 "${pw[@]}" --baseline "$TMP/$f.json"
 	if [ "${RC[*]}" != "2 2 2 2" ] || [ "$(grep -c . "$TMP/bad$f.0.err")" -ne 1 ]; then
 		fail "baseline $f: statuses ${RC[*]}: $(head -3 "$TMP/bad$f.0.err")"
