@@ -12,7 +12,8 @@
  *    line; overlapping or bad bands name their line;
  *  - the burn's windows: the window whose slowest pair is below the floor
  *    is named with the pair, the others not;
- *  - the exit statuses: could not run (3) is not FAIL (1).
+ *  - the exit statuses: could not run (3) is not FAIL (1);
+ *  - the JSON's states and baseline, and the page drawn from it.
  */
 #include <math.h>
 #include <stdio.h>
@@ -23,6 +24,7 @@
 #include "acceptance/accept.h"
 #include "check.h"
 #include "core/log.h"
+#include "reports/results.h"
 
 /* @n hosts, one node each (h0...), every pair at 1 GB/s each way. */
 static void cluster(struct cb_acc *a, int n)
@@ -68,6 +70,18 @@ static void cluster(struct cb_acc *a, int n)
 		                                      .busbw_gbps = 1.5 };
 	for (int s = 0; s < CB_ACC_NSTAGES; s++)
 		a->stage[s].state = CB_ACC_PASS;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char *b = f ? calloc(1, 1 << 20) : NULL;
+
+	if (b)
+		fread(b, 1, (1 << 20) - 1, f);
+	if (f)
+		fclose(f);
+	return b;
 }
 
 static void scale(struct cb_acc *a, int x, int y, double f)
@@ -141,6 +155,36 @@ static void noisy(struct cb_acc *a)
 	};
 }
 
+/* The JSON of @a read back and drawn: the warning and the baseline are
+ * on the page, each finding and warning with its state in the JSON. */
+static void page(const struct cb_acc *a, const char *dir)
+{
+	char path[256], html[256];
+	struct cb_results *r = NULL;
+	FILE *f;
+	int no_plot = 0;
+
+	snprintf(path, sizeof(path), "%s/page.json", dir);
+	snprintf(html, sizeof(html), "%s/page.html", dir);
+	f = fopen(path, "w");
+	CHECK(f && cb_acc_write_json(f, a) == CB_OK);
+	fclose(f);
+	CHECK(cb_results_load(path, &r) == CB_OK && r);
+	if (!r)
+		return;
+	f = fopen(html, "w");
+	CHECK(cb_report_html(f, &r, 1, &no_plot) == CB_OK);
+	fclose(f);
+	cb_results_free(r);
+	char *t = slurp(path), *h = slurp(html);
+	CHECK(t && strstr(t, "\"state\": \"WARN\"") &&
+	      strstr(t, "\"pairs_compared\": 21"));
+	CHECK(h && strstr(h, "<li>WARN pairwise: baseline") &&
+	      strstr(h, "Baseline ") && strstr(h, "21 pairs compared"));
+	free(t);
+	free(h);
+}
+
 static void test_baseline(void)
 {
 	char dir[] = "/tmp/cb-accbase-XXXXXX", path[256], bad[256];
@@ -205,6 +249,7 @@ static void test_baseline(void)
 	CHECK(a.base.compared == 21 && a.nfindings == 0 &&
 	      strstr(a.base.skipped, "new here: new7; absent: h7"));
 	CHECK(a.nwarnings == 1);
+	page(&a, dir);
 	cb_acc_free(&a);
 	cluster(&a, 4);
 	for (int h = 0; h < 4; h++)
