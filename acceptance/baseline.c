@@ -233,14 +233,6 @@ static int base_host(const struct cb_acc_base *b, const char *name)
 	return -1;
 }
 
-static int base_node(const struct cb_acc_base *b, const char *name)
-{
-	for (int i = 0; i < b->nnames; i++)
-		if (!strcmp(b->names[i], name))
-			return i;
-	return -1;
-}
-
 /* "1M" for the messages. */
 static void size_str(uint64_t v, char *buf, size_t n)
 {
@@ -309,30 +301,85 @@ static double allowed(const struct cb_acc *a, int m)
 	return d > tol ? d : tol;
 }
 
-/* Each record pair's ratio now / then (<= 0: not compared). */
+struct key {
+	uint64_t k;
+	double bw;
+};
+
+static int by_key(const void *x, const void *y)
+{
+	uint64_t a = ((const struct key *)x)->k, b = ((const struct key *)y)->k;
+
+	return (a > b) - (a < b);
+}
+
+static int by_name(const void *x, const void *y, void *arg)
+{
+	const struct cb_acc_base *b = arg;
+
+	return strcmp(b->names[*(const int *)x], b->names[*(const int *)y]);
+}
+
+/* Each record pair's ratio now / then (<= 0: not compared): the base's
+ * names and pairs sorted once, so 4096 hosts cost n log n, not n^2. */
 static int ratios(const struct cb_acc *a, const struct cb_acc_base *b,
                   double *r)
 {
-	int k = 0;
+	int *order = calloc((size_t)b->nnames + 1, sizeof(int));
+	int *map = calloc((size_t)a->nnodes + 1, sizeof(int));
+	struct key *keys = calloc((size_t)b->npairs + 1, sizeof(*keys));
+	int k = 0, nk = 0;
 
-	for (int i = 0; i < a->npairs; i++) {
-		const struct cb_acc_pair *p = &a->pairs[i];
-		int x = base_node(b, a->nodes[p->a].name),
-		    y = base_node(b, a->nodes[p->b].name);
+	for (int i = 0; i < a->npairs; i++)
 		r[i] = 0;
-		if (x < 0 || y < 0 || !p->ok || b->bw_bytes != a->set.bw_bytes)
-			continue;
-		for (int j = 0; j < b->npairs; j++) {
-			const struct cb_acc_base_pair *q = &b->pairs[j];
-			if (((q->a == x && q->b == y) ||
-			     (q->a == y && q->b == x)) &&
-			    q->bw_gbps > 0) {
-				r[i] = cb_acc_pair_bw(p) / q->bw_gbps;
-				k++;
+	if (!order || !map || !keys || b->bw_bytes != a->set.bw_bytes)
+		goto out;
+	for (int i = 0; i < b->nnames; i++)
+		order[i] = i;
+	qsort_r(order, (size_t)b->nnames, sizeof(int), by_name, (void *)b);
+	for (int x = 0; x < a->nnodes; x++) {
+		int lo = 0, hi = b->nnames - 1;
+		map[x] = -1;
+		while (lo <= hi) {
+			int mid = (lo + hi) / 2,
+			    c = strcmp(a->nodes[x].name, b->names[order[mid]]);
+			if (!c) {
+				map[x] = order[mid];
 				break;
 			}
+			if (c < 0)
+				hi = mid - 1;
+			else
+				lo = mid + 1;
 		}
 	}
+	for (int j = 0; j < b->npairs; j++) {
+		const struct cb_acc_base_pair *q = &b->pairs[j];
+		uint64_t lo = (uint64_t)(q->a < q->b ? q->a : q->b),
+		         hi = (uint64_t)(q->a < q->b ? q->b : q->a);
+		if (q->bw_gbps > 0)
+			keys[nk++] = (struct key){ lo << 32 | hi, q->bw_gbps };
+	}
+	qsort(keys, (size_t)nk, sizeof(*keys), by_key);
+	for (int i = 0; i < a->npairs; i++) {
+		const struct cb_acc_pair *p = &a->pairs[i];
+		int x = map[p->a], y = map[p->b];
+		if (x < 0 || y < 0 || !p->ok)
+			continue;
+		struct key want = { (uint64_t)(x < y ? x : y) << 32 |
+			                    (uint64_t)(x < y ? y : x),
+			            0 };
+		const struct key *got =
+		        bsearch(&want, keys, (size_t)nk, sizeof(*keys), by_key);
+		if (got) {
+			r[i] = cb_acc_pair_bw(p) / got->bw;
+			k++;
+		}
+	}
+out:
+	free(order);
+	free(map);
+	free(keys);
 	return k;
 }
 
