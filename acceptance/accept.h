@@ -210,6 +210,7 @@ struct cb_acc_base {
 	int ncolls;
 	uint64_t bw_bytes, coll_bytes;
 	int rails;
+	double sigma_rep; /* its noise between repeats; 0 unknown */
 };
 
 /* Read @path (malformed: one line, CB_ERR_USAGE). */

@@ -13,15 +13,17 @@
  *   - a node: its median ratio dropped beyond the tolerance, and below
  *     what the fabric as a whole did by --bw-tolerance (or a pair's
  *     noise, if wider);
- *   - a pair: likewise, neither end named (at most a few lines);
+ *   - a pair: likewise, neither end named, measured more than once this
+ *     run (one measurement may be a busy moment: said in a warning);
  *   - a collective of the same name and size: its busbw dropped (not
  *     where ranks share cores: it measures the CPUs there).
  * "Beyond the tolerance" is beyond --baseline-tolerance (5%) and beyond
- * what the noise the run measured allows for a ratio of two such
- * measurements (k robust sigmas of ln bandwidth, sqrt(2) for the two
- * runs, less for a median of m).  What could not be compared (hosts new
- * or absent, another --bw-bytes) is said; a baseline with nothing in
- * common is refused.
+ * what the noise both runs measured allows for a ratio of two such
+ * measurements (k robust sigmas of ln bandwidth, k at least the run's and
+ * enough that a healthy run names none of the pairs (nodes) judged with
+ * 99% confidence; less for a median of m).  What could not be compared (hosts
+ * new or absent, another --bw-bytes) is said; a baseline with nothing in common
+ * is refused.
  */
 #include <json-c/json.h>
 #include <math.h>
@@ -148,6 +150,8 @@ static cb_status_t base_from(json_object *acc, struct cb_acc_base *b)
 		k->busbw_gbps = dbl(c, "busbw_gbps");
 		b->ncolls++;
 	}
+	b->sigma_rep =
+	        dbl(member(acc, "noise", json_type_object), "sigma_repeats");
 	b->bw_bytes = (uint64_t)dbl(set, "bw_bytes");
 	b->coll_bytes = (uint64_t)dbl(set, "coll_bytes");
 	v = member(set, "rails", json_type_boolean);
@@ -289,15 +293,39 @@ cb_status_t cb_acc_base_check(const struct cb_acc_base *b,
 }
 
 /* The drop a median of @m ratios may show from noise alone. */
-static double allowed(const struct cb_acc *a, int m)
+/* z with P(N(0,1) > z) = @p (bisection: a few calls a run). */
+static double z_upper(double p)
 {
-	double tol = a->set.baseline_tolerance, sig;
+	double lo = 0, hi = 10;
+
+	for (int i = 0; i < 60; i++) {
+		double mid = (lo + hi) / 2;
+		if (0.5 * erfc(mid / sqrt(2.0)) > p)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The drop a median of @m ratios may show from noise alone, one of
+ * @tests judged alike: the spread of a ratio of two runs' measurements
+ * (this run's sigma and the baseline's, or this one's twice), ~1.25 /
+ * sqrt(m) of it for a median, at the run's k or at what keeps a healthy
+ * run's chance of naming any of the @tests under 1%, whichever is more. */
+static double allowed(const struct cb_acc *a, const struct cb_acc_base *b,
+                      int m, int tests)
+{
+	double tol = a->set.baseline_tolerance, s1, s2, k;
 
 	if (!a->noise.have || m < 1)
 		return tol;
-	/* two runs' measurements; a median of m: ~1.25 sigma / sqrt(m) */
-	sig = sqrt(2.0) * a->noise.sigma_rep * (m > 1 ? 1.25 / sqrt(m) : 1);
-	double d = 1 - exp(-a->noise.k * sig);
+	s1 = a->noise.sigma_rep;
+	s2 = b->sigma_rep > 0 ? b->sigma_rep : s1;
+	k = z_upper(0.01 / (tests > 1 ? tests : 1));
+	k = k > a->noise.k ? k : a->noise.k;
+	double sig = sqrt(s1 * s1 + s2 * s2) * (m > 1 ? 1.25 / sqrt(m) : 1);
+	double d = 1 - exp(-k * sig);
 	return d > tol ? d : tol;
 }
 
@@ -496,7 +524,9 @@ void cb_acc_judge_base(struct cb_acc *a, const struct cb_acc_base *b)
 	double *tmp = calloc((size_t)a->npairs + 1, sizeof(double));
 	double *med = calloc((size_t)a->nnodes + 1, sizeof(double));
 	unsigned char *named = calloc((size_t)a->nnodes + 1, 1);
-	int nm = 0, paths = 0, m;
+	int nm = 0, paths = 0, once = 0, m;
+	char olist[200] = "";
+	size_t on = 0;
 
 	if (!b || !r || !tmp || !med || !named)
 		goto out;
@@ -512,8 +542,9 @@ void cb_acc_judge_base(struct cb_acc *a, const struct cb_acc_base *b)
 	}
 	if (!a->base.compared)
 		goto out;
-	double R = cb_acc_median(med, nm), pair_allow = allowed(a, 1);
-	double fab_allow = allowed(a, a->base.compared);
+	double R = cb_acc_median(med, nm);
+	double pair_allow = allowed(a, b, 1, a->base.compared);
+	double fab_allow = allowed(a, b, a->base.compared, 1);
 	a->base.ratio = R;
 	a->base.allow_pct = 100 * pair_allow;
 	for (int i = 0; i < a->npairs; i++)
@@ -534,7 +565,8 @@ void cb_acc_judge_base(struct cb_acc *a, const struct cb_acc_base *b)
 	                                                  : a->set.bw_tolerance;
 	const char *what = a->set.rails ? "node" : "host";
 	for (int x = 0; x < a->nnodes; x++) {
-		double v = node_ratio(a, r, x, tmp, &m), d = allowed(a, m);
+		double v = node_ratio(a, r, x, tmp, &m),
+		       d = allowed(a, b, m, a->nnodes);
 		if (!m || v >= 1 - d || v >= R * rel)
 			continue;
 		named[x] = 1;
@@ -550,6 +582,16 @@ void cb_acc_judge_base(struct cb_acc *a, const struct cb_acc_base *b)
 		if (r[i] <= 0 || r[i] >= 1 - pair_allow || r[i] >= R * rel ||
 		    named[p->a] || named[p->b])
 			continue;
+		/* One measurement may be a busy moment: said, not named. */
+		if (!p->remeasured) {
+			if (once++ < 4)
+				cb_buf_appendf(olist, sizeof(olist), &on,
+				               "%s%s-%s %.0f%%", on ? ", " : "",
+				               a->nodes[p->a].name,
+				               a->nodes[p->b].name,
+				               100 * (r[i] - 1));
+			continue;
+		}
 		if (paths++ == 8) {
 			cb_acc_find(
 			        a, stage, "path", -1, -1,
@@ -564,6 +606,14 @@ void cb_acc_judge_base(struct cb_acc *a, const struct cb_acc_base *b)
 		            a->nodes[p->a].name, a->nodes[p->b].name,
 		            cb_acc_pair_bw(p), 100 * (1 - r[i]), 100 * (R - 1));
 	}
+	if (once)
+		cb_acc_warn(
+		        a, stage,
+		        "baseline: %d pair%s measured once this run %s "
+		        "below the baseline beyond %.0f%% (%s%s): not named "
+		        "from one measurement",
+		        once, once == 1 ? "" : "s", once == 1 ? "is" : "are",
+		        100 * pair_allow, olist, once > 4 ? ", ..." : "");
 out:
 	if (b && a->base.have && (a->base.skipped[0] || !a->base.compared))
 		cb_acc_warn(a, stage,
