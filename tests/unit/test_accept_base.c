@@ -141,6 +141,17 @@ static void host3(struct cb_acc *a)
 			scale(a, 3, y, 0.8);
 }
 
+static void path25(struct cb_acc *a)
+{
+	scale(a, 2, 5, 0.5);
+	cb_acc_pair_of(a, 2, 5)->remeasured = 1; /* measured more than once */
+}
+
+static void once25(struct cb_acc *a)
+{
+	scale(a, 2, 5, 0.5); /* measured once: a busy moment, maybe */
+}
+
 static void coll(struct cb_acc *a)
 {
 	a->colls[0].busbw_gbps = 1.2;
@@ -226,6 +237,19 @@ static void test_baseline(void)
 	CHECK(a.nfindings == 1 && count(&a, "node",
 	                                "host h3: its median "
 	                                "pair is 20% below"));
+	cb_acc_free(&a);
+
+	compare(b, &a, path25, "path 2-5 at half");
+	CHECK(a.nfindings == 1 && count(&a, "path",
+	                                "path h2 - h5: bandwidth "
+	                                "0.5 GB/s, 50% below"));
+	cb_acc_free(&a);
+
+	compare(b, &a, once25, "path 2-5 at half, once");
+	CHECK(a.nfindings == 0 && a.nwarnings == 1 &&
+	      strstr(a.warnings[0].line, "1 pair measured once this run is "
+	                                 "below the baseline beyond 5% "
+	                                 "(h2-h5 -50%)"));
 	cb_acc_free(&a);
 
 	compare(b, &a, coll, "allreduce slower");
