@@ -3,6 +3,7 @@
 # namespace of their own, so hosts talk only through that switch and
 # nothing reaches the machine's own network.  Each host's end is named
 # eth0 and has 10.R.S.(i+1)/24.
+#   cluster_need        skip (77) without root, ip, tc; clean up on EXIT
 #   cluster_up N        make hosts 0..N-1 (HOST[i], ADDR[i], PORT_OUT[i])
 #   cluster_down        remove everything (also on EXIT)
 #   shape_host I RATE   tc tbf on host I's cable, both directions
@@ -20,6 +21,14 @@
 #                       variables for rank R alone; PER_HOST=K: K ranks
 #                       a host (rank r on host r / K)
 # Needs root and iproute2; callers skip (77) without them.
+
+# Skip (77) without root, ip or tc; remove the cluster and $TMP on exit.
+cluster_need() {
+	[ "$(id -u)" -eq 0 ] || { echo "SKIP: network namespaces need root"; exit 77; }
+	command -v ip >/dev/null && command -v tc >/dev/null ||
+		{ echo "SKIP: no ip or tc (iproute2)"; exit 77; }
+	trap 'cluster_down; rm -rf "$TMP"' EXIT
+}
 
 CL_ID=$(( $$ % 200 + 20 ))
 CL_NET=10.251.$CL_ID
