@@ -40,6 +40,7 @@ struct cb_acc_opts {
 	const char *baseline_file;
 	struct cb_acc_base *base; /* --baseline, read (baseline.c) */
 	const char *tcp_if;
+	struct cb_optset tp; /* the communicator's option view (core/env.h) */
 	int verbose, help;
 	unsigned stages; /* 1u << enum cb_acc_stage_id: the stages asked for */
 	struct {

@@ -285,7 +285,7 @@ static cb_status_t one(int c, char **argv, struct cb_acc_opts *o, int *fmt)
 		break;
 	case O_TCP_IF:
 		o->tcp_if = optarg;
-		cb_opt_set("tcp-if", optarg);
+		st = cb_optset_put(&o->tp, "tcp-if", optarg);
 		break;
 	case O_STAGES:
 		st = stages(optarg, &o->stages);
@@ -382,6 +382,8 @@ cb_status_t cb_acc_parse(int argc, char **argv, struct cb_acc_opts *o)
 	 * a file only rank 0's host has is read there (cmd.c). */
 	if (!st && o->baseline_file && !access(o->baseline_file, R_OK))
 		st = cb_acc_base_load(o->baseline_file, &o->base);
+	if (!st)
+		st = cb_optset_env(&o->tp);
 	/* stdout first, then the files */
 	memmove(&o->out[1], &o->out[0], (size_t)o->nout * sizeof(o->out[0]));
 	o->out[0].path = NULL;
