@@ -397,49 +397,6 @@ static cb_status_t shm_mem_export(struct cb_tp_ctx *ctx,
 	return CB_OK;
 }
 
-struct shm_view *shm_view_get(struct cb_tp_ep *ep, const struct shm_export *x)
-{
-	int i, free_slot = -1;
-
-	if (!x->id || ep->no_map || !ep->ctx->allow_map)
-		return NULL;
-	for (i = 0; i < ep->nviews; i++) {
-		if (ep->views[i].id == x->id)
-			return &ep->views[i];
-		if (!ep->views[i].id && free_slot < 0)
-			free_slot = i;
-	}
-	if (free_slot < 0 && ep->nviews == SHM_MAX_VIEWS) {
-		/* The peer freed some: forget those nobody imported (in
-		 * place: imported handles point at their view). */
-		for (i = 0; i < ep->nviews; i++) {
-			if (ep->views[i].refs)
-				continue;
-			munmap(ep->views[i].base, ep->views[i].bytes);
-			ep->views[i].id = 0;
-			if (free_slot < 0)
-				free_slot = i;
-		}
-		if (free_slot < 0)
-			return NULL;
-	}
-	void *p = lseg_map_peer(ep->pid, x->fd, x->region_bytes, 1);
-	if (p == MAP_FAILED) {
-		ep->ctx->host->log(ep->ctx->host, CB_TP_LOG_INFO,
-		                   "cannot map rank %d's buffers (%s): reading "
-		                   "them with CMA instead",
-		                   ep->peer, strerror(errno));
-		ep->no_map = 1;
-		return NULL;
-	}
-	i = free_slot >= 0 ? free_slot : ep->nviews++;
-	ep->views[i] = (struct shm_view){ .id = x->id,
-		                          .rbase = x->region_base,
-		                          .base = p,
-		                          .bytes = x->region_bytes };
-	return &ep->views[i];
-}
-
 static cb_status_t shm_mem_import(struct cb_tp_ep *ep, const void *blob,
                                   size_t bytes, struct cb_tp_rmem **out,
                                   void **local)

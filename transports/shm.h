@@ -160,7 +160,7 @@ enum {
 enum { SEND_MSG = 0, SEND_PUT = 1 };
 /* A put's extra state: R_SRC = the rmem, R_STARTED = roff, R_RED = notify */
 
-/* shm_data.c */
+/* shm_data.c: the data path, below shm.c (set-up and the ops table) */
 SHM_HIDDEN cb_status_t shm_isend(struct cb_tp_ep *ep, const void *buf,
                                  size_t bytes, const struct cb_tp_mem *mem,
                                  uint64_t tag, struct cb_tp_req *req);
@@ -180,8 +180,8 @@ SHM_HIDDEN cb_status_t shm_notify_poll(struct cb_tp_ep *ep, uint32_t *notify);
 SHM_HIDDEN cb_status_t shm_test(struct cb_tp_ep *ep, struct cb_tp_req *req);
 SHM_HIDDEN cb_status_t shm_progress(struct cb_tp_ctx *ctx);
 
-/* shm.c: a peer's region @id as mapped here (mapping it the first time), or
- * NULL when it cannot be (then: CMA). */
+/* A peer's region @x as mapped here (mapping it the first time), or NULL
+ * when it cannot be (then: CMA); mem_import's too. */
 SHM_HIDDEN struct shm_view *shm_view_get(struct cb_tp_ep *ep,
                                          const struct shm_export *x);
 

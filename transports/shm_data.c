@@ -11,8 +11,10 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 
+#include "transports/lseg.h"
 #include "transports/shm.h"
 
 static inline void q_push(struct cb_tp_req **head, struct cb_tp_req **tail,
@@ -265,6 +267,51 @@ static cb_status_t shm_cma(struct cb_tp_ep *ep, struct cb_tp_req *req,
 		done += (size_t)got;
 	}
 	return CB_OK;
+}
+
+/* A peer's region @x as mapped here (mapping it the first time), or NULL
+ * when it cannot be (then: CMA). */
+struct shm_view *shm_view_get(struct cb_tp_ep *ep, const struct shm_export *x)
+{
+	int i, free_slot = -1;
+
+	if (!x->id || ep->no_map || !ep->ctx->allow_map)
+		return NULL;
+	for (i = 0; i < ep->nviews; i++) {
+		if (ep->views[i].id == x->id)
+			return &ep->views[i];
+		if (!ep->views[i].id && free_slot < 0)
+			free_slot = i;
+	}
+	if (free_slot < 0 && ep->nviews == SHM_MAX_VIEWS) {
+		/* The peer freed some: forget those nobody imported (in
+		 * place: imported handles point at their view). */
+		for (i = 0; i < ep->nviews; i++) {
+			if (ep->views[i].refs)
+				continue;
+			munmap(ep->views[i].base, ep->views[i].bytes);
+			ep->views[i].id = 0;
+			if (free_slot < 0)
+				free_slot = i;
+		}
+		if (free_slot < 0)
+			return NULL;
+	}
+	void *p = lseg_map_peer(ep->pid, x->fd, x->region_bytes, 1);
+	if (p == MAP_FAILED) {
+		ep->ctx->host->log(ep->ctx->host, CB_TP_LOG_INFO,
+		                   "cannot map rank %d's buffers (%s): reading "
+		                   "them with CMA instead",
+		                   ep->peer, strerror(errno));
+		ep->no_map = 1;
+		return NULL;
+	}
+	i = free_slot >= 0 ? free_slot : ep->nviews++;
+	ep->views[i] = (struct shm_view){ .id = x->id,
+		                          .rbase = x->region_base,
+		                          .base = p,
+		                          .bytes = x->region_bytes };
+	return &ep->views[i];
 }
 
 /* Where the sender's rendezvous buffer can be read with plain loads here,

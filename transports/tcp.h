@@ -8,6 +8,7 @@
 #define CB_TRANSPORTS_TCP_H
 
 #include <stdint.h>
+#include <string.h>
 #include <sys/socket.h>
 
 #include <collbench/transport.h>
@@ -98,13 +99,28 @@ struct cb_tp_ctx {
 /* Request private state. */
 enum { R_PENDING, R_BUF, R_CAP, R_ERR, R_HDR_DONE };
 
-/* tcp.c */
-TCP_HIDDEN cb_status_t tcp_ep_fail(struct cb_tp_ep *ep, cb_status_t st,
-                                   const char *what, int err);
-TCP_HIDDEN const char *tcp_host(const struct cb_tp_ctx *ctx, int peer);
-TCP_HIDDEN cb_status_t tcp_accept(struct cb_tp_ctx *ctx);
+/* The host rank @peer runs on, for messages. */
+static inline const char *tcp_host(const struct cb_tp_ctx *ctx, int peer)
+{
+	return ctx->host->hosts[ctx->host->host_of_rank[peer]];
+}
 
-/* tcp_data.c */
+/* Record @ep's first failure: "tcp: @what rank N (host H)", and @err's text
+ * when not 0; returns the one recorded. */
+static inline cb_status_t tcp_ep_fail(struct cb_tp_ep *ep, cb_status_t st,
+                                      const char *what, int err)
+{
+	const struct cb_tp_host *h = ep->ctx->host;
+
+	if (!ep->err)
+		ep->err = h->fail(h, st, "tcp: %s rank %d (host %s)%s%s", what,
+		                  ep->peer, tcp_host(ep->ctx, ep->peer),
+		                  err ? ": " : "", err ? strerror(err) : "");
+	return ep->err;
+}
+
+/* tcp_data.c: the data path, below tcp.c (set-up, connections and the ops
+ * table) */
 TCP_HIDDEN cb_status_t tcp_isend(struct cb_tp_ep *ep, const void *buf,
                                  size_t bytes, const struct cb_tp_mem *mem,
                                  uint64_t tag, struct cb_tp_req *req);

@@ -62,17 +62,6 @@
 #include "transports/gpu/gpu.h"
 #include "transports/lseg.h"
 
-cb_status_t gpu_cu_fail(struct cb_tp_ctx *ctx, CUresult r, const char *what)
-{
-	char err[200];
-
-	gpu_cu_err(&ctx->cu, r, err, sizeof(err));
-	return ctx->host->fail(ctx->host,
-	                       r == CUDA_ERROR_OUT_OF_MEMORY ? CB_ERR_NOMEM
-	                                                     : CB_ERR_SYS,
-	                       "gpu: %s: %s", what, err);
-}
-
 static const char *gpu_libcuda(void)
 {
 	return getenv("COLLBENCH_GPU_LIBCUDA");

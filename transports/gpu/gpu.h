@@ -312,11 +312,22 @@ static inline void gpu_ev_give(uint16_t *free_list, int *nfree, int i)
 GPU_HIDDEN int gpu_pick_device(const char (*pci)[16], int n, int hint,
                                int local, char *why, size_t why_bytes);
 
-/* gpu.c */
-GPU_HIDDEN cb_status_t gpu_cu_fail(struct cb_tp_ctx *ctx, CUresult r,
-                                   const char *what);
+/* Record a driver call's failure: "gpu: @what: " and the driver's words
+ * (out of memory: CB_ERR_NOMEM). */
+static inline cb_status_t gpu_cu_fail(struct cb_tp_ctx *ctx, CUresult r,
+                                      const char *what)
+{
+	char err[200];
 
-/* gpu_mem.c */
+	gpu_cu_err(&ctx->cu, r, err, sizeof(err));
+	return ctx->host->fail(ctx->host,
+	                       r == CUDA_ERROR_OUT_OF_MEMORY ? CB_ERR_NOMEM
+	                                                     : CB_ERR_SYS,
+	                       "gpu: %s: %s", what, err);
+}
+
+/* gpu_mem.c: memory, below the data path (gpu_data.c) and set-up (gpu.c,
+ * the ops table, on top) */
 GPU_HIDDEN cb_status_t gpu_mem_alloc(struct cb_tp_ctx *ctx, size_t bytes,
                                      enum cb_mem_kind kind, int device,
                                      void **buf);
