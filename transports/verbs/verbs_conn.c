@@ -360,24 +360,6 @@ cb_status_t vb_ep_connect(struct cb_tp_ep *ep, const void *addr,
 	return CB_OK;
 }
 
-cb_status_t vb_ep_test(struct cb_tp_ep *ep)
-{
-	cb_status_t st;
-
-	if (ep->err)
-		return ep->err;
-	if (ep->connected)
-		return CB_OK;
-	if ((st = vb_progress(ep->ctx)) < 0)
-		return st;
-	for (int i = 0; i < ep->nrails; i++)
-		if (ep->q[i].state != QP_RTS || !ep->q[i].hello_in)
-			return CB_AGAIN;
-	ep->connected = 1;
-	ep->ctx->stats.connects++;
-	return CB_OK;
-}
-
 void vb_ep_drop_qps(struct cb_tp_ep *ep)
 {
 	for (int i = 0; i < VB_MAX_RAILS; i++) {
