@@ -403,9 +403,9 @@ static cb_status_t tcp_unreachable(struct cb_tp_ep *ep, int err)
 	return ep->err = h->fail(h, CB_ERR_PEER,
 	                         "tcp: rank %d (host %s) cannot reach rank %d "
 	                         "(host %s) at %s (%s): %s",
-	                         h->rank, tcp_host(ep->ctx, h->rank), ep->peer,
-	                         tcp_host(ep->ctx, ep->peer), to, ep->to.ifname,
-	                         strerror(err));
+	                         h->rank, tpu_host(ep->ctx->host, h->rank),
+	                         ep->peer, tpu_host(ep->ctx->host, ep->peer),
+	                         to, ep->to.ifname, strerror(err));
 }
 
 static cb_status_t tcp_ep_connect(struct cb_tp_ep *ep, const void *blob,
@@ -417,14 +417,10 @@ static cb_status_t tcp_ep_connect(struct cb_tp_ep *ep, const void *blob,
 
 	(void)pblob;
 	(void)pbytes;
-	if (bytes != sizeof(ep->to))
-		return h->fail(h, CB_ERR_PROTO,
-		               "tcp: the address of rank %d does not parse",
-		               ep->peer);
-	memcpy(&ep->to, blob, sizeof(ep->to));
+	memcpy(&ep->to, blob, bytes < sizeof(ep->to) ? bytes : sizeof(ep->to));
 	ep->to.ifname[sizeof(ep->to.ifname) - 1] = '\0';
-	if (ep->to.magic != TCP_MAGIC || ep->to.rank != ep->peer ||
-	    ep->to.len > sizeof(ep->to.sa))
+	if (bytes != sizeof(ep->to) || ep->to.magic != TCP_MAGIC ||
+	    ep->to.rank != ep->peer || ep->to.len > sizeof(ep->to.sa))
 		return h->fail(h, CB_ERR_PROTO,
 		               "tcp: the address of rank %d does not parse",
 		               ep->peer);

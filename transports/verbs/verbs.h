@@ -22,6 +22,7 @@
 #include <collbench/transport.h>
 
 #include "transports/verbs/verbs_wire.h"
+#include "transports/tputil.h"
 
 /* verbs_wire.c checks MTUs without libibverbs: its codes are these. */
 _Static_assert(VB_MTU_MIN == IBV_MTU_256 && VB_MTU_MAX == IBV_MTU_4096,
@@ -247,7 +248,6 @@ VB_HIDDEN void vb_close_rails(struct cb_tp_ctx *ctx);
 VB_HIDDEN cb_status_t vb_counters(struct cb_tp_ctx *ctx,
                                   struct cb_tp_counter *out, int max, int *n);
 VB_HIDDEN const char *vb_link_name(enum vb_link l);
-VB_HIDDEN const char *vb_host(const struct cb_tp_ctx *ctx, int rank);
 
 /* verbs_conn.c (below verbs_recv.c and verbs_data.c; it calls verbs_qp.c) */
 VB_HIDDEN cb_status_t vb_ep_create(struct cb_tp_ctx *ctx, int peer,
@@ -309,20 +309,10 @@ static inline int vb_sq_room(const struct vb_qp *q, int n)
 }
 
 /* verbs_data.c: posting, the sending side, progress (the top of the data
- * path: it calls verbs_recv.c, verbs_conn.c and verbs_qp.c) */
-VB_HIDDEN cb_status_t vb_isend(struct cb_tp_ep *ep, const void *buf,
-                               size_t bytes, const struct cb_tp_mem *mem,
-                               uint64_t tag, struct cb_tp_req *req);
-VB_HIDDEN cb_status_t vb_irecv(struct cb_tp_ep *ep, void *buf, size_t cap,
-                               const struct cb_tp_mem *mem, uint64_t tag,
-                               struct cb_tp_req *req);
-VB_HIDDEN cb_status_t vb_test(struct cb_tp_ep *ep, struct cb_tp_req *req);
-VB_HIDDEN cb_status_t vb_progress(struct cb_tp_ctx *ctx);
-VB_HIDDEN cb_status_t vb_put(struct cb_tp_ep *ep, const void *buf, size_t bytes,
-                             const struct cb_tp_mem *mem,
-                             struct cb_tp_rmem *rmem, uint64_t roff,
-                             uint32_t notify, struct cb_tp_req *req);
-VB_HIDDEN cb_status_t vb_notify_poll(struct cb_tp_ep *ep, uint32_t *notify);
+ * path: it calls verbs_recv.c, verbs_conn.c and verbs_qp.c): vb_isend,
+ * _irecv, _test, _progress, _put, _notify_poll */
+TPU_OPS_MSG(VB_HIDDEN, vb);
+TPU_OPS_PUT(VB_HIDDEN, vb);
 /* verbs_recv.c: the receiving side, completions, events (below
  * verbs_data.c; it calls verbs_conn.c and verbs_qp.c) */
 VB_HIDDEN cb_status_t vb_recv_posted(struct cb_tp_ep *ep,

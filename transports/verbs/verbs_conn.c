@@ -42,9 +42,10 @@ static cb_status_t ep_fail(struct cb_tp_ep *ep, cb_status_t st,
 	const struct cb_tp_host *h = ep->ctx->host;
 
 	if (!ep->err)
-		ep->err = h->fail(h, st, "verbs: %s rank %d (host %s)%s%s",
-		                  what, ep->peer, vb_host(ep->ctx, ep->peer),
-		                  err ? ": " : "", err ? strerror(err) : "");
+		ep->err =
+		        h->fail(h, st, "verbs: %s rank %d (host %s)%s%s", what,
+		                ep->peer, tpu_host(ep->ctx->host, ep->peer),
+		                err ? ": " : "", err ? strerror(err) : "");
 	return ep->err;
 }
 
@@ -212,7 +213,7 @@ static cb_status_t qp_connect(struct cb_tp_ep *ep, int i,
 		               "verbs: rank %d (host %s) uses %s on %s and "
 		               "this "
 		               "rank %s on %s: they cannot connect",
-		               ep->peer, vb_host(ctx, ep->peer),
+		               ep->peer, tpu_host(ctx->host, ep->peer),
 		               vb_link_name((enum vb_link)b->rail[i].link),
 		               b->rail[i].dev, vb_link_name(r->link), r->name);
 	if (r->gid_index >= 0) {

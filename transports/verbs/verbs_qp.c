@@ -95,7 +95,7 @@ cb_status_t vb_ep_say(struct cb_tp_ep *ep, cb_status_t st, const char *line)
 	if (ep->err)
 		return ep->err;
 	return ep->err = h->fail(h, st, "verbs: rank %d (host %s) %s", ep->peer,
-	                         vb_host(ep->ctx, ep->peer), line);
+	                         tpu_host(ep->ctx->host, ep->peer), line);
 }
 
 cb_status_t vb_ep_err(struct cb_tp_ep *ep, cb_status_t st, const char *fmt,
