@@ -20,6 +20,11 @@ cb_status_t cb_topo_load(const char *xml, const char *synthetic,
 	               "-Dhwloc=disabled): no topology");
 }
 
+cb_status_t cb_topo_load_host(const char *xml, struct cb_topo **out)
+{
+	return cb_topo_load(xml, NULL, out);
+}
+
 void cb_topo_free(struct cb_topo *t)
 {
 	if (!t)
