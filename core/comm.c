@@ -117,7 +117,7 @@ static struct cb_comm_tp *host_tp(const struct cb_tp_host *self)
 
 const char *cb_comm_option(const struct cb_comm *c, const char *key)
 {
-	return c->option ? c->option(c->option_arg, key) : cb_opt_get(key);
+	return c->option ? c->option(c->option_arg, key) : NULL;
 }
 
 static const char *host_option(const struct cb_tp_host *self, const char *key)
@@ -378,6 +378,11 @@ cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg, struct cb_comm **out)
 	c->timeout_s = cfg->timeout_s;
 	c->option = cfg->option;
 	c->option_arg = cfg->option_arg;
+	if (cfg->opts) { /* the communicator's own copy of the run's view */
+		c->opts = *cfg->opts;
+		c->option = cb_optset_lookup;
+		c->option_arg = &c->opts;
+	}
 	cb_host_identity(name, sizeof(name), key, sizeof(key));
 
 	struct cb_boot_cfg bc = { .rank = cfg->rank,
