@@ -154,9 +154,11 @@ cb_status_t cb_calibrate(struct cb_comm *c, const struct cb_opts *o,
 	/* Rank 0's figures to everyone: a key, not an allgather (a world of
 	 * models to each of a world of ranks). */
 	static unsigned seq;
-	char key[48];
+	char key[64];
 	size_t got = 0;
-	snprintf(key, sizeof(key), "cost-model/%u", seq++);
+	/* (the key is what a rank that waits too long names) */
+	snprintf(key, sizeof(key), "the cost model rank 0 measures #%u",
+	         seq++);
 	if (c->rank == 0) {
 		*m = mine;
 		st = cb_boot_set(c->boot, key, &mine, sizeof(mine));
