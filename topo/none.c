@@ -20,17 +20,6 @@ cb_status_t cb_topo_load(const char *xml, const char *synthetic,
 	               "-Dhwloc=disabled): no topology");
 }
 
-void cb_topo_free(struct cb_topo *t)
-{
-	if (!t)
-		return;
-	free(t->numa);
-	free(t->cores);
-	free(t->dev);
-	free(t->path);
-	free(t);
-}
-
 cb_status_t cb_topo_export_xml(struct cb_topo *t, const char *path)
 {
 	(void)t;
