@@ -229,29 +229,26 @@ static void rd_gen(struct cb_sched *s, const struct cb_plan_cfg *cfg,
 
 static const struct cb_sched_algo rd_sa = { rd_size, rd_gen };
 
-static double rd_model_us(enum cb_coll coll, size_t bytes, int n,
-                          int ps_servers, double alpha_us, double beta_gbps,
-                          double gamma_gbps)
+static double rd_model_us(const struct cb_model_in *in)
 {
-	struct fold f = fold_of(n > 0 ? n : 1, 0);
-	double v = (double)bytes, bw = beta_gbps * 1e3;
-	double red = gamma_gbps > 0 ? v / (gamma_gbps * 1e3) : 0.0;
+	struct fold f = fold_of(in->n > 0 ? in->n : 1, 0);
+	double v = (double)in->bytes, bw = in->beta_gbps * 1e3;
+	double red = in->gamma_gbps > 0 ? v / (in->gamma_gbps * 1e3) : 0.0;
 	int extra = f.r > 0;
 
-	(void)ps_servers;
-	if (n < 2)
+	if (in->n < 2)
 		return 0.0;
-	if (coll == CB_COLL_ALLGATHER) {
+	if (in->coll == CB_COLL_ALLGATHER) {
 		/* bytes is the gathered buffer: n blocks */
-		double blk = v / n, t = (f.lg + 2 * extra) * alpha_us;
+		double blk = v / in->n, t = (f.lg + 2 * extra) * in->alpha_us;
 		for (int k = 0; k < f.lg; k++) {
 			int g = 1 << k;
 			t += (g + (g < f.r ? g : f.r)) * blk / bw;
 		}
-		return t + extra * n * blk / bw;
+		return t + extra * in->n * blk / bw;
 	}
-	return f.lg * (alpha_us + v / bw + red) +
-	       extra * (2 * alpha_us + 2 * v / bw + red);
+	return f.lg * (in->alpha_us + v / bw + red) +
+	       extra * (2 * in->alpha_us + 2 * v / bw + red);
 }
 
 const struct cb_algo cb_algo_rd = {
@@ -444,23 +441,21 @@ static void rab_gen(struct cb_sched *s, const struct cb_plan_cfg *cfg,
 
 static const struct cb_sched_algo rab_sa = { rab_size, rab_gen };
 
-static double rab_model_us(enum cb_coll coll, size_t bytes, int n,
-                           int ps_servers, double alpha_us, double beta_gbps,
-                           double gamma_gbps)
+static double rab_model_us(const struct cb_model_in *in)
 {
-	struct fold f = fold_of(n > 0 ? n : 1, 0);
-	double v = (double)bytes, bw = beta_gbps * 1e3;
-	double red = gamma_gbps > 0 ? v / (gamma_gbps * 1e3) : 0.0;
+	struct fold f = fold_of(in->n > 0 ? in->n : 1, 0);
+	double v = (double)in->bytes, bw = in->beta_gbps * 1e3;
+	double red = in->gamma_gbps > 0 ? v / (in->gamma_gbps * 1e3) : 0.0;
 	double part = (double)(f.p2 - 1) / f.p2;
 
-	(void)ps_servers;
-	if (n < 2)
+	if (in->n < 2)
 		return 0.0;
-	if (coll == CB_COLL_REDUCE_SCATTER) /* bytes: all n blocks */
-		return f.lg * alpha_us + part * (v / bw + red) +
-		       (f.r > 0) * (2 * alpha_us + v / bw + v / n / bw + red);
-	return 2 * f.lg * alpha_us + 2 * part * v / bw + part * red +
-	       (f.r > 0) * (2 * alpha_us + 2 * v / bw + red);
+	if (in->coll == CB_COLL_REDUCE_SCATTER) /* bytes: all n blocks */
+		return f.lg * in->alpha_us + part * (v / bw + red) +
+		       (f.r >
+		        0) * (2 * in->alpha_us + v / bw + v / in->n / bw + red);
+	return 2 * f.lg * in->alpha_us + 2 * part * v / bw + part * red +
+	       (f.r > 0) * (2 * in->alpha_us + 2 * v / bw + red);
 }
 
 const struct cb_algo cb_algo_rabenseifner = {
