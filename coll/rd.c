@@ -127,9 +127,10 @@ static cb_status_t rd_size(const struct cb_plan_cfg *cfg,
 }
 
 static void rd_allreduce_piece(struct cb_sched *s, const struct fold *f, int me,
-                               uint32_t seg, enum cb_sbuf in, size_t off,
-                               size_t len)
+                               uint32_t seg, enum cb_sbuf in, size_t e0,
+                               size_t cnt, size_t es)
 {
+	size_t off = e0 * es, len = cnt * es;
 	/* Round k of the doubling writes dst(k), alternating so that the
 	 * last lands in recvbuf. */
 	enum cb_sbuf first = f->lg % 2 ? CB_SB_RECV : CB_SB_TMP;
@@ -203,28 +204,43 @@ static void rd_allgather(struct cb_sched *s, const struct fold *f, int n,
 	}
 }
 
-static void rd_gen(struct cb_sched *s, const struct cb_plan_cfg *cfg,
-                   const struct cb_coll_args *a)
+/* One piece of an allreduce: elements [e0, e0 + cnt) in segment @seg. */
+typedef void (*piece_fn)(struct cb_sched *s, const struct fold *f, int me,
+                         uint32_t seg, enum cb_sbuf in, size_t e0, size_t cnt,
+                         size_t es);
+
+/* rd's and rab's allreduce: the vector in pieces of --chunk-bytes (else
+ * @chunk_dflt), each its own segment. */
+static void allreduce_pieces(struct cb_sched *s, const struct cb_plan_cfg *cfg,
+                             const struct cb_coll_args *a, size_t chunk_dflt,
+                             piece_fn piece)
 {
 	int n = cfg->group.n, me = cfg->group.me;
 	struct fold f = fold_of(n, me);
 	size_t es = es_of(cfg);
 	enum cb_sbuf in = a->sendbuf == a->recvbuf ? CB_SB_RECV : CB_SB_SEND;
 
-	if (a->coll == CB_COLL_ALLGATHER) {
-		rd_allgather(s, &f, n, me, a, a->count * es);
-		return;
-	}
 	if (n == 1) {
 		cb_sched_copy(s, 0, 0, CB_SB_RECV, 0, in, 0, a->count * es);
 		return;
 	}
-	size_t np = cb_div_up(a->count, cb_chunk_elems(cfg, RD_CHUNK_DEFAULT));
+	size_t np = cb_div_up(a->count, cb_chunk_elems(cfg, chunk_dflt));
 	for (size_t j = 0; j < np; j++)
-		rd_allreduce_piece(
-		        s, &f, me, (uint32_t)j, in,
-		        cb_block_start(a->count, (int)np, (int)j) * es,
-		        cb_block_len(a->count, (int)np, (int)j) * es);
+		piece(s, &f, me, (uint32_t)j, in,
+		      cb_block_start(a->count, (int)np, (int)j),
+		      cb_block_len(a->count, (int)np, (int)j), es);
+}
+
+static void rd_gen(struct cb_sched *s, const struct cb_plan_cfg *cfg,
+                   const struct cb_coll_args *a)
+{
+	if (a->coll == CB_COLL_ALLGATHER) {
+		int n = cfg->group.n, me = cfg->group.me;
+		struct fold f = fold_of(n, me);
+		rd_allgather(s, &f, n, me, a, a->count * es_of(cfg));
+		return;
+	}
+	allreduce_pieces(s, cfg, a, RD_CHUNK_DEFAULT, rd_allreduce_piece);
 }
 
 static const struct cb_sched_algo rd_sa = { rd_size, rd_gen };
@@ -409,13 +425,10 @@ static void rs_piece(struct cb_sched *s, const struct fold *f, int n, int me,
 static void rab_gen(struct cb_sched *s, const struct cb_plan_cfg *cfg,
                     const struct cb_coll_args *a)
 {
-	int n = cfg->group.n, me = cfg->group.me;
-	struct fold f = fold_of(n, me);
-	size_t es = es_of(cfg);
-	enum cb_sbuf in = a->sendbuf == a->recvbuf ? CB_SB_RECV : CB_SB_SEND;
-
 	if (a->coll == CB_COLL_REDUCE_SCATTER) {
-		size_t np = cb_div_up(a->count, rs_slice(cfg));
+		int n = cfg->group.n, me = cfg->group.me;
+		struct fold f = fold_of(n, me);
+		size_t es = es_of(cfg), np = cb_div_up(a->count, rs_slice(cfg));
 		if (n == 1) {
 			if (a->sendbuf != a->recvbuf)
 				cb_sched_copy(s, 0, 0, CB_SB_RECV, 0,
@@ -428,15 +441,7 @@ static void rab_gen(struct cb_sched *s, const struct cb_plan_cfg *cfg,
 			         cb_block_len(a->count, (int)np, (int)j), es);
 		return;
 	}
-	if (n == 1) {
-		cb_sched_copy(s, 0, 0, CB_SB_RECV, 0, in, 0, a->count * es);
-		return;
-	}
-	size_t np = cb_div_up(a->count, cb_chunk_elems(cfg, RAB_CHUNK_DEFAULT));
-	for (size_t j = 0; j < np; j++)
-		rab_piece(s, &f, me, (uint32_t)j, in,
-		          cb_block_start(a->count, (int)np, (int)j),
-		          cb_block_len(a->count, (int)np, (int)j), es);
+	allreduce_pieces(s, cfg, a, RAB_CHUNK_DEFAULT, rab_piece);
 }
 
 static const struct cb_sched_algo rab_sa = { rab_size, rab_gen };
