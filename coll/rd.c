@@ -245,26 +245,42 @@ static void rd_gen(struct cb_sched *s, const struct cb_plan_cfg *cfg,
 
 static const struct cb_sched_algo rd_sa = { rd_size, rd_gen };
 
+/* What both models start from: the fold for the call's ranks, the bytes,
+ * the link's bytes per us, the time one reduction of the bytes takes. */
+struct rd_cost {
+	struct fold f;
+	double v, bw, red;
+};
+
+static struct rd_cost cost_of(const struct cb_model_in *in)
+{
+	struct rd_cost c = { .f = fold_of(in->n > 0 ? in->n : 1, 0),
+		             .v = (double)in->bytes,
+		             .bw = in->beta_gbps * 1e3 };
+
+	c.red = in->gamma_gbps > 0 ? c.v / (in->gamma_gbps * 1e3) : 0.0;
+	return c;
+}
+
 static double rd_model_us(const struct cb_model_in *in)
 {
-	struct fold f = fold_of(in->n > 0 ? in->n : 1, 0);
-	double v = (double)in->bytes, bw = in->beta_gbps * 1e3;
-	double red = in->gamma_gbps > 0 ? v / (in->gamma_gbps * 1e3) : 0.0;
-	int extra = f.r > 0;
+	struct rd_cost c = cost_of(in);
+	int extra = c.f.r > 0;
 
 	if (in->n < 2)
 		return 0.0;
 	if (in->coll == CB_COLL_ALLGATHER) {
 		/* bytes is the gathered buffer: n blocks */
-		double blk = v / in->n, t = (f.lg + 2 * extra) * in->alpha_us;
-		for (int k = 0; k < f.lg; k++) {
+		double blk = c.v / in->n,
+		       t = (c.f.lg + 2 * extra) * in->alpha_us;
+		for (int k = 0; k < c.f.lg; k++) {
 			int g = 1 << k;
-			t += (g + (g < f.r ? g : f.r)) * blk / bw;
+			t += (g + (g < c.f.r ? g : c.f.r)) * blk / c.bw;
 		}
-		return t + extra * in->n * blk / bw;
+		return t + extra * in->n * blk / c.bw;
 	}
-	return f.lg * (in->alpha_us + v / bw + red) +
-	       extra * (2 * in->alpha_us + 2 * v / bw + red);
+	return c.f.lg * (in->alpha_us + c.v / c.bw + c.red) +
+	       extra * (2 * in->alpha_us + 2 * c.v / c.bw + c.red);
 }
 
 const struct cb_algo cb_algo_rd = {
@@ -448,19 +464,18 @@ static const struct cb_sched_algo rab_sa = { rab_size, rab_gen };
 
 static double rab_model_us(const struct cb_model_in *in)
 {
-	struct fold f = fold_of(in->n > 0 ? in->n : 1, 0);
-	double v = (double)in->bytes, bw = in->beta_gbps * 1e3;
-	double red = in->gamma_gbps > 0 ? v / (in->gamma_gbps * 1e3) : 0.0;
-	double part = (double)(f.p2 - 1) / f.p2;
+	struct rd_cost c = cost_of(in);
+	double part = (double)(c.f.p2 - 1) / c.f.p2;
 
 	if (in->n < 2)
 		return 0.0;
 	if (in->coll == CB_COLL_REDUCE_SCATTER) /* bytes: all n blocks */
-		return f.lg * in->alpha_us + part * (v / bw + red) +
-		       (f.r >
-		        0) * (2 * in->alpha_us + v / bw + v / in->n / bw + red);
-	return 2 * f.lg * in->alpha_us + 2 * part * v / bw + part * red +
-	       (f.r > 0) * (2 * in->alpha_us + 2 * v / bw + red);
+		return c.f.lg * in->alpha_us + part * (c.v / c.bw + c.red) +
+		       (c.f.r > 0) * (2 * in->alpha_us + c.v / c.bw +
+		                      c.v / in->n / c.bw + c.red);
+	return 2 * c.f.lg * in->alpha_us + 2 * part * c.v / c.bw +
+	       part * c.red +
+	       (c.f.r > 0) * (2 * in->alpha_us + 2 * c.v / c.bw + c.red);
 }
 
 const struct cb_algo cb_algo_rabenseifner = {
