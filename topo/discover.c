@@ -403,8 +403,10 @@ static cb_status_t extract_devices(struct cb_topo *t, int live, int synthetic)
 	return CB_OK;
 }
 
-cb_status_t cb_topo_load(const char *xml, const char *synthetic,
-                         struct cb_topo **out)
+/* @host_copy: @xml is this host's live topology as another rank of the host
+ * discovered it (cb_topo_load_host). */
+static cb_status_t load(const char *xml, const char *synthetic, int host_copy,
+                        struct cb_topo **out)
 {
 	struct cb_topo *t = calloc(1, sizeof(*t));
 	hwloc_topology_t hw;
@@ -432,7 +434,21 @@ cb_status_t cb_topo_load(const char *xml, const char *synthetic,
 	 * and OS devices. */
 	hwloc_topology_set_io_types_filter(hw,
 	                                   HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
-	if (xml) {
+	if (host_copy) {
+		/* The machine we run on: binding applies, sysfs refines. */
+		snprintf(t->source, sizeof(t->source), "live");
+		if (hwloc_topology_set_flags(
+		            hw, HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM) != 0 ||
+		    hwloc_topology_set_xml(hw, xml) != 0 ||
+		    hwloc_topology_load(hw) != 0) {
+			st = cb_fail(
+			        CB_ERR_SYS,
+			        "cannot load the host's topology from '%s'",
+			        xml);
+			goto fail;
+		}
+		t->this_system = hwloc_topology_is_thissystem(hw);
+	} else if (xml) {
 		snprintf(t->source, sizeof(t->source), "xml %s", xml);
 		if (hwloc_topology_set_xml(hw, xml) != 0 ||
 		    hwloc_topology_load(hw) != 0) {
@@ -466,13 +482,25 @@ cb_status_t cb_topo_load(const char *xml, const char *synthetic,
 	}
 	if ((st = cb_topo_hw_host(t)))
 		goto fail;
-	if ((st = extract_devices(t, !xml && !synthetic, synthetic != NULL)))
+	if ((st = extract_devices(t, host_copy || (!xml && !synthetic),
+	                          synthetic != NULL)))
 		goto fail;
 	*out = t;
 	return CB_OK;
 fail:
 	cb_topo_free(t);
 	return st;
+}
+
+cb_status_t cb_topo_load(const char *xml, const char *synthetic,
+                         struct cb_topo **out)
+{
+	return load(xml, synthetic, 0, out);
+}
+
+cb_status_t cb_topo_load_host(const char *xml, struct cb_topo **out)
+{
+	return load(xml, NULL, 1, out);
 }
 
 cb_status_t cb_topo_export_xml(struct cb_topo *t, const char *path)

@@ -8,9 +8,11 @@
  *
  * Which topology: COLLBENCH_TOPO_XML_<rank> (one rank only: how a test makes
  * one host look different), else --topo-xml / COLLBENCH_TOPO_XML, else the
- * live machine.  A recorded topology plans a binding but applies none.
+ * live machine, discovered once per host by its local rank 0 (topo/share.c).
+ * A recorded topology plans a binding but applies none.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,7 @@
 
 #include "core/log.h"
 #include "core/strbuf.h"
+#include "topo/share.h"
 #include "topo/topo.h"
 
 #define SHOW_RANKS 16 /* in the binding line */
@@ -37,48 +40,13 @@ struct entry {
 struct cb_topo_job {
 	char nic[32];
 	int gpu;
+	int share_fd; /* a host leader's discovery, for its host's ranks */
 	/* rank 0 */
 	char *binding, *inventory, *gpu_paths;
 	struct cb_topo_inv *hosts;
 	struct cb_topo_inv_diff *diff;
 	int nhosts, differing;
 };
-
-/*
- * Which ranks share this machine's cores: those with our boot id.  Usually
- * the ranks of our host; but test hosts made of network namespaces, or
- * containers, are different hosts on one machine, and binding each host's
- * ranks from core 0 would pile them onto the same cores.
- */
-static cb_status_t machine_place(const struct cb_topo_job_cfg *cfg, int *mrank,
-                                 int *msize)
-{
-	int rank = cfg->rank, world = cfg->world;
-	char mine[40] = "", *all;
-	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
-	cb_status_t st;
-
-	if (f) {
-		if (!fgets(mine, sizeof(mine), f))
-			mine[0] = '\0';
-		fclose(f);
-	}
-	if (!mine[0])
-		gethostname(mine, sizeof(mine) - 1);
-	if (!(all = calloc((size_t)world, sizeof(mine))))
-		return cb_fail(CB_ERR_NOMEM, "out of memory");
-	st = cfg->allgather(cfg->ctx, "every rank's machine", mine,
-	                    sizeof(mine), all);
-	*mrank = *msize = 0;
-	for (int r = 0; !st && r < world; r++) {
-		if (strncmp(all + (size_t)r * sizeof(mine), mine, sizeof(mine)))
-			continue;
-		*mrank += r < rank;
-		(*msize)++;
-	}
-	free(all);
-	return st;
-}
 
 static cb_status_t read_options(const struct cb_topo_job_cfg *cfg,
                                 enum cb_topo_bind *mode, const char **nic,
@@ -395,10 +363,13 @@ cb_status_t cb_topo_job_setup(const struct cb_topo_job_cfg *cfg,
 	struct entry *me = calloc(1, sizeof(*me)), *all = NULL;
 	struct cb_topo *t = NULL;
 	struct cb_fail_rec why; /* no hwloc: a note, not a failure */
-	char env[48];
+	struct cb_topo_place place = { 0 };
+	char env[48], leader[64] = "";
 	const char *xml;
-	cb_status_t st;
+	cb_status_t st = CB_OK, st2;
 
+	if (j)
+		j->share_fd = -1;
 	if (!j || !me) {
 		st = cb_fail(CB_ERR_NOMEM, "out of memory");
 		goto out;
@@ -406,15 +377,28 @@ cb_status_t cb_topo_job_setup(const struct cb_topo_job_cfg *cfg,
 	j->gpu = -1;
 	snprintf(me->key, sizeof(me->key), "%s", cfg->host_key);
 	me->rank = rank;
-	/* Every rank takes part, hwloc or not, so the gathers line up. */
-	if (local_rank >= 0 &&
-	    (st = machine_place(cfg, &local_rank, &local_size)))
-		goto out;
 	snprintf(env, sizeof(env), "COLLBENCH_TOPO_XML_%d", rank);
 	if (!(xml = getenv(env)) || !*xml)
 		xml = cfg->topo_xml;
 	cb_fail_open(&why);
-	st = cb_topo_load(xml, NULL, &t);
+	place.fd = -1;
+	place.pid = (int32_t)getpid();
+	/* A host's local rank 0 discovers first and shares it. */
+	if (local_rank == 0 && !xml) {
+		st = cb_topo_load(NULL, NULL, &t);
+		if (!st && cb_topo_share_discovery(t, &j->share_fd) == 0)
+			place.fd = j->share_fd;
+	}
+	/* Every rank takes part, hwloc or not, so the gathers line up. */
+	if (local_rank >= 0 &&
+	    (st2 = cb_topo_machine_place(cfg, &place, &local_rank, &local_size,
+	                                 leader, sizeof(leader)))) {
+		cb_fail_close(&why, 1);
+		st = st2;
+		goto out;
+	}
+	if (!t && st == CB_OK)
+		st = cb_topo_load_mine(xml, leader, &t);
 	cb_fail_close(&why, st != CB_ERR_UNAVAILABLE);
 	if (st == CB_ERR_UNAVAILABLE) {
 		snprintf(me->bind, sizeof(me->bind), "unbound");
@@ -475,6 +459,8 @@ void cb_topo_job_free(struct cb_topo_job *j)
 	free(j->gpu_paths);
 	free(j->hosts);
 	free(j->diff);
+	if (j->share_fd >= 0)
+		close(j->share_fd);
 	free(j);
 }
 

@@ -20,6 +20,11 @@ cb_status_t cb_topo_load(const char *xml, const char *synthetic,
 	               "-Dhwloc=disabled): no topology");
 }
 
+cb_status_t cb_topo_load_host(const char *xml, struct cb_topo **out)
+{
+	return cb_topo_load(xml, NULL, out);
+}
+
 cb_status_t cb_topo_export_xml(struct cb_topo *t, const char *path)
 {
 	(void)t;

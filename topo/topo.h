@@ -134,6 +134,11 @@ extern const int cb_topo_have_hwloc;
  * not parse; CB_ERR_UNAVAILABLE in a build without hwloc. */
 cb_status_t cb_topo_load(const char *xml, const char *synthetic,
                          struct cb_topo **out);
+/* This host's live topology from @xml, which another rank of the host wrote
+ * with cb_topo_export_xml from its live discovery (hwloc's discovery, PCI
+ * included, done once per host instead of once per rank): binding applies
+ * and link state comes from sysfs, as for "live". */
+cb_status_t cb_topo_load_host(const char *xml, struct cb_topo **out);
 void cb_topo_free(struct cb_topo *t);
 /* Write hwloc XML; link speed and state go along as the infos LinkSpeedMbps
  * and LinkState of each network OS device, so a recording keeps them. */

@@ -177,5 +177,30 @@ grep -q '^# binding: none (--bind none)$' "$TMP/none.out" && pass "--bind none i
 "$CB" --np 2 -b 8 -e 8 --bind core --format csv >"$TMP/run.csv" 2>&1
 [ "$(head -1 "$TMP/run.csv" | cut -d, -f1-14)" = "collective,algo,transport,dtype,op,ranks,hosts,bytes,count,inplace,time_us,algbw_gbps,busbw_gbps,wrong" ] &&
 	pass "CSV unchanged (no comment lines)" || fail "CSV starts: $(head -1 "$TMP/run.csv")"
+
+# ---- the host's topology discovered once, by its local rank 0 ----
+# The other ranks load rank 0's discovery (-vv says so) and still bind
+# (applied, not "planned"), and the host does not differ from itself.
+"$CB" --np 2 --bind core -b 8 -e 8 -n 1 -w 0 --coll allreduce --algo ring -vv \
+	>"$TMP/share.out" 2>"$TMP/share.err"
+rc=$?
+n=$(grep -c "topology: the host's, as its local rank 0 discovered it" "$TMP/share.err")
+if [ $rc -eq 0 ] && [ "$n" -eq 1 ] &&
+	grep -q '^# binding: rank 0 -> core .*, rank 1 -> core [0-9]* (NUMA [0-9]*, cpus [0-9,-]*[;)]' "$TMP/share.out" &&
+	! grep -q 'not applied' "$TMP/share.out"; then
+	pass "one discovery per host: rank 1 loads rank 0's and binds"
+else
+	fail "one discovery per host: status $rc, $n loads: $(grep binding "$TMP/share.out") $(head -3 "$TMP/share.err")"
+fi
+"$CB" --np 3 -b 8 -e 8 -n 1 -w 0 --coll allreduce --algo ring -vv \
+	>"$TMP/share3.out" 2>"$TMP/share3.err"
+rc=$?
+n=$(grep -c "topology: the host's, as its local rank 0 discovered it" "$TMP/share3.err")
+if [ $rc -eq 0 ] && [ "$n" -eq 2 ] && grep -q '^# inventory: 1 host: ' "$TMP/share3.out" &&
+	! grep -q 'differs' "$TMP/share3.out"; then
+	pass "one discovery per host: 3 ranks, the host the same on each"
+else
+	fail "one discovery per host, 3 ranks: status $rc, $n loads: $(grep inventory "$TMP/share3.out")"
+fi
 run_jchecks
 finish
