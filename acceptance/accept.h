@@ -35,6 +35,7 @@ struct cb_acc_opts {
 	struct cb_acc_settings set;
 	const char *expect_file;
 	const char *tcp_if;
+	struct cb_optset tp; /* the communicator's option view (core/env.h) */
 	int verbose, help;
 	unsigned stages; /* 1u << enum cb_acc_stage_id: the stages asked for */
 	struct {

@@ -625,7 +625,7 @@ static int acc_rank(void *arg, const struct cb_cli_rank *r)
 	struct cb_acc a = { .version = CB_VERSION };
 	struct run R = { .x = { .o = o, .a = &a, .me = -1 } };
 	struct cb_comm_cfg cfg =
-	        cb_place_comm_cfg(r, o->timeout_s, o->transport, NULL);
+	        cb_place_comm_cfg(r, o->timeout_s, o->transport, NULL, &o->tp);
 	char tr[32], hn[1024];
 	struct cb_results_meta meta;
 	struct cb_run_info ri;

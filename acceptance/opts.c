@@ -436,7 +436,7 @@ cb_status_t cb_acc_parse(int argc, char **argv, struct cb_acc_opts *o)
 			break;
 		case O_TCP_IF:
 			o->tcp_if = optarg;
-			cb_opt_set("tcp-if", optarg);
+			st = cb_optset_put(&o->tp, "tcp-if", optarg);
 			break;
 		case O_STAGES:
 			st = stages(optarg, &o->stages);
@@ -489,6 +489,8 @@ cb_status_t cb_acc_parse(int argc, char **argv, struct cb_acc_opts *o)
 		             argv[optind]);
 	if (!st && o->expect_file)
 		st = expect_file(o->expect_file, &o->set);
+	if (!st)
+		st = cb_optset_env(&o->tp);
 	/* stdout first, then the files */
 	memmove(&o->out[1], &o->out[0], (size_t)o->nout * sizeof(o->out[0]));
 	o->out[0].path = NULL;

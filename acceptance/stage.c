@@ -62,7 +62,7 @@ static const char *sysroot(struct cb_comm *c)
 static void read_mine(struct cb_acc_ctx *x, struct inv_entry *e)
 {
 	const struct cb_nic_reader *rd = cb_nic_reader_for(x->a->set.transport);
-	const char *tcp_if = cb_opt_get("tcp-if");
+	const char *tcp_if = cb_comm_option(x->c, "tcp-if");
 
 	memset(e, 0, sizeof(*e));
 	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
@@ -393,6 +393,7 @@ static cb_status_t run_one(struct cb_acc_ctx *x, const struct one *w,
 		.coll = w->coll,
 		.dtype = CB_DT_FLOAT32,
 		.max_count = count,
+		.ring_put_off = cb_opt_is(cb_comm_option(c, "ring-put"), "0"),
 	};
 	struct cb_verify v = { .coll = w->coll,
 		               .dtype = CB_DT_FLOAT32,

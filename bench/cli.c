@@ -93,13 +93,11 @@ static void make_token(char *out, size_t bytes)
  * process of a job (OMPI_MCA_orte_precondition_transports, made for PSM's
  * job key), else none (anyone who reaches the port may join; said at -v).
  */
-static void launcher_token(void)
+static void launcher_token(const struct cb_launch_env *env)
 {
-	const char *t = getenv("COLLBENCH_JOB_TOKEN");
+	const char *t = env->job_token ? env->job_token : env->ompi_token;
 
-	if (!t || !*t)
-		t = getenv("OMPI_MCA_orte_precondition_transports");
-	if (t && *t)
+	if (t)
 		cb_boot_set_job_token(t);
 	else
 		cb_log(CB_LOG_INFO,
@@ -168,13 +166,13 @@ static cb_status_t pmix_meet(const struct cb_cli_job *j,
 			                  .sin_addr.s_addr =
 			                          htonl(INADDR_ANY) };
 		socklen_t sl = sizeof(sa);
-		const char *t = getenv("COLLBENCH_JOB_TOKEN");
+		const char *t = env->job_token;
 		if (cb_sock_listen((struct sockaddr *)&sa, sl, &r->listen_fd) ||
 		    getsockname(r->listen_fd, (struct sockaddr *)&sa, &sl))
 			return cb_fail(CB_ERR_SYS,
 			               "cannot listen for the rendezvous: %s",
 			               strerror(errno));
-		if (t && *t)
+		if (t)
 			snprintf(token, sizeof(token), "%.63s", t);
 		else
 			make_token(token, sizeof(token));
@@ -201,8 +199,7 @@ static cb_status_t pmix_meet(const struct cb_cli_job *j,
 	cb_log(CB_LOG_INFO,
 	       "rank %d: rank 0's rendezvous from PMIx: %s port %s", rank,
 	       hosts, port);
-	const char *t = getenv("COLLBENCH_JOB_TOKEN");
-	cb_boot_set_job_token(t && *t ? t : token);
+	cb_boot_set_job_token(env->job_token ? env->job_token : token);
 	return CB_OK;
 }
 
@@ -236,12 +233,12 @@ cb_status_t cb_cli_start(const struct cb_cli_job *j, cb_cli_rank_fn fn,
 			       "--rendezvous ignored: no launcher set a rank "
 			       "(forking %d local ranks)",
 			       j->np);
-		const char *t = getenv("COLLBENCH_JOB_TOKEN");
+		const char *t = env.job_token;
 		char token[40];
 		/* The forked ranks inherit it; nobody else knows it. */
-		if (!t || !*t)
+		if (!t)
 			make_token(token, sizeof(token));
-		cb_boot_set_job_token(t && *t ? t : token);
+		cb_boot_set_job_token(t ? t : token);
 		local.fn = fn;
 		local.arg = arg;
 		local.world = env.found ? 1 : j->np;
@@ -262,7 +259,7 @@ cb_status_t cb_cli_start(const struct cb_cli_job *j, cb_cli_rank_fn fn,
 		                ? "; a PMIx launcher started it, but this "
 		                  "build has no PMIx (libpmix-dev)"
 		                : "");
-	launcher_token();
+	launcher_token(&env);
 	struct cb_cli_rank r = {
 		.rank = env.rank,
 		.world = env.world,

@@ -51,37 +51,6 @@ static cb_status_t parse_double(const char *s, const char *what, double lo,
 	return CB_OK;
 }
 
-static cb_status_t parse_list(const char *s, const char *flag, const char *what,
-                              int all, int (*parse)(const char *), int *out,
-                              int *n, const char *names)
-{
-	char buf[256];
-	cb_status_t st;
-
-	*n = 0;
-	if (!strcmp(s, "all")) {
-		for (int i = 0; i < all; i++)
-			out[(*n)++] = i;
-		return CB_OK;
-	}
-	if ((st = cb_opts_no_empty_item(s, flag, ',')))
-		return st;
-	snprintf(buf, sizeof(buf), "%s", s);
-	for (char *save, *t = strtok_r(buf, ",", &save); t;
-	     t = strtok_r(NULL, ",", &save)) {
-		int v = parse(t);
-		if (v < 0)
-			return cb_fail(CB_ERR_USAGE,
-			               "unknown %s '%s' (one of: %s, all)",
-			               what, t, names);
-		if (*n < all)
-			out[(*n)++] = v;
-	}
-	if (*n == 0)
-		return cb_fail(CB_ERR_USAGE, "empty %s list", what);
-	return CB_OK;
-}
-
 static cb_status_t add_output(struct cb_opts *o, const char *path)
 {
 	const char *dot = strrchr(path, '.');
@@ -212,17 +181,10 @@ static cb_status_t check_transport(const char *t)
 	               t);
 }
 
-/* What one parse holds beside @o: the lists as given, checked at the
- * end, and which options were given. */
-struct pstate {
-	const char *dl, *ol, *cl; /* -d, -o, --coll */
-	int bset, eset, mem_given, cycles_set;
-	const char *name; /* the long option's name (OPT_TOPO) */
-};
-
-/* A value checked here, handed on to a transport through the option
- * store; @canon (or @arg) is what the transport reads. */
-static cb_status_t store_int(const char *key, const char *arg, long lo, long hi)
+/* A value checked here, handed on to a transport through @o's option
+ * view. */
+static cb_status_t view_int(struct cb_opts *o, const char *key, const char *arg,
+                            long lo, long hi)
 {
 	char flag[48];
 	int v;
@@ -230,7 +192,7 @@ static cb_status_t store_int(const char *key, const char *arg, long lo, long hi)
 
 	snprintf(flag, sizeof(flag), "--%s", key);
 	if (!(st = parse_int(arg, flag, lo, hi, &v)))
-		cb_opt_set(key, arg);
+		st = cb_optset_put(&o->tp, key, arg);
 	return st;
 }
 
@@ -255,7 +217,7 @@ static cb_status_t add_json(struct cb_opts *o, const char *path)
 /* Sizes, iterations, what is measured and how it is reported: 1 if @c is
  * one of them (*@st its verdict), else 0. */
 static int opt_measure(int c, const char *arg, struct cb_opts *o,
-                       struct pstate *ps, cb_status_t *st)
+                       struct cb_opts_given *ps, cb_status_t *st)
 {
 	switch (c) {
 	case 'b':
@@ -348,7 +310,7 @@ static cb_status_t parse_straggler(const char *arg, struct cb_opts *o)
 
 /* Collectives, algorithms and the model. */
 static int opt_coll(int c, const char *arg, struct cb_opts *o,
-                    struct pstate *ps, cb_status_t *st)
+                    struct cb_opts_given *ps, cb_status_t *st)
 {
 	switch (c) {
 	case OPT_COLL:
@@ -401,7 +363,7 @@ static int opt_coll(int c, const char *arg, struct cb_opts *o,
 
 /* Ranks, transports, topology. */
 static int opt_transport(int c, const char *arg, struct cb_opts *o,
-                         struct pstate *ps, cb_status_t *st)
+                         struct cb_opts_given *ps, cb_status_t *st)
 {
 	char h[256], p[16];
 
@@ -429,23 +391,24 @@ static int opt_transport(int c, const char *arg, struct cb_opts *o,
 		*st = parse_double(arg, "--timeout", 0.1, 86400, &o->timeout_s);
 		return 1;
 	case OPT_TCP_IF:
-		cb_opt_set("tcp-if", arg);
+		*st = cb_optset_put(&o->tp, "tcp-if", arg);
 		return 1;
 	case OPT_TCP_STREAMS:
-		*st = store_int("tcp-streams", arg, 1, 8);
+		*st = view_int(o, "tcp-streams", arg, 1, 8);
 		return 1;
 	case OPT_GID_INDEX:
-		*st = store_int("gid-index", arg, 0, 255);
+		*st = view_int(o, "gid-index", arg, 0, 255);
 		return 1;
 	case OPT_IB_SL:
-		*st = store_int("ib-sl", arg, 0, 15);
+		*st = view_int(o, "ib-sl", arg, 0, 15);
 		return 1;
 	case OPT_VERBS_CM:
 		if (strcmp(arg, "oob") && strcmp(arg, "rdma_cm"))
 			*st = cb_fail(CB_ERR_USAGE,
 			              "--verbs-cm '%s' is not oob or rdma_cm",
 			              arg);
-		cb_opt_set("verbs-cm", arg);
+		else
+			*st = cb_optset_put(&o->tp, "verbs-cm", arg);
 		return 1;
 	case OPT_VERBS_EAGER: {
 		size_t v;
@@ -459,13 +422,13 @@ static int opt_transport(int c, const char *arg, struct cb_opts *o,
 			              arg);
 		snprintf(bytes, sizeof(bytes), "%zu", v);
 		if (!*st)
-			cb_opt_set("verbs-eager-bytes", bytes);
+			*st = cb_optset_put(&o->tp, "verbs-eager-bytes", bytes);
 		return 1;
 	}
 	case OPT_TOPO:
 		*st = cb_topo_opt_check(ps->name, arg);
 		if (!*st)
-			cb_opt_set(ps->name, arg);
+			*st = cb_optset_put(&o->tp, ps->name, arg);
 		return 1;
 	}
 	return 0;
@@ -571,117 +534,10 @@ static int command(int *argc, char ***argv, struct cb_opts *o)
 	return 0;
 }
 
-/* The lists, and what the options say together. */
-static cb_status_t check_lists(struct cb_opts *o, const struct pstate *ps)
-{
-	char dnames[256] = "";
-	cb_status_t st;
-
-	if (ps->bset && !ps->eset && o->min_bytes > o->max_bytes)
-		o->max_bytes = o->min_bytes;
-	if (o->max_bytes < o->min_bytes)
-		return cb_fail(CB_ERR_USAGE,
-		               "-e (%zu bytes) is below -b (%zu bytes)",
-		               o->max_bytes, o->min_bytes);
-	for (int i = 0; i < CB_DT_COUNT; i++)
-		snprintf(dnames + strlen(dnames),
-		         sizeof(dnames) - strlen(dnames), "%s%s", i ? ", " : "",
-		         cb_dtype_name(i));
-	if ((st = parse_list(ps->dl, "-d", "datatype", CB_DT_COUNT,
-	                     cb_dtype_parse, (int *)o->dtypes, &o->ndtypes,
-	                     dnames)))
-		return st;
-	if ((st = parse_list(ps->ol, "-o", "op", CB_OP_COUNT, cb_op_parse,
-	                     (int *)o->ops, &o->nops, "sum, prod, min, max")))
-		return st;
-	return parse_list(ps->cl, "--coll", "collective", CB_COLL_COUNT,
-	                  cb_coll_parse, (int *)o->colls, &o->ncolls,
-	                  "allreduce, reduce_scatter, allgather, "
-	                  "broadcast, reduce, alltoall, barrier, "
-	                  "sendrecv, pingpong");
-}
-
-/* -D: every point timed for a while instead of -n calls. */
-static cb_status_t check_duration(const struct cb_opts *o)
-{
-	if (o->duration_s <= 0)
-		return CB_OK;
-	if (o->cmd == CB_CMD_TUNE)
-		return cb_fail(CB_ERR_USAGE,
-		               "tune: -D does not apply (-n and --rounds set "
-		               "how long each size is timed)");
-	if (o->iters_set)
-		return cb_fail(CB_ERR_USAGE,
-		               "-D %g and -n %d: give one (a duration per "
-		               "point, or a count of calls)",
-		               o->duration_s, o->iters);
-	for (int i = 0; i < o->nalgos; i++)
-		if (o->algos[i].algo->session)
-			return cb_fail(
-			        CB_ERR_USAGE,
-			        "-D: %s runs sessions of -n steps, not "
-			        "timed calls; leave it out of --algo, or "
-			        "time it with -n instead",
-			        o->algos[i].algo->name);
-	return CB_OK;
-}
-
-static cb_status_t check_combos(struct cb_opts *o, const struct pstate *ps)
-{
-	cb_status_t st;
-
-	if (o->ranks && o->nodes)
-		return cb_fail(CB_ERR_USAGE,
-		               "--ranks and --nodes: give one sweep, not both");
-	/* the gpu transport moves device memory: its buffers are there */
-	if (!strcmp(o->transport, "gpu")) {
-		if (!strcmp(o->mem, "host") && ps->mem_given)
-			return cb_fail(CB_ERR_USAGE,
-			               "--transport gpu moves device memory: "
-			               "--mem host does not apply");
-		o->mem = "gpu";
-	}
-	if (o->touch && strcmp(o->mem, "host"))
-		return cb_fail(CB_ERR_USAGE,
-		               "--touch rewrites and reads the buffers from "
-		               "the host: --mem host only");
-	static const char *const flags[] = { "COLLBENCH_REPRODUCIBLE",
-		                             "COLLBENCH_RING_PUT" };
-	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
-		const char *v = getenv(flags[i]);
-		if (v && strcmp(v, "0") && strcmp(v, "1"))
-			return cb_fail(CB_ERR_USAGE, "%s '%s' is not 0 or 1",
-			               flags[i], v);
-	}
-	if ((st = cb_opts_algo_parse(o->algo, o)) || (st = check_duration(o)))
-		return st;
-	if (o->cmd == CB_CMD_TUNE) {
-		if (o->algo_mode == CB_ALGO_RANGES)
-			return cb_fail(CB_ERR_USAGE,
-			               "tune times algorithms at every size: "
-			               "--algo takes a list here, not ranges");
-		if (o->ranks || o->nodes)
-			return cb_fail(
-			        CB_ERR_USAGE,
-			        "tune: --ranks/--nodes not supported "
-			        "(tune each job shape with its own --np)");
-		if (ps->cycles_set)
-			return cb_fail(CB_ERR_USAGE,
-			               "tune: -N does not apply (--rounds sets "
-			               "how often each size is timed)");
-		if (!o->iters_set)
-			o->iters =
-			        50; /* medians of rounds want steady points */
-		/* the table is per collective and shape: the first dtype and
-		 * op stand for the others */
-		o->ndtypes = o->nops = 1;
-	}
-	return cb_opts_algo_check(o);
-}
-
 cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 {
-	struct pstate ps = { "float32", "sum", "allreduce", 0, 0, 0, 0, NULL };
+	struct cb_opts_given ps = { "float32", "sum", "allreduce", 0,
+		                    0,         0,     0,           NULL };
 	cb_status_t st = CB_OK;
 	int c, li = 0;
 
@@ -716,7 +572,5 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 		        "unexpected argument '%s' (commands run, tune, info, "
 		        "topo and acceptance come first)",
 		        argv[optind]);
-	if ((st = check_lists(o, &ps)))
-		return st;
-	return check_combos(o, &ps);
+	return cb_opts_check(o, &ps);
 }

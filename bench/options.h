@@ -12,6 +12,7 @@
 #include <collbench/types.h>
 
 #include "coll/coll.h"
+#include "core/env.h"
 #include "reports/report.h"
 
 #define CB_MAX_LOCAL_RANKS 256
@@ -88,6 +89,12 @@ struct cb_opts {
 	int timestamps;    /* -S 1: a table row starts with the local time */
 	int report_gbits;  /* --report_gbits: table and CSV in Gb/s */
 	double duration_s; /* -D: time each point this long, not -n calls */
+	int ring_put;      /* the ring's one-sided allgather (default 1;
+	                    * COLLBENCH_RING_PUT=0: messages) */
+	/* What the communicator and its transports read by name (--tcp-if,
+	 * --bind, ..., then their documented variables), checked here:
+	 * handed to the core as the communicator's option view. */
+	struct cb_optset tp;
 };
 
 /* Parse a count list: "2,4,8", "2:16:x2" (multiply), "1:8:+1" (add), where
@@ -109,6 +116,19 @@ cb_status_t cb_parse_size(const char *s, const char *what, size_t *bytes);
 cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o);
 
 void cb_opts_usage(void);
+
+/* Inside the parse: what one parse holds beside the options, the lists
+ * as given, checked at the end, and which options were given. */
+struct cb_opts_given {
+	const char *dl, *ol, *cl; /* -d, -o, --coll */
+	int bset, eset, mem_given, cycles_set;
+	const char *name; /* the long option's name (OPT_TOPO) */
+};
+
+/* After the last option (bench/opts_check.c): the lists, the option
+ * view's documented variables (cb_optset_env), and what the options say
+ * together. */
+cb_status_t cb_opts_check(struct cb_opts *o, const struct cb_opts_given *g);
 
 /* Inside the parse (bench/opts_algo.c): --algo @s into @o's algorithm
  * selection; then whether it fits the collectives asked for (every one

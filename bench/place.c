@@ -2,6 +2,10 @@
 /* bench/place.c - topo's job placement over the bootstrap (bench/place.h). */
 #include "bench/place.h"
 
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
 #include "bench/cli.h"
 #include "coll/reduce.h"
 #include "core/bootstrap.h"
@@ -19,9 +23,25 @@ static cb_status_t gather_root(void *boot, const char *what, const void *mine,
 	return cb_boot_gather_root(boot, what, mine, bytes, all, 0, NULL);
 }
 
-cb_status_t cb_place_job(struct cb_boot *boot, int rank, int world,
-                         int local_rank, int local_size, const char *nic_known,
-                         struct cb_topo_job **out)
+/* DEBUGGING (collbench(1)): a test gives rank @rank a recorded topology
+ * of its own, COLLBENCH_TOPO_XML_<rank>, over @all (--topo-xml). */
+static const char *rank_topo_xml(int rank, const char *all)
+{
+	char env[48];
+	const char *v;
+
+	snprintf(env, sizeof(env), "COLLBENCH_TOPO_XML_%d", rank);
+	v = getenv(env);
+	return v && *v ? v : all;
+}
+
+/* topo's job setup, with --bind, --nic, --gpu and --topo-xml from
+ * @opt(@arg, key). */
+static cb_status_t place_job(struct cb_boot *boot, int rank, int world,
+                             int local_rank, int local_size,
+                             const char *nic_known,
+                             const char *(*opt)(void *, const char *),
+                             void *arg, struct cb_topo_job **out)
 {
 	char name[64], key[128];
 
@@ -33,10 +53,10 @@ cb_status_t cb_place_job(struct cb_boot *boot, int rank, int world,
 		.local_size = local_size,
 		.host_name = name,
 		.host_key = key,
-		.bind = cb_opt_get("bind"),
-		.nic = cb_opt_get("nic"),
-		.gpu = cb_opt_get("gpu"),
-		.topo_xml = cb_opt_get("topo-xml"),
+		.bind = opt(arg, "bind"),
+		.nic = opt(arg, "nic"),
+		.gpu = opt(arg, "gpu"),
+		.topo_xml = rank_topo_xml(rank, opt(arg, "topo-xml")),
 		.nic_known = nic_known,
 		.ctx = boot,
 		.allgather = allgather,
@@ -45,11 +65,25 @@ cb_status_t cb_place_job(struct cb_boot *boot, int rank, int world,
 	return cb_topo_job_setup(&cfg, out);
 }
 
+cb_status_t cb_place_job(struct cb_boot *boot, int rank, int world,
+                         int local_rank, int local_size, const char *nic_known,
+                         const struct cb_optset *opts, struct cb_topo_job **out)
+{
+	return place_job(boot, rank, world, local_rank, local_size, nic_known,
+	                 cb_optset_lookup, (void *)(uintptr_t)opts, out);
+}
+
+/* The communicator's own view of the options. */
+static const char *comm_option(void *c, const char *key)
+{
+	return cb_comm_option(c, key);
+}
+
 static cb_status_t comm_setup(struct cb_comm *c, const char *nic_known,
                               struct cb_topo_job **job)
 {
-	return cb_place_job(c->boot, c->rank, c->world, c->local_rank,
-	                    c->local_size, nic_known, job);
+	return place_job(c->boot, c->rank, c->world, c->local_rank,
+	                 c->local_size, nic_known, comm_option, c, job);
 }
 
 const struct cb_comm_place cb_place_topo = {
@@ -61,7 +95,8 @@ const struct cb_comm_place cb_place_topo = {
 
 struct cb_comm_cfg cb_place_comm_cfg(const struct cb_cli_rank *r,
                                      double timeout_s, const char *transport,
-                                     const char *mem)
+                                     const char *mem,
+                                     const struct cb_optset *opts)
 {
 	return (struct cb_comm_cfg){
 		.rank = r->rank,
@@ -73,6 +108,7 @@ struct cb_comm_cfg cb_place_comm_cfg(const struct cb_cli_rank *r,
 		.transport = transport,
 		.mem = mem,
 		.reduce = cb_reduce,
+		.opts = opts,
 		.place = &cb_place_topo,
 	};
 }

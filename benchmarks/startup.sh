@@ -4,7 +4,8 @@
 # that does almost nothing else (one barrier, no check, no warm-up; alpha
 # and beta given, so no calibration pair), median of ROUNDS runs, and of
 # `topo --all` (bootstrap and the topology gather alone).  With a second
-# binary, both in interleaved rounds, and the ratio.  A benchmark: it
+# binary, both in interleaved rounds, and the ratio; then 4096 ranks
+# simulated as threads through the real store (collbench-boot-sim).  A benchmark: it
 # forks hundreds of processes; run it with nice on a shared machine.
 # Installs nothing: needs a collbench build (default build/collbench).
 set -u
@@ -44,3 +45,18 @@ for kind in run topo; do
 		fi
 	done
 done
+# A simulated job: 4096 ranks as threads through the real store
+# (benchmarks/boot_sim.c, built beside collbench), the start-up's gathers
+# in their sizes; the median of ROUNDS, and the last run's table.
+sim=$(dirname "$a")/collbench-boot-sim
+if [ -x "$sim" ]; then
+	ts=()
+	for ((r = 0; r < rounds; r++)); do
+		"$sim" -n 4096 >"${TMPDIR:-/tmp}/boot-sim.$$" || echo "FAILED" >&2
+		ts+=("$(awk '$1 == "total" {print $2}' "${TMPDIR:-/tmp}/boot-sim.$$")")
+	done
+	printf 'sim   np %4d: %7.2f s (threads through the store)\n' 4096 \
+		"$(printf '%s\n' "${ts[@]}" | median)"
+	sed 's/^/  /' "${TMPDIR:-/tmp}/boot-sim.$$"
+	rm -f "${TMPDIR:-/tmp}/boot-sim.$$"
+fi

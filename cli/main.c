@@ -40,8 +40,8 @@ static int rank_main(void *arg, const struct cb_cli_rank *r)
 	struct cb_comm *comm = NULL;
 	uint64_t wrong = 0;
 	cb_status_t st;
-	struct cb_comm_cfg cfg =
-	        cb_place_comm_cfg(r, o->timeout_s, o->transport, o->mem);
+	struct cb_comm_cfg cfg = cb_place_comm_cfg(
+	        r, o->timeout_s, o->transport, o->mem, &o->tp);
 
 	cb_log_set_rank(r->rank);
 	if (r->rank == 0 && r->listen_fd < 0) /* under a launcher */

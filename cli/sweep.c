@@ -214,6 +214,7 @@ static cb_status_t section_plans(struct sweep *sw, struct cb_cands *cd,
 		                                           : 0,
 		.ps_servers = o->ps_servers,
 		.root = o->root,
+		.ring_put_off = !o->ring_put,
 	};
 
 	for (int i = 0; i < cd->n; i++) {

@@ -251,6 +251,7 @@ static int all_rank(void *arg, const struct cb_cli_rank *r)
 	struct cb_boot *boot = NULL;
 	struct cb_topo_job *j = NULL;
 	char name[64], key[128];
+	struct cb_optset view = { 0 }; /* --bind, --topo-xml: the variables' */
 	int rc = 0;
 	cb_status_t st;
 
@@ -265,7 +266,9 @@ static int all_rank(void *arg, const struct cb_cli_rank *r)
 		                  .hostname = name };
 	if ((st = cb_boot_open(&bc, &boot)))
 		return say(st);
-	if ((st = cb_place_job(boot, rank, r->world, -1, 0, NULL, &j))) {
+	if (!(st = cb_optset_env(&view)))
+		st = cb_place_job(boot, rank, r->world, -1, 0, NULL, &view, &j);
+	if (st) {
 		int origin = -1;
 		if (st != CB_ERR_ABORTED) {
 			cb_boot_abort(boot, st, -1,

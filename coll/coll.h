@@ -95,6 +95,8 @@ struct cb_plan_cfg {
 	size_t max_count;   /* largest count a run will pass */
 	size_t chunk_bytes; /* pipelining unit; 0 = the algorithm's default */
 	int ps_servers;     /* ps: dedicated server ranks (0 = colocated) */
+	int ring_put_off;   /* ring: its allgather as messages, not one-sided
+	                     * writes (COLLBENCH_RING_PUT=0) */
 	int root;           /* rooted collectives: the root runs will name
 	                     * (a plan connects the peers it will use) */
 };

@@ -444,8 +444,8 @@ static cb_status_t ring_plan_build(struct cb_comm *comm,
 	if (cfg->coll == CB_COLL_ALLREDUCE && g->n > 1) {
 		void *probe = cb_sched_tmp(pl->sched);
 		if ((st = cb_ring_put_agree(
-		             comm, &pl->put, pl->left, pl->right,
-		             cb_comm_mem_find(comm, probe, 0)))) {
+		             comm, &pl->put, !cfg->ring_put_off, pl->left,
+		             pl->right, cb_comm_mem_find(comm, probe, 0)))) {
 			ring_plan_free(pl);
 			return st;
 		}

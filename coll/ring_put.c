@@ -75,11 +75,9 @@ static cb_status_t import(struct cb_comm *c, struct ring_put *rp)
 	return CB_OK;
 }
 
-cb_status_t cb_ring_put_agree(struct cb_comm *c, struct ring_put *rp, int left,
-                              int right, const struct cb_mem *probe)
+cb_status_t cb_ring_put_agree(struct cb_comm *c, struct ring_put *rp, int on,
+                              int left, int right, const struct cb_mem *probe)
 {
-	const char *env = cb_opt_get("ring-put"); /* COLLBENCH_RING_PUT */
-	int on = !(env && !strcmp(env, "0"));
 	uint32_t ok = 0, left_ok = 0;
 	cb_status_t st;
 

@@ -46,9 +46,10 @@ struct ring_put {
 };
 
 /* At plan build, on every rank of the ring (p > 1): agree with both
- * neighbours; @probe: a registered region of this rank's to offer. */
-cb_status_t cb_ring_put_agree(struct cb_comm *c, struct ring_put *rp, int left,
-                              int right, const struct cb_mem *probe);
+ * neighbours; @probe: a registered region of this rank's to offer; @on 0:
+ * offer and accept none (cb_plan_cfg.ring_put_off). */
+cb_status_t cb_ring_put_agree(struct cb_comm *c, struct ring_put *rp, int on,
+                              int left, int right, const struct cb_mem *probe);
 /* At the start of a call: tell the left neighbour where @recvbuf (in @m)
  * is, and listen for the right's.  @seq: the call's number. */
 cb_status_t cb_ring_put_begin(struct cb_comm *c, struct ring_put *rp,

@@ -34,6 +34,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "cb_config.h"
 #include "core/boot_server_int.h"
 #include "core/log.h"
 #include "core/sock.h"
@@ -296,6 +297,7 @@ cb_status_t boot_server_start(int listen_fd, int world, double timeout_s,
 	}
 	srv->world = world;
 	srv->timeout_s = timeout_s;
+#if CB_TEST_HOOKS /* -Dtest_hooks=false: none (DEBUGGING, collbench(1)) */
 	const char *stall = getenv("COLLBENCH_TEST_STORE_STALL_MS");
 	char *end = NULL;
 	long ms = stall ? strtol(stall, &end, 10) : 0;
@@ -304,6 +306,7 @@ cb_status_t boot_server_start(int listen_fd, int world, double timeout_s,
 		       "COLLBENCH_TEST_STORE_STALL_MS", stall);
 	else
 		srv->stall_ms = (int)ms;
+#endif
 	srv->listen_fd = listen_fd;
 	snprintf(srv->token, sizeof(srv->token), "%s", token ? token : "");
 	if (!(srv->kv = boot_kv_new(world, boot_srv_answer, srv))) {

@@ -117,7 +117,7 @@ static struct cb_comm_tp *host_tp(const struct cb_tp_host *self)
 
 const char *cb_comm_option(const struct cb_comm *c, const char *key)
 {
-	return c->option ? c->option(c->option_arg, key) : cb_opt_get(key);
+	return c->option ? c->option(c->option_arg, key) : NULL;
 }
 
 static const char *host_option(const struct cb_tp_host *self, const char *key)
@@ -208,19 +208,18 @@ void cb_comm_tp_init(struct cb_comm *c, struct cb_comm_tp *t, const char *name)
 
 /* ---- communicator ---- */
 
+/* A rank's part of the join: 72 bytes, each rank gets the world's. */
 struct host_info {
-	char key[128];
+	uint64_t key; /* hash of the host's identity (cb_host_identity) */
 	char name[64];
-	int32_t pid;
 };
 
 static cb_status_t comm_hosts(struct cb_comm *c, const char *name,
                               const char *key)
 {
-	struct host_info me = { .pid = getpid() }, *all;
+	struct host_info me = { .key = cb_str_hash(CB_STR_HASH0, key) }, *all;
 	cb_status_t st;
 
-	snprintf(me.key, sizeof(me.key), "%s", key);
 	snprintf(me.name, sizeof(me.name), "%s", name);
 	all = calloc((size_t)c->world, sizeof(*all));
 	c->host_of_rank = calloc((size_t)c->world, sizeof(int));
@@ -236,7 +235,7 @@ static cb_status_t comm_hosts(struct cb_comm *c, const char *name,
 	}
 	for (int r = 0; r < c->world; r++) {
 		int h = 0;
-		while (h < r && strcmp(all[h].key, all[r].key))
+		while (h < r && all[h].key != all[r].key)
 			h++;
 		if (h == r) {
 			c->host_of_rank[r] = c->nhosts;
@@ -379,6 +378,11 @@ cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg, struct cb_comm **out)
 	c->timeout_s = cfg->timeout_s;
 	c->option = cfg->option;
 	c->option_arg = cfg->option_arg;
+	if (cfg->opts) { /* the communicator's own copy of the run's view */
+		c->opts = *cfg->opts;
+		c->option = cb_optset_lookup;
+		c->option_arg = &c->opts;
+	}
 	cb_host_identity(name, sizeof(name), key, sizeof(key));
 
 	struct cb_boot_cfg bc = { .rank = cfg->rank,

@@ -3,7 +3,8 @@
  * core/comm.h - the communicator: who the ranks are, where they live, one
  * endpoint per peer (connected lazily, when a plan first needs it) and the
  * registration cache; plus the transport registry, launcher detection, the
- * local fork launcher and the option store transports read.
+ * local fork launcher; the options transports read are the caller's
+ * (cb_comm_cfg.option, core/env.h).
  */
 #ifndef CB_CORE_COMM_H
 #define CB_CORE_COMM_H
@@ -16,15 +17,10 @@
 #include <collbench/transport.h>
 
 #include "core/bootstrap.h"
+#include "core/env.h"
 #include "core/log.h"
 
 struct cb_topo_job;
-
-/* ---- options: set by the CLI, read by transports (CLI first, then, for
- * the keys core/env.c lists, and only those, one documented COLLBENCH_*
- * variable) ---- */
-void cb_opt_set(const char *key, const char *value);
-const char *cb_opt_get(const char *key);
 
 /* ---- transports ---- */
 
@@ -49,6 +45,9 @@ struct cb_launch_env {
 	const char *source; /* "OMPI_COMM_WORLD_RANK/SIZE", ... */
 	char host[256], port[16];
 	const char *rdv_source; /* NULL when no rendezvous was given */
+	/* COLLBENCH_JOB_TOKEN; Open MPI's per-job secret
+	 * (OMPI_MCA_orte_precondition_transports); NULL when unset or empty */
+	const char *job_token, *ompi_token;
 };
 
 /* Read rank, world and rendezvous from the environment; @cli_rendezvous wins
@@ -194,6 +193,7 @@ struct cb_comm {
 	               const void *a, const void *b, size_t count);
 	const char *(*option)(void *arg, const char *key);
 	void *option_arg;
+	struct cb_optset opts;    /* its own view, when cfg.opts gave one */
 	struct cb_topo_job *topo; /* binding, NIC/GPU, inventory (topo/) */
 	const struct cb_comm_place *place; /* what made @topo, or NULL */
 	struct cb_mem *mem[CB_MEM_MAX];
@@ -236,8 +236,10 @@ struct cb_comm_cfg {
 	void (*reduce)(enum cb_dtype dt, enum cb_op op, void *dst,
 	               const void *a, const void *b, size_t count);
 	/* The options this communicator and its transports see ("nic",
-	 * "tcp-streams", ...; NULL when unset); NULL: the process's option
-	 * store, cb_opt_get. */
+	 * "tcp-streams", ...; NULL when unset): @opts, the run's parsed view
+	 * (core/env.h), copied into the communicator at create; else a
+	 * lookup of the caller's (tests), which outlives it; neither: none. */
+	const struct cb_optset *opts;
 	const char *(*option)(void *arg, const char *key);
 	void *option_arg;
 	const struct cb_comm_place *place; /* NULL: no binding, no NIC or GPU

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * core/env.c - rank, world size and rendezvous from the launcher's
- * environment, the host's identity, and the option store.
+ * environment, the host's identity, and option views (core/env.h).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -9,31 +9,48 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/env.h"
+
 #include "core/comm.h"
 #include "core/log.h"
 
-/* ---- option store ---- */
+/* ---- option views (core/env.h) ---- */
 
-#define OPT_MAX 32
-static struct {
-	char key[32];
-	char value[256];
-} opts[OPT_MAX];
-static int nopts;
-
-void cb_opt_set(const char *key, const char *value)
+cb_status_t cb_optset_put(struct cb_optset *s, const char *key,
+                          const char *value)
 {
 	int i;
 
-	for (i = 0; i < nopts; i++)
-		if (!strcmp(opts[i].key, key))
+	if (strlen(key) >= sizeof(s->kv[0].key) ||
+	    strlen(value) >= sizeof(s->kv[0].value))
+		return cb_fail(CB_ERR_USAGE,
+		               "option %.40s: the value is too long (at most "
+		               "%zu bytes)",
+		               key, sizeof(s->kv[0].value) - 1);
+	for (i = 0; i < s->n; i++)
+		if (!strcmp(s->kv[i].key, key))
 			break;
-	if (i == OPT_MAX)
-		return;
-	if (i == nopts)
-		nopts++;
-	snprintf(opts[i].key, sizeof(opts[i].key), "%s", key);
-	snprintf(opts[i].value, sizeof(opts[i].value), "%s", value);
+	if (i == CB_OPTSET_MAX)
+		return cb_fail(CB_ERR_USAGE, "option %.40s: too many options",
+		               key);
+	if (i == s->n)
+		s->n++;
+	snprintf(s->kv[i].key, sizeof(s->kv[i].key), "%s", key);
+	snprintf(s->kv[i].value, sizeof(s->kv[i].value), "%s", value);
+	return CB_OK;
+}
+
+const char *cb_optset_get(const struct cb_optset *s, const char *key)
+{
+	for (int i = 0; s && i < s->n; i++)
+		if (!strcmp(s->kv[i].key, key))
+			return s->kv[i].value;
+	return NULL;
+}
+
+const char *cb_optset_lookup(void *set, const char *key)
+{
+	return cb_optset_get(set, key);
 }
 
 /*
@@ -60,17 +77,23 @@ static const struct {
 	{ "topo-xml", "COLLBENCH_TOPO_XML" },
 };
 
-const char *cb_opt_get(const char *key)
+cb_status_t cb_optset_env(struct cb_optset *s)
 {
-	for (int i = 0; i < nopts; i++)
-		if (!strcmp(opts[i].key, key))
-			return opts[i].value;
-	for (size_t i = 0; i < sizeof(env_opts) / sizeof(env_opts[0]); i++)
-		if (!strcmp(env_opts[i].key, key)) {
-			const char *v = getenv(env_opts[i].env);
-			return v && *v ? v : NULL;
-		}
-	return NULL;
+	for (size_t i = 0; i < sizeof(env_opts) / sizeof(env_opts[0]); i++) {
+		const char *v = getenv(env_opts[i].env);
+
+		if (!v || !*v || cb_optset_get(s, env_opts[i].key))
+			continue;
+		if (strlen(v) >= sizeof(s->kv[0].value))
+			return cb_fail(CB_ERR_USAGE,
+			               "%s: the value is too long (%zu bytes; "
+			               "at most %zu)",
+			               env_opts[i].env, strlen(v),
+			               sizeof(s->kv[0].value) - 1);
+		if (cb_optset_put(s, env_opts[i].key, v))
+			return CB_ERR_USAGE;
+	}
+	return CB_OK;
 }
 
 /* ---- launcher environment ---- */
@@ -115,6 +138,13 @@ static cb_status_t parse_quietly(const char *hostport, struct cb_launch_env *e)
 cb_status_t cb_env_detect(const char *cli_rdv, struct cb_launch_env *e)
 {
 	memset(e, 0, sizeof(*e));
+	/* the job's secret: NULL when unset or empty */
+	e->job_token = getenv("COLLBENCH_JOB_TOKEN");
+	e->ompi_token = getenv("OMPI_MCA_orte_precondition_transports");
+	if (e->job_token && !*e->job_token)
+		e->job_token = NULL;
+	if (e->ompi_token && !*e->ompi_token)
+		e->ompi_token = NULL;
 	for (size_t i = 0; i < sizeof(launchers) / sizeof(launchers[0]); i++) {
 		const char *r = getenv(launchers[i].rank);
 		const char *w = getenv(launchers[i].world);

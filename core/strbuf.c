@@ -41,3 +41,10 @@ int cb_buf_appendf(char *buf, size_t cap, size_t *len, const char *fmt, ...)
 	va_end(ap);
 	return fit;
 }
+
+uint64_t cb_str_hash(uint64_t h, const char *s)
+{
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}

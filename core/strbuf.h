@@ -13,6 +13,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /*
  * Append printf-style text at @buf + *@len, never past @cap bytes: the text
@@ -24,5 +25,10 @@ int cb_buf_appendf(char *buf, size_t cap, size_t *len, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));
 int cb_buf_vappendf(char *buf, size_t cap, size_t *len, const char *fmt,
                     va_list ap) __attribute__((format(printf, 4, 0)));
+
+/* A 64-bit hash of the string @s (FNV-1a), continued from @h (start with
+ * CB_STR_HASH0): names that stand for long identities in gathers. */
+#define CB_STR_HASH0 14695981039346656037ull
+uint64_t cb_str_hash(uint64_t h, const char *s);
 
 #endif

@@ -6,8 +6,8 @@
  * to rank 0 at start-up.  Rank 0 turns them into the header's binding line
  * and inventory lines.
  *
- * Which topology: COLLBENCH_TOPO_XML_<rank> (one rank only: how a test makes
- * one host look different), else --topo-xml / COLLBENCH_TOPO_XML, else the
+ * Which topology: cfg->topo_xml (bench/place.c: a test's
+ * COLLBENCH_TOPO_XML_<rank>, else --topo-xml / COLLBENCH_TOPO_XML), else the
  * live machine, discovered once per host by its local rank 0 (topo/share.c).
  * A recorded topology plans a binding but applies none.
  */
@@ -364,7 +364,7 @@ cb_status_t cb_topo_job_setup(const struct cb_topo_job_cfg *cfg,
 	struct cb_topo *t = NULL;
 	struct cb_fail_rec why; /* no hwloc: a note, not a failure */
 	struct cb_topo_place place = { 0 };
-	char env[48], leader[64] = "";
+	char leader[64] = "";
 	const char *xml;
 	cb_status_t st = CB_OK, st2;
 
@@ -377,9 +377,7 @@ cb_status_t cb_topo_job_setup(const struct cb_topo_job_cfg *cfg,
 	j->gpu = -1;
 	snprintf(me->key, sizeof(me->key), "%s", cfg->host_key);
 	me->rank = rank;
-	snprintf(env, sizeof(env), "COLLBENCH_TOPO_XML_%d", rank);
-	if (!(xml = getenv(env)) || !*xml)
-		xml = cfg->topo_xml;
+	xml = cfg->topo_xml;
 	cb_fail_open(&why);
 	place.fd = -1;
 	place.pid = (int32_t)getpid();

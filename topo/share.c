@@ -16,19 +16,13 @@
 #include <unistd.h>
 
 #include "core/log.h"
-
-static uint64_t fnv(uint64_t h, const char *s)
-{
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
+#include "core/strbuf.h"
 
 /* The CPUs and memory nodes this process may use, hashed: a rank confined
  * to other CPUs than its leader (a per-task cgroup) discovers for itself. */
 static uint64_t allowed_hash(void)
 {
-	uint64_t h = 14695981039346656037ull;
+	uint64_t h = CB_STR_HASH0;
 	char line[512];
 	FILE *f = fopen("/proc/self/status", "r");
 
@@ -37,7 +31,7 @@ static uint64_t allowed_hash(void)
 	while (fgets(line, sizeof(line), f))
 		if (!strncmp(line, "Cpus_allowed_list:", 18) ||
 		    !strncmp(line, "Mems_allowed_list:", 18))
-			h = fnv(h, line);
+			h = cb_str_hash(h, line);
 	fclose(f);
 	return h;
 }
@@ -57,16 +51,18 @@ cb_status_t cb_topo_machine_place(const struct cb_topo_job_cfg *cfg,
 	int rank = cfg->rank, world = cfg->world;
 	struct cb_topo_place *all;
 	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+	char boot[64] = "";
 	cb_status_t st;
 
 	if (f) {
-		if (!fgets(mine->boot, sizeof(mine->boot), f))
-			mine->boot[0] = '\0';
+		if (!fgets(boot, sizeof(boot), f))
+			boot[0] = '\0';
 		fclose(f);
 	}
-	if (!mine->boot[0])
-		gethostname(mine->boot, sizeof(mine->boot) - 1);
-	mine->host = fnv(14695981039346656037ull, cfg->host_key);
+	if (!boot[0])
+		gethostname(boot, sizeof(boot) - 1);
+	mine->boot = cb_str_hash(CB_STR_HASH0, boot);
+	mine->host = cb_str_hash(CB_STR_HASH0, cfg->host_key);
 	mine->cpus = allowed_hash();
 	if (!(all = calloc((size_t)world, sizeof(*all))))
 		return cb_fail(CB_ERR_NOMEM, "out of memory");
@@ -76,7 +72,7 @@ cb_status_t cb_topo_machine_place(const struct cb_topo_job_cfg *cfg,
 	leader[0] = '\0';
 	for (int r = 0; !st && r < world; r++) {
 		const struct cb_topo_place *p = &all[r];
-		if (strncmp(p->boot, mine->boot, sizeof(mine->boot)))
+		if (p->boot != mine->boot)
 			continue;
 		*mrank += r < rank;
 		(*msize)++;

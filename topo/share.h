@@ -13,11 +13,10 @@
 
 /* One rank's part of the machine gather. */
 struct cb_topo_place {
-	char boot[40];   /* boot id: the machine */
+	uint64_t boot;   /* hash of the boot id: the machine */
 	uint64_t host;   /* hash of the host key (a netns is a host) */
 	uint64_t cpus;   /* hash of the CPUs and memory we may use */
 	int32_t pid, fd; /* a host leader's discovery: /proc/PID/fd/FD */
-	int32_t pad[2];
 };
 
 /*

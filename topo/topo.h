@@ -261,7 +261,8 @@ struct cb_topo_job_cfg {
 	int local_rank, local_size;
 	const char *host_name, *host_key; /* this host (cb_host_identity) */
 	const char *bind, *nic, *gpu;     /* --bind, --nic, --gpu, or NULL */
-	const char *topo_xml;             /* --topo-xml, or NULL */
+	const char *topo_xml; /* this rank's: --topo-xml (or a test's
+	                       * COLLBENCH_TOPO_XML_<rank>), or NULL */
 	/* Device names the run's transports know ("verbs:cbemu0;tcp:lo"), so
 	 * --nic may name one hwloc does not; NULL: none. */
 	const char *nic_known;

@@ -96,9 +96,10 @@ def main():
         time.sleep(1)
         return
     if mode in ("tcp-junk", "tcp-silent"):
-        # host info allgather: key[128] name[64] pid (native int32)
-        info = b"fake-key".ljust(128, b"\0") + b"fakehost".ljust(64, b"\0")
-        gather(s, 0, 1, info + struct.pack("=i", 4242))
+        # host info allgather (core/comm.c): the hash of the host's key
+        # (native uint64; any but rank 0's: another host), name[64]
+        info = struct.pack("=Q", 0xfa4e) + b"fakehost".ljust(64, b"\0")
+        gather(s, 0, 1, info)
         # topology (topo/job.c): the machine allgather, then binding and
         # host summary gathered to rank 0 alone (so only set): rank 0's
         # size, all zeros (another machine, no topology: nothing to

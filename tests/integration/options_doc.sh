@@ -5,12 +5,15 @@
 #     `collbench --help`, the man page's OPTIONS (docs/collbench.1.scd) and
 #     docs/options.md's run section list exactly the same ones; every
 #     option of `topo --help` and `acceptance --help` is in docs/options.md;
-#   environment: every variable the sources read (each getenv("...")
-#     literal, every "COLLBENCH_..." literal, the launchers' table in
-#     core/env.c; a computed getenv name only where this script knows it)
-#     is in the man page's ENVIRONMENT and docs/options.md's Environment
-#     and Debugging sections, and nothing is documented there that is not
-#     read.
+#   environment: every variable the product's sources read (each
+#     getenv("...") literal, every "COLLBENCH_..." literal, the launchers'
+#     table in core/env.c; a computed getenv name only where this script
+#     knows it) is in one of the man page's ENVIRONMENT, LAUNCHER
+#     ENVIRONMENT and DEBUGGING (docs/options.md: Environment, Launcher
+#     environment, Debugging and testing), and nothing is documented there
+#     that is not read; a launcher's variable (PMIX_*, OMPI_*, SLURM_*,
+#     PMI_*, MASTER_*, RANK, WORLD_SIZE) is in the launcher section and
+#     only those are; the test hooks are in the debugging section.
 . "$(dirname "$0")/lib.sh"
 src=${1:?srcdir}
 "$CB" --help >"$TMP/help" || fail "--help exited $?"
@@ -97,9 +100,8 @@ computed = {
     ("core/env.c", "launchers[i].rank"): "the launchers table",
     ("core/env.c", "launchers[i].world"): "the launchers table",
     ("core/env.c", "env_opts[i].env"): "the env_opts table",
-    ("topo/job.c", "env"): "COLLBENCH_TOPO_XML_N",
+    ("bench/place.c", "env"): "COLLBENCH_TOPO_XML_N",
     ("acceptance/stage.c", "env"): "COLLBENCH_SYSFS_N",
-    ("bench/options.c", "flags[i]"): "the flags' literals",
 }
 read_vars = set()
 for d in product:
@@ -110,7 +112,8 @@ for d in product:
             path = os.path.join(root, f)
             rel = os.path.relpath(path, src)
             text = open(path, encoding="utf-8", errors="replace").read()
-            for arg in re.findall(r"\bgetenv\s*\(\s*([^)]*?)\s*\)", text):
+            for arg in re.findall(r"\b(?:secure_)?getenv\s*\(\s*([^)]*?)\s*\)",
+                                  text):
                 lit = re.fullmatch(r'"([^"]+)"', arg)
                 if lit:
                     read_vars.add(lit.group(1))
@@ -127,15 +130,57 @@ read_vars.discard("COLLBENCH_")
 if len(read_vars) < 30:
     fail(f"only {len(read_vars)} variables found in the sources")
 
-man_env = section(man, "\n# ENVIRONMENT", "\n# FILES")
-man_vars = set(re.findall(r"\*([A-Z][A-Za-z0-9_]+)\*", man_env))
-md_env = section(md, "\n## Environment", None)
-md_vars = set(re.findall(r"`([A-Z][A-Za-z0-9_]+)`", md_env))
-same("environment", read_vars, man_vars, "the sources", "the man page")
-same("environment", read_vars, md_vars, "the sources", "docs/options.md")
-for name in ("COLLBENCH_TEST_STORE_STALL_MS", "COLLBENCH_HOSTNAME"):
-    if name in md_env and md_env.index(name) < md_env.find("## Debugging and testing"):
-        fail(f"docs/options.md: {name} is a test hook, outside Debugging and testing")
+def names(text, pat):
+    # the names a section defines: a man page's term lines (they start
+    # with *), a table's first cells; not the ones its prose refers to
+    if pat == MAN_NAME:
+        lines = [l for l in text.splitlines() if l.startswith("*")]
+    else:
+        lines = [l.split("|")[1] for l in text.splitlines()
+                 if l.startswith("| `")]
+    return set(re.findall(pat, "\n".join(lines)))
+
+MAN_NAME = r"\*([A-Z][A-Za-z0-9_]+)\*"
+MD_NAME = r"`([A-Z][A-Za-z0-9_]+)`"
+man_parts = {
+    "ENVIRONMENT": section(man, "\n# ENVIRONMENT", "\n# LAUNCHER ENVIRONMENT"),
+    "LAUNCHER ENVIRONMENT": section(man, "\n# LAUNCHER ENVIRONMENT",
+                                    "\n# DEBUGGING"),
+    "DEBUGGING": section(man, "\n# DEBUGGING", "\n# FILES"),
+}
+md_parts = {
+    "Environment": section(md, "\n## Environment", "\n## Launcher environment"),
+    "Launcher environment": section(md, "\n## Launcher environment",
+                                    "\n## Debugging and testing"),
+    "Debugging and testing": section(md, "\n## Debugging and testing", None),
+}
+LAUNCHER = re.compile(r"(PMIX_|PMI_|OMPI_|SLURM_|MASTER_)[A-Za-z0-9_]+|RANK|WORLD_SIZE")
+HOOK = re.compile(r"COLLBENCH_(TEST_[A-Z0-9_]+|HOSTNAME|REPRODUCIBLE|"
+                  r"TOPO_XML_N|SYSFS_[A-Z0-9_]+|GPU_LIBCUDA)")
+launcher_vars = {v for v in read_vars if LAUNCHER.fullmatch(v)}
+hook_vars = {v for v in read_vars if HOOK.fullmatch(v)}
+if len(launcher_vars) < 12 or len(hook_vars) < 6:
+    fail(f"only {len(launcher_vars)} launcher variables and {len(hook_vars)} "
+         "test hooks found in the sources")
+for doc, parts, pat in (("the man page", man_parts, MAN_NAME),
+                        ("docs/options.md", md_parts, MD_NAME)):
+    env_s, launch_s, debug_s = (names(t, pat) for t in parts.values())
+    e, l, d = parts.keys()
+    same("environment", read_vars, env_s | launch_s | debug_s, "the sources",
+         f"{doc} ({e}, {l}, {d})")
+    for a, b, an, bn in ((env_s, launch_s, e, l), (env_s, debug_s, e, d),
+                         (launch_s, debug_s, l, d)):
+        if a & b:
+            fail(f"{doc}: {' '.join(sorted(a & b))} in both {an} and {bn}")
+    same("launcher variables", launcher_vars, launch_s, "the sources",
+         f"{doc}'s {l}")
+    if hook_vars - debug_s:
+        fail(f"{doc}: the test hooks {' '.join(sorted(hook_vars - debug_s))} "
+             f"are outside {d}")
+    else:
+        print(f"ok: {doc}'s {d} has the {len(hook_vars)} test hooks")
+    if "--schedule-log" not in parts[d]:
+        fail(f"{doc}: --schedule-log, a test hook, is not in {d}")
 sys.exit(1 if bad else 0)
 PY
 rc=$?

@@ -101,12 +101,17 @@ int main(void)
 	if (check_failures)
 		fprintf(stderr, "logged:\n%s", err);
 
-	/* options: this communicator's view; another's (none given: the
-	 * process's store) is its own */
+	/* options: this communicator's view; another's is its own (a parsed
+	 * view, core/env.h); a communicator given none sees none (there is
+	 * no process-wide store) */
 	struct cb_comm *c2 = calloc(1, sizeof(*c2));
+	struct cb_optset set2 = { 0 };
 	c->option = view;
 	c->option_arg = "4";
-	cb_opt_set("tcp-streams", "2");
+	CHECK(cb_optset_put(&set2, "tcp-streams", "2") == CB_OK);
+	CHECK(cb_comm_option(c2, "tcp-streams") == NULL);
+	c2->option = cb_optset_lookup;
+	c2->option_arg = &set2;
 	c2->engine = -1;
 	cb_comm_host_init(c2, 8, -1);
 	cb_comm_tp_init(c2, &c2->tp[0], "tcp");

@@ -205,10 +205,10 @@ int main(void)
 	CHECK(parse("--output_file results", &o) == CB_OK && o.noutputs == 2 &&
 	      o.outputs[1].format == CB_FMT_JSON);
 	CHECK(parse("--verbs-eager-bytes 4K", &o) == CB_OK &&
-	      cb_opt_get("verbs-eager-bytes") &&
-	      !strcmp(cb_opt_get("verbs-eager-bytes"), "4096"));
+	      cb_optset_get(&o.tp, "verbs-eager-bytes") &&
+	      !strcmp(cb_optset_get(&o.tp, "verbs-eager-bytes"), "4096"));
 	CHECK(parse("--verbs-eager-bytes 100", &o) == CB_OK &&
-	      !strcmp(cb_opt_get("verbs-eager-bytes"), "100"));
+	      !strcmp(cb_optset_get(&o.tp, "verbs-eager-bytes"), "100"));
 	CHECK(usage_err("--verbs-eager-bytes 9K", "--verbs-eager-bytes"));
 	CHECK(usage_err("--verbs-eager-bytes 1X", "1X"));
 	CHECK(usage_err("-a 4", "-a"));
@@ -310,6 +310,54 @@ int main(void)
 			free(acc);
 			free(in);
 		}
+	}
+	/* the option view (core/env.h): the flags, then, once, the
+	 * documented variables and no others; a flag wins */
+	{
+		struct cb_opts o;
+		struct cb_optset s = { 0 };
+		static char big[2000];
+		char key[16];
+		const char *v;
+
+		setenv("COLLBENCH_TCP_STREAMS", "3", 1);
+		setenv("COLLBENCH_TCP_IF", "eth9", 1);
+		setenv("COLLBENCH_NIC", "mlx5_0", 1); /* not one of them */
+		CHECK(parse("--tcp-if lo", &o) == CB_OK);
+		CHECK((v = cb_optset_get(&o.tp, "tcp-if")) && !strcmp(v, "lo"));
+		CHECK((v = cb_optset_get(&o.tp, "tcp-streams")) &&
+		      !strcmp(v, "3"));
+		CHECK(cb_optset_get(&o.tp, "nic") == NULL);
+		CHECK(o.ring_put == 1);
+		/* parsed once: a later change does not reach the view */
+		setenv("COLLBENCH_TCP_STREAMS", "5", 1);
+		CHECK((v = cb_optset_get(&o.tp, "tcp-streams")) &&
+		      !strcmp(v, "3"));
+		setenv("COLLBENCH_RING_PUT", "0", 1);
+		CHECK(parse("", &o) == CB_OK && o.ring_put == 0);
+		setenv("COLLBENCH_RING_PUT", "1", 1);
+		CHECK(parse("", &o) == CB_OK && o.ring_put == 1);
+		unsetenv("COLLBENCH_RING_PUT");
+		unsetenv("COLLBENCH_TCP_STREAMS");
+		unsetenv("COLLBENCH_TCP_IF");
+		unsetenv("COLLBENCH_NIC");
+		memset(big, 'x', sizeof(big) - 1);
+		setenv("COLLBENCH_TOPO_XML", big, 1);
+		CHECK(usage_err("",
+		                "COLLBENCH_TOPO_XML: the value is too long"));
+		unsetenv("COLLBENCH_TOPO_XML");
+		/* put replaces; a full view says so */
+		CHECK(cb_optset_put(&s, "a", "1") == CB_OK &&
+		      cb_optset_put(&s, "a", "2") == CB_OK && s.n == 1 &&
+		      !strcmp(cb_optset_get(&s, "a"), "2"));
+		for (int i = 1; i < CB_OPTSET_MAX; i++) {
+			snprintf(key, sizeof(key), "k%d", i);
+			CHECK(cb_optset_put(&s, key, "v") == CB_OK);
+		}
+		cb_fail_clear();
+		CHECK(cb_optset_put(&s, "one-more", "v") == CB_ERR_USAGE &&
+		      cb_fail_msg() && strstr(cb_fail_msg(), "one-more"));
+		CHECK(cb_optset_get(NULL, "a") == NULL);
 	}
 	/* inputs differ between ranks, or the check would prove little */
 	CHECK(cb_input_value(CB_OP_SUM, 0, 3) !=

@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * benchmarks/boot_sim.c - collbench-boot-sim: a job of N ranks through the
+ * real bootstrap (core/bootstrap.c, the store in rank 0, real sockets on
+ * loopback), each rank a thread of this process, doing what a run's
+ * start-up does with the store, in the same sizes:
+ *
+ *   join      allgather of 72 bytes   (host key hash, name: core/comm.c)
+ *   machine   allgather of 32 bytes   (boot id, host, CPUs: topo/share.c)
+ *   address   one key per rank        (a transport's address)
+ *   model     rank 0's 152 bytes to every rank, by a key (calibrate.c)
+ *   topology  gather to rank 0 of 1 KiB (binding, inventory: topo/job.c)
+ *   barrier
+ *
+ * and prints, from rank 0's clock, when each step ended, with the
+ * process's peak memory (every simulated rank's buffers included: an upper
+ * bound on rank 0's).  A benchmark, not a test:
+ *
+ *   collbench-boot-sim [-n RANKS] [-t TIMEOUT_S]    (default 4096, 120)
+ *
+ * Exit 0 when every rank got every value right, 1 otherwise.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "core/bootstrap.h"
+#include "core/log.h"
+#include "core/sock.h"
+
+enum { JOIN = 72, MACHINE = 32, MODEL = 152, TOPO = 1024, STEPS = 6 };
+static const char *const step_name[STEPS] = { "open",  "join",     "machine",
+	                                      "model", "topology", "barrier" };
+
+struct rank {
+	int rank, world, listen_fd;
+	const char *port;
+	double timeout_s;
+	uint64_t t0, done[STEPS];
+	int errors, bad;
+};
+
+/* Rank @r's part of a gather: bytes that say whose it is. */
+static void fill(unsigned char *p, size_t bytes, int r, int step)
+{
+	for (size_t i = 0; i < bytes; i++)
+		p[i] = (unsigned char)(r * 31 + step * 7 + (int)i);
+}
+
+static int check(const unsigned char *all, size_t bytes, int world, int step)
+{
+	unsigned char want[TOPO];
+	int bad = 0;
+
+	for (int q = 0; q < world; q++) {
+		fill(want, bytes, q, step);
+		bad += memcmp(all + (size_t)q * bytes, want, bytes) != 0;
+	}
+	return bad;
+}
+
+static void *rank_main(void *arg)
+{
+	struct rank *r = arg;
+	struct cb_boot *b;
+	struct cb_boot_cfg cfg = { .rank = r->rank,
+		                   .world = r->world,
+		                   .host = "127.0.0.1",
+		                   .port = r->port,
+		                   .listen_fd = r->rank ? -1 : r->listen_fd,
+		                   .timeout_s = r->timeout_s,
+		                   .hostname = "simhost",
+		                   .token = "" };
+	static const size_t size[] = { JOIN, MACHINE };
+	unsigned char mine[TOPO], *all = NULL;
+	char key[32];
+	size_t got = 0;
+
+	if (cb_boot_open(&cfg, &b)) {
+		r->errors++;
+		return NULL;
+	}
+	r->done[0] = cb_now_ns();
+	all = malloc((size_t)r->world * TOPO);
+	for (int s = 0; all && s < 2; s++) {
+		fill(mine, size[s], r->rank, s);
+		if (cb_boot_allgather(b, step_name[s + 1], mine, size[s],
+		                      all)) {
+			r->errors++;
+			goto out;
+		}
+		r->bad += check(all, size[s], r->world, s);
+		if (s == 1) { /* the transports' addresses */
+			snprintf(key, sizeof(key), "tp/sim/%d", r->rank);
+			if (cb_boot_set(b, key, mine, 64)) {
+				r->errors++;
+				goto out;
+			}
+		}
+		r->done[s + 1] = cb_now_ns();
+	}
+	if (!all) {
+		r->errors++;
+		goto out;
+	}
+	fill(mine, MODEL, 0, 2);
+	if (r->rank == 0 ? cb_boot_set(b, "cost-model/0", mine, MODEL)
+	                 : cb_boot_get(b, "cost-model/0", all, MODEL, &got)) {
+		r->errors++;
+		goto out;
+	}
+	if (r->rank)
+		r->bad += got != MODEL || memcmp(all, mine, MODEL);
+	r->done[3] = cb_now_ns();
+	fill(mine, TOPO, r->rank, 3);
+	if (cb_boot_gather_root(b, "topology", mine, TOPO, all, 0, NULL)) {
+		r->errors++;
+		goto out;
+	}
+	if (r->rank == 0)
+		r->bad += check(all, TOPO, r->world, 3);
+	r->done[4] = cb_now_ns();
+	if (cb_boot_barrier(b))
+		r->errors++;
+	r->done[5] = cb_now_ns();
+out:
+	free(all);
+	cb_boot_close(b);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	int world = 4096, c;
+	double timeout_s = 120;
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+		                  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof(sa);
+	char port[16];
+	int fd;
+
+	while ((c = getopt(argc, argv, "n:t:")) != -1) {
+		if (c == 'n')
+			world = atoi(optarg);
+		else if (c == 't')
+			timeout_s = atof(optarg);
+		else
+			return 2;
+	}
+	if (world < 2 || world > 65536 || timeout_s <= 0) {
+		fprintf(stderr, "collbench-boot-sim: -n 2..65536, -t > 0\n");
+		return 2;
+	}
+	if (cb_sock_listen((struct sockaddr *)&sa, sl, &fd) ||
+	    getsockname(fd, (struct sockaddr *)&sa, &sl)) {
+		fprintf(stderr, "collbench-boot-sim: %s\n",
+		        cb_fail_msg() ? cb_fail_msg() : "cannot listen");
+		return 1;
+	}
+	snprintf(port, sizeof(port), "%u", ntohs(sa.sin_port));
+	struct rank *r = calloc((size_t)world, sizeof(*r));
+	pthread_t *th = calloc((size_t)world, sizeof(*th));
+	pthread_attr_t at;
+	pthread_attr_init(&at);
+	pthread_attr_setstacksize(&at, 256u << 10);
+	uint64_t t0 = cb_now_ns();
+	int started = 0;
+	for (int i = 0; r && th && i < world; i++, started++) {
+		r[i] = (struct rank){ .rank = i,
+			              .world = world,
+			              .listen_fd = fd,
+			              .port = port,
+			              .timeout_s = timeout_s };
+		if (pthread_create(&th[i], &at, rank_main, &r[i]))
+			break;
+	}
+	for (int i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	int errors = started < world, bad = 0;
+	for (int i = 0; i < started; i++) {
+		errors += r[i].errors;
+		bad += r[i].bad;
+	}
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	printf("# collbench-boot-sim: %d ranks (threads) through the store, "
+	       "%ld cores\n",
+	       world, sysconf(_SC_NPROCESSORS_ONLN));
+	for (int s = 0; started == world && s < STEPS; s++)
+		printf("%-9s %8.2f s\n", step_name[s],
+		       r[0].done[s] ? (double)(r[0].done[s] - t0) / 1e9 : -1.0);
+	printf("total     %8.2f s; peak memory of the process %.1f MiB (%.1f "
+	       "KiB a rank); %d errors, %d wrong values\n",
+	       (double)(cb_now_ns() - t0) / 1e9, (double)ru.ru_maxrss / 1024,
+	       (double)ru.ru_maxrss / world, errors, bad);
+	free(r);
+	free(th);
+	return errors || bad ? 1 : 0;
+}
