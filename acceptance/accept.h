@@ -4,12 +4,15 @@
  *
  *   cmd.c    options, the stages in order, outputs, exit status
  *   pair.c   the tournament and one pair's measurements
+ *   round.c  a round of pairs across the job, gathered on rank 0
  *   judge.c  which pairs are outside tolerance, and who is to blame
  *   plan.c   the pairwise plan and its noise judge, pure (plan.h)
  *   drive.c  the pairwise stage: plan.c's rounds over the real fabric
  *   stage.c  inventory, collectives, the burn's counters; every rank's
  *            retransmission and link counters at each gather
  *   counters.c  what those counters name (lossy, flapping), pure
+ *   baseline.c  --baseline: an earlier run's JSON, and what dropped since
+ *   expect.c --expect FILE's lines, flat and per size band
  *
  * The record itself (struct cb_acc) and its writers are reports/accept.h.
  */
@@ -34,6 +37,8 @@ struct cb_acc_opts {
 	double timeout_s;
 	struct cb_acc_settings set;
 	const char *expect_file;
+	const char *baseline_file;
+	struct cb_acc_base *base; /* --baseline, read (baseline.c) */
 	const char *tcp_if;
 	struct cb_optset tp; /* the communicator's option view (core/env.h) */
 	int verbose, help;
@@ -115,8 +120,8 @@ enum {
 	                       * measure the CPUs */
 };
 
-/* Every node runs its pairs of @pairs (node pairs; every rank calls with
- * the same list), in order; then every rank's entries go to rank 0, which
+/* (round.c) Every node runs its pairs of @pairs (node pairs; every rank calls
+ * with the same list), in order; then every rank's entries go to rank 0, which
  * waits at most @wait_s for late ranks and fills @out[i] for pair i.
  * @run: 0 connectivity, 1 measure.  @alone: CB_ACC_*. */
 cb_status_t cb_acc_stage_pairs(struct cb_acc_ctx *x, int (*pairs)[2], int n,
@@ -185,6 +190,50 @@ void cb_acc_ctr_note(struct cb_acc *a, enum cb_acc_stage_id s, int h,
  * flapping finding for the host where it made one). */
 void cb_acc_judge_loss(struct cb_acc *a);
 
+/* ---- an earlier run to compare with (baseline.c) ---- */
+
+/* The parts of an earlier run's JSON (-O x.json) compared: its nodes'
+ * names, each pair's bandwidth (the slower direction; 0 failed), its
+ * collectives, and the sizes they were measured at. */
+struct cb_acc_base_pair {
+	int a, b; /* into names */
+	double bw_gbps;
+};
+struct cb_acc_base {
+	char path[200];
+	char (*names)[96]; /* its nodes */
+	int nnames;
+	char (*hosts)[64];
+	int nhosts;
+	struct cb_acc_base_pair *pairs;
+	int npairs;
+	struct cb_acc_coll colls[4];
+	int ncolls;
+	uint64_t bw_bytes, coll_bytes;
+	int rails;
+	double sigma_rep; /* its noise between repeats; 0 unknown */
+};
+
+/* Read @path (malformed: one line, CB_ERR_USAGE). */
+cb_status_t cb_acc_base_load(const char *path, struct cb_acc_base **out);
+void cb_acc_base_free(struct cb_acc_base *b);
+/* Refuse (CB_ERR_USAGE, one line) a baseline of another cluster: no host
+ * in common with @a's, other --rails, or neither size alike. */
+cb_status_t cb_acc_base_check(const struct cb_acc_base *b,
+                              const struct cb_acc *a);
+/* Rank 0, at the end: findings for what dropped beyond
+ * a->set.baseline_tolerance (and the noise the run measured) since @b:
+ * the whole fabric (the median of the nodes' median pairs), a node's
+ * median, a pair, a collective; a->base says what was compared. */
+void cb_acc_judge_base(struct cb_acc *a, const struct cb_acc_base *b);
+
+/* ---- the burn's windows (out.c) ---- */
+
+/* Rank 0, after the burn with --window: each window's slowest pair; a
+ * window whose slowest pair is outside (below the pairwise stage's noise
+ * floor, or an expectation) or that had a failed pair is a finding. */
+void cb_acc_judge_windows(struct cb_acc *a);
+
 /* ---- rank 0's summaries and outputs (out.c) ---- */
 
 struct cb_results_meta;
@@ -202,7 +251,18 @@ void cb_acc_pass_summary(struct cb_acc *a, double t, double allreduce);
 void cb_acc_meta(struct cb_comm *c, const struct cb_acc_opts *o,
                  struct cb_acc *a, struct cb_results_meta *m,
                  struct cb_run_info *ri, char *hn, size_t bytes);
-/* Every output; 0 PASS, 1 FAIL or a write failed. */
+/* Exit statuses. */
+#define CB_ACC_EXIT_PASS  0 /* PASS, warnings or not */
+#define CB_ACC_EXIT_FAIL  1 /* a finding */
+#define CB_ACC_EXIT_USAGE 2 /* a bad option or file */
+#define CB_ACC_EXIT_NORUN                                                      \
+	3                      /* could not run: a rank did not start or       \
+	                        * stopped, a deadline, an output unwritten */
+#define CB_ACC_EXIT_UNAVAIL 77 /* the transport is not available here */
+/* The exit status for a job that stopped with @st. */
+int cb_acc_exit(cb_status_t st);
+/* Every output; CB_ACC_EXIT_PASS, _FAIL, or _NORUN where one could not
+ * be written. */
 int cb_acc_outputs(const struct cb_acc_opts *o, struct cb_acc *a);
 
 /* ---- the command (cmd.c, opts.c) ---- */
@@ -210,11 +270,20 @@ int cb_acc_outputs(const struct cb_acc_opts *o, struct cb_acc *a);
 /* CB_ERR_USAGE, recorded, for a bad value; o->help for -h. */
 cb_status_t cb_acc_parse(int argc, char **argv, struct cb_acc_opts *o);
 /* The text of an expectations file (--expect; @name for messages): lines
- * "bw_gbps = X" and "lat_us = Y", '#' comments, each key once.  Sets
+ * "bw_gbps = X" and "lat_us = Y", '#' comments, each key once, or
+ * "bw_gbps[1M-16M] = X": for pairs measured at a size in that band (the
+ * band beats the flat line; bands of a key do not overlap).  Sets
  * @s's expectations, or leaves @s alone and fails with one line naming
  * the line (CB_ERR_USAGE). */
 cb_status_t cb_acc_expect_parse(const char *text, size_t len, const char *name,
                                 struct cb_acc_settings *s);
+/* Read --expect @path into @s (expect.c). */
+cb_status_t cb_acc_expect_file(const char *path, struct cb_acc_settings *s);
+/* A number in @lo..@hi ("90%" is 0.9 where @pct); GB/s ("100Gb/s",
+ * "12.5GB/s" too).  @what names it in the one line of a bad value. */
+cb_status_t cb_acc_number(const char *s, const char *what, double lo, double hi,
+                          int pct, double *out);
+cb_status_t cb_acc_rate(const char *s, const char *what, double *out);
 void cb_acc_usage(void);
 int cb_acceptance_cmd(int argc, char **argv);
 

@@ -24,8 +24,9 @@
  * store (a key per decision), so a host that vanished costs a deadline,
  * never the verdict.
  *
- * Exit status: 0 PASS, 1 FAIL (or the job failed), 2 usage, 77 the
- * transport is not available.
+ * Exit status (accept.h): 0 PASS (warnings too), 1 FAIL, 2 usage or a bad
+ * file, 3 could not run (a rank did not start or stopped, a deadline,
+ * an output not written), 77 the transport is not available.
  */
 #include <getopt.h>
 #include <math.h>
@@ -49,12 +50,11 @@
  * in the stage's list), whether collectives run, whether the burn goes
  * on. */
 struct plan {
-	int32_t go;       /* burn: another pass; else unused */
-	int32_t colls;    /* run the collectives */
-	int32_t controls; /* suspects: the last this many are controls */
-	int32_t serial;   /* ranks share cores: one pair at a time */
-	int32_t n;        /* entries in idx */
-	int32_t idx[];    /* pair indices */
+	int32_t go;     /* burn: another pass; else unused */
+	int32_t colls;  /* run the collectives */
+	int32_t serial; /* ranks share cores: one pair at a time */
+	int32_t n;      /* entries in idx */
+	int32_t idx[];  /* pair indices */
 };
 
 static cb_status_t tell(struct cb_acc_ctx *x, struct plan *p, int cap,
@@ -123,8 +123,10 @@ static cb_status_t setup_nodes(struct cb_comm *c, const struct cb_acc_opts *o,
 	return CB_OK;
 }
 
-/* Every pair of the tournament, round-major; same-host pairs of --rails
- * left out (the NICs under test are between hosts). */
+/* Every pair of the tournament, round-major; with --rails only
+ * rail-aligned pairs (rank i of a host with rank i of another: each NIC
+ * with the same NIC of the other host, not k^2 pairs of every host pair;
+ * the NICs under test are between hosts). */
 static int tournament(const struct cb_acc *a, int (*pairs)[2], int *round)
 {
 	int(*r)[2] = malloc(((size_t)a->nnodes / 2 + 1) * sizeof(*r)), n = 0;
@@ -132,8 +134,11 @@ static int tournament(const struct cb_acc *a, int (*pairs)[2], int *round)
 	for (int k = 0; r && k < cb_acc_rounds(a->nnodes); k++) {
 		int m = cb_acc_round_pairs(a->nnodes, k, r);
 		for (int i = 0; i < m; i++) {
+			const struct cb_acc_node *x = &a->nodes[r[i][0]],
+			                         *y = &a->nodes[r[i][1]];
 			if (a->nhosts > 1 &&
-			    a->nodes[r[i][0]].host == a->nodes[r[i][1]].host)
+			    (x->host == y->host ||
+			     (a->set.rails && x->local != y->local)))
 				continue;
 			pairs[n][0] = r[i][0];
 			pairs[n][1] = r[i][1];
@@ -158,148 +163,27 @@ static double wait_for(const struct cb_acc_opts *o, int rounds)
 
 /* Copy measured figures into the record's pair of the same nodes. */
 static void take(struct cb_acc *a, const struct cb_acc_pair *m, int n,
-                 int remeasure, enum cb_acc_stage_id stage)
+                 enum cb_acc_stage_id stage)
 {
 	for (int i = 0; i < n; i++) {
 		struct cb_acc_pair *p = cb_acc_pair_of(a, m[i].a, m[i].b);
 		if (!p)
 			continue;
-		int round = p->round, meas = p->ctr_meas, lossy = p->ctr_lossy;
-		double fbw = cb_acc_pair_bw(p), flat = p->lat_p50_us;
-		uint64_t retrans = p->retrans, segs = p->out_segs;
-		*p = m[i];
-		p->round = round;
 		/* the pairwise stage's counters stay the pair's */
-		p->retrans = retrans;
-		p->out_segs = segs;
-		p->ctr_meas = meas;
-		p->ctr_lossy = lossy;
-		p->fail_stage = stage;
-		if (remeasure) {
-			p->remeasured = 1;
-			p->first_bw_gbps = fbw;
-			p->first_lat_us = flat;
-		}
+		cb_acc_pair_take(p, &m[i], stage, p);
 	}
 }
 
-/* The controls' best figures measured alone so far (rank 0). */
-struct controls {
-	int n;
-	double bw[2], bibw[2], lat[2];
-};
-
-static void alone_refs(struct cb_acc *a, const struct controls *k)
+/* One burn pass over the pairs rank 0 kept (@keep), in rounds (one pair
+ * at a time where ranks share cores); rank 0's record gets the figures. */
+static cb_status_t burn_pass(struct cb_acc_ctx *x, int (*all)[2],
+                             const struct plan *keep, int rounds)
 {
-	double bw[2], bibw[2], lat[2];
-
-	if (!k->n)
-		return;
-	memcpy(bw, k->bw, sizeof(bw));
-	memcpy(bibw, k->bibw, sizeof(bibw));
-	memcpy(lat, k->lat, sizeof(lat));
-	a->alone_bw_gbps = cb_acc_median(bw, k->n);
-	a->alone_bibw_gbps = cb_acc_median(bibw, k->n);
-	a->alone_lat_us = cb_acc_median(lat, k->n);
-}
-
-/*
- * The suspects of @sus still outside tolerance, but by less than half,
- * measured alone a second time with more repetitions, and the controls with
- * them (a busy spell of the machine slows both alike); each keeps the
- * better of its two measurements.
- */
-static cb_status_t confirm(struct cb_acc_ctx *x, int (*again)[2],
-                           const struct plan *sus, int rounds,
-                           struct cb_acc_pair *got, struct controls *k)
-{
-	struct cb_acc *a = x->a;
-	int ns = sus->n - sus->controls;
-	struct plan *still =
-	        calloc(1, sizeof(*still) + ((size_t)sus->n + 1) * 4);
-	int(*pairs)[2] = malloc(((size_t)sus->n + 1) * sizeof(*pairs));
-	cb_status_t st;
-	char why[160];
-
-	if (!still || !pairs) {
-		free(still);
-		free(pairs);
-		return cb_fail(CB_ERR_NOMEM, "out of memory");
-	}
-	for (int i = 0; x->c->rank == 0 && i < ns; i++) {
-		struct cb_acc_pair *p =
-		        cb_acc_pair_of(a, again[i][0], again[i][1]);
-		double rbw, rbibw, rlat;
-		if (!p || !p->ok || !cb_acc_outside(a, p, why, sizeof(why)))
-			continue;
-		/* Far below is no busy moment: only the near misses again. */
-		cb_acc_ref_for(a, p, &rbw, &rbibw, &rlat);
-		if (rbw > 0 && cb_acc_pair_bw(p) < 0.5 * rbw)
-			continue;
-		still->idx[still->n++] = i;
-	}
-	for (int i = ns; x->c->rank == 0 && still->n && i < sus->n; i++) {
-		still->idx[still->n++] = i;
-		still->controls++;
-	}
-	if ((st = tell(x, still, sus->n, wait_for(x->o, rounds))) || !still->n)
-		goto out;
-	for (int i = 0; i < still->n; i++) {
-		pairs[i][0] = again[still->idx[i]][0];
-		pairs[i][1] = again[still->idx[i]][1];
-	}
-	st = cb_acc_stage_pairs(x, pairs, still->n, 1, CB_ACC_ALONE_CONFIRM,
-	                        wait_for(x->o, still->n), got);
-	for (int i = 0; !st && x->c->rank == 0 && i < still->n; i++) {
-		int c = still->idx[i] - ns; /* a control: its index */
-		if (!got[i].ok)
-			continue;
-		if (c >= 0 && c < k->n) {
-			if (cb_acc_pair_bw(&got[i]) > k->bw[c])
-				k->bw[c] = cb_acc_pair_bw(&got[i]);
-			if (got[i].bibw_gbps > k->bibw[c])
-				k->bibw[c] = got[i].bibw_gbps;
-			if (got[i].lat_p50_us < k->lat[c])
-				k->lat[c] = got[i].lat_p50_us;
-			continue;
-		}
-		struct cb_acc_pair *p =
-		        cb_acc_pair_of(a, pairs[i][0], pairs[i][1]);
-		if (!p || cb_acc_pair_bw(&got[i]) <= cb_acc_pair_bw(p))
-			continue;
-		double fbw = p->first_bw_gbps, flat = p->first_lat_us;
-		int round = p->round;
-		*p = got[i];
-		p->round = round;
-		p->remeasured = 1;
-		p->first_bw_gbps = fbw;
-		p->first_lat_us = flat;
-	}
-	if (!st && x->c->rank == 0)
-		alone_refs(a, k);
-out:
-	free(still);
-	free(pairs);
-	return st;
-}
-
-/* Pairwise once over the pairs rank 0 kept (@keep): measured in rounds,
- * then, with @alone, the suspects again one at a time.  Rank 0's record
- * gets the figures. */
-static cb_status_t pairwise(struct cb_acc_ctx *x, int (*all)[2], int nall,
-                            const struct plan *keep, int rounds, int alone,
-                            enum cb_acc_stage_id stage, int *suspects,
-                            int *cleared)
-{
-	struct cb_acc *a = x->a;
 	int n = keep->n, (*pairs)[2] = malloc(((size_t)n + 1) * sizeof(*pairs));
 	struct cb_acc_pair *got = calloc((size_t)n + 1, sizeof(*got));
-	struct plan *sus = calloc(1, sizeof(*sus) + ((size_t)n + 1) * 4);
-	struct controls ctl = { 0 };
 	cb_status_t st;
 
-	(void)nall;
-	if (!pairs || !got || !sus) {
+	if (!pairs || !got) {
 		st = cb_fail(CB_ERR_NOMEM, "out of memory");
 		goto out;
 	}
@@ -307,98 +191,17 @@ static cb_status_t pairwise(struct cb_acc_ctx *x, int (*all)[2], int nall,
 		pairs[i][0] = all[keep->idx[i]][0];
 		pairs[i][1] = all[keep->idx[i]][1];
 	}
-	if ((st = cb_acc_stage_pairs(
-	             x, pairs, n, 1,
-	             keep->serial ? CB_ACC_ALONE_SERIAL : CB_ACC_CONCURRENT,
-	             wait_for(x->o, keep->serial ? n : rounds), got)))
-		goto out;
-	if (x->c->rank == 0) {
-		take(a, got, n, 0, stage);
-		cb_acc_refs(a);
-		char why[160];
-		for (int i = 0; alone && i < n; i++) {
-			struct cb_acc_pair *p =
-			        cb_acc_pair_of(a, pairs[i][0], pairs[i][1]);
-			if (p && cb_acc_outside(a, p, why, sizeof(why)))
-				sus->idx[sus->n++] = i;
-		}
-		/* Two typical pairs measured alone too: what a suspect
-		 * measured alone is compared with (alone, a pair is faster
-		 * than in a round, on a machine whose cores are shared). */
-		for (int c = 0; sus->n && c < 2; c++) {
-			int best = -1;
-			double gap = 0;
-			for (int i = 0; i < n; i++) {
-				struct cb_acc_pair *p = cb_acc_pair_of(
-				        a, pairs[i][0], pairs[i][1]);
-				int used = 0;
-				for (int j = 0; j < sus->n; j++)
-					used |= sus->idx[j] == i;
-				if (!p || !p->ok || used)
-					continue;
-				double g = fabs(cb_acc_pair_bw(p) -
-				                a->ref_bw_gbps);
-				if (best < 0 || g < gap)
-					best = i, gap = g;
-			}
-			if (best < 0)
-				break;
-			sus->idx[sus->n++] = best;
-			sus->controls++;
-		}
-	}
-	if (!alone)
-		goto out;
-	if ((st = tell(x, sus, n, wait_for(x->o, rounds))))
-		goto out;
-	if (!sus->n)
-		goto out;
-	int(*again)[2] = malloc((size_t)sus->n * sizeof(*again));
-	if (!again) {
-		st = cb_fail(CB_ERR_NOMEM, "out of memory");
-		goto out;
-	}
-	for (int i = 0; i < sus->n; i++) {
-		again[i][0] = pairs[sus->idx[i]][0];
-		again[i][1] = pairs[sus->idx[i]][1];
-	}
-	/* One at a time: nothing else runs. */
-	st = cb_acc_stage_pairs(x, again, sus->n, 1, CB_ACC_ALONE_SUSPECT,
-	                        wait_for(x->o, sus->n), got);
+	st = cb_acc_stage_pairs(x, pairs, n, 1,
+	                        keep->serial ? CB_ACC_ALONE_SERIAL
+	                                     : CB_ACC_CONCURRENT,
+	                        wait_for(x->o, keep->serial ? n : rounds), got);
 	if (!st && x->c->rank == 0) {
-		int ns = sus->n - sus->controls;
-		for (int i = ns; i < sus->n; i++)
-			if (got[i].ok) {
-				ctl.bw[ctl.n] = cb_acc_pair_bw(&got[i]);
-				ctl.bibw[ctl.n] = got[i].bibw_gbps;
-				ctl.lat[ctl.n++] = got[i].lat_p50_us;
-			}
-		alone_refs(a, &ctl);
-		take(a, got, ns, 1, stage);
-		*suspects += ns;
+		take(x->a, got, n, CB_ACC_BURN);
+		cb_acc_refs(x->a);
 	}
-	/* Still outside alone: once more, alone, later - a fault is slow
-	 * every time, a busy moment of a shared machine is not. */
-	if (!st && (st = confirm(x, again, sus, rounds, got, &ctl)))
-		goto done;
-	if (x->c->rank == 0) {
-		char why[160];
-		for (int i = 0; i < sus->n - sus->controls; i++) {
-			struct cb_acc_pair *p =
-			        cb_acc_pair_of(a, again[i][0], again[i][1]);
-			if (p && p->ok &&
-			    !cb_acc_outside(a, p, why, sizeof(why))) {
-				p->cleared = 1;
-				(*cleared)++;
-			}
-		}
-	}
-done:
-	free(again);
 out:
 	free(pairs);
 	free(got);
-	free(sus);
 	return st;
 }
 
@@ -539,23 +342,18 @@ static cb_status_t stage_burn(struct run *R)
 	struct cb_acc_ctx *x = &R->x;
 	struct cb_acc *a = x->a;
 	double t0 = now_s(), first = 0, last = 0;
-	struct cb_acc_pair *keep = NULL;
 	cb_status_t st = CB_OK;
 
 	x->stage = CB_ACC_BURN;
-	if (x->c->rank == 0)
-		keep = malloc(((size_t)a->npairs + 1) * sizeof(*keep));
 	for (;;) {
-		double allreduce = 0;
-		int s = 0, c = 0;
-		if ((st = pairwise(x, R->all, R->nall, R->keep, R->rounds, 0,
-		                   CB_ACC_BURN, &s, &c)) ||
+		double allreduce = 0, start = now_s() - t0;
+		if ((st = burn_pass(x, R->all, R->keep, R->rounds)) ||
 		    (st = stage_colls(R, &allreduce)))
 			break;
 		if (x->c->rank == 0) {
 			cb_acc_pass_summary(a, now_s() - t0, allreduce);
-			const struct cb_acc_pass *p =
-			        &a->passes[a->npasses - 1];
+			struct cb_acc_pass *p = &a->passes[a->npasses - 1];
+			p->t0_s = start;
 			if (a->npasses == 1)
 				first = p->median_bw_gbps;
 			last = p->median_bw_gbps;
@@ -586,6 +384,7 @@ static cb_status_t stage_burn(struct run *R)
 			        "the median pair's bandwidth drifted from %.3g "
 			        "to %.3g GB/s over %d passes",
 			        first, last, a->npasses);
+		cb_acc_judge_windows(a);
 		snprintf(a->stage[CB_ACC_BURN].summary,
 		         sizeof(a->stage[0].summary),
 		         "%d passes in %.0f s; median bandwidth %.3g -> %.3g "
@@ -593,7 +392,6 @@ static cb_status_t stage_burn(struct run *R)
 		         "%d slow and %d failed pair measurements",
 		         a->npasses, now_s() - t0, first, last, slow, failed);
 	}
-	free(keep);
 	if (!st && x->c->rank == 0)
 		stage_done(a, CB_ACC_BURN, t0);
 	return st;
@@ -629,6 +427,7 @@ static int acc_rank(void *arg, const struct cb_cli_rank *r)
 	char tr[32], hn[1024];
 	struct cb_results_meta meta;
 	struct cb_run_info ri;
+	struct cb_acc_base *base = o->base, *own = NULL; /* --baseline */
 	double t0 = now_s();
 	cb_status_t st;
 	int rc = 0;
@@ -639,11 +438,16 @@ static int acc_rank(void *arg, const struct cb_cli_rank *r)
 			cb_log(CB_LOG_ERROR, "%s",
 			       cb_fail_msg() ? cb_fail_msg()
 			                     : cb_status_str(st));
-		return cb_cli_exit(st);
+		return cb_acc_exit(st);
 	}
 	R.x.c = c;
 	settings_for(c, o, &a, tr, sizeof(tr));
-	if ((st = setup_nodes(c, o, &a)))
+	if (c->rank == 0 && o->baseline_file && !base &&
+	    (st = cb_acc_base_load(o->baseline_file, &own)))
+		goto fail;
+	base = base ? base : own;
+	if ((st = setup_nodes(c, o, &a)) ||
+	    (base && (st = cb_acc_base_check(base, &a))))
 		goto fail;
 	if (a.nnodes < 2) {
 		st = cb_fail(
@@ -719,6 +523,8 @@ static int acc_rank(void *arg, const struct cb_cli_rank *r)
 	if (c->rank == 0) {
 		cb_acc_judge_counters(&a);
 		cb_acc_judge_loss(&a);
+		if (base)
+			cb_acc_judge_base(&a, base);
 		a.seconds = now_s() - t0;
 		cb_acc_meta(c, o, &a, &meta, &ri, hn, sizeof(hn));
 		rc = cb_acc_outputs(o, &a);
@@ -734,7 +540,7 @@ fail:
 	                           !cb_fail_quiet())
 		cb_log(CB_LOG_ERROR, "%s",
 		       cb_fail_msg() ? cb_fail_msg() : cb_status_str(st));
-	rc = cb_cli_exit(st);
+	rc = cb_acc_exit(st);
 out:
 	for (int r = 0; R.x.gone && r < c->world; r++)
 		if (R.x.gone[r])
@@ -748,6 +554,7 @@ out:
 	free(R.x.samples);
 	free(R.x.gone);
 	cb_acc_free(&a);
+	cb_acc_base_free(own);
 	return rc;
 }
 
@@ -759,10 +566,14 @@ int cb_acceptance_cmd(int argc, char **argv)
 
 	if (!st && o.help) {
 		cb_acc_usage();
+		cb_acc_base_free(o.base);
 		return 0;
 	}
-	if (st)
-		return cb_cli_say("acceptance", st);
+	if (st) {
+		cb_cli_say("acceptance", st);
+		cb_acc_base_free(o.base);
+		return cb_acc_exit(st);
+	}
 	cb_log_level = CB_LOG_WARN + o.verbose;
 	if (strcmp(o.transport, "auto")) {
 		struct cb_tp_entry e;
@@ -772,7 +583,8 @@ int cb_acceptance_cmd(int argc, char **argv)
 			        "collbench acceptance: transport %s is not "
 			        "available here: %s\n",
 			        o.transport, e.why);
-			return 77;
+			cb_acc_base_free(o.base);
+			return CB_ACC_EXIT_UNAVAIL;
 		}
 	}
 	struct cb_cli_job job = { .np = o.np,
@@ -780,7 +592,10 @@ int cb_acceptance_cmd(int argc, char **argv)
 		                  .rendezvous = o.rendezvous,
 		                  .timeout_s = o.timeout_s +
 		                               4 * o.set.pair_timeout_s };
-	if ((st = cb_cli_start(&job, acc_rank, &o, &rc)))
-		return cb_cli_say("acceptance", st);
+	if ((st = cb_cli_start(&job, acc_rank, &o, &rc))) {
+		cb_cli_say("acceptance", st);
+		rc = cb_acc_exit(st);
+	}
+	cb_acc_base_free(o.base);
 	return rc;
 }

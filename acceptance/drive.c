@@ -42,41 +42,35 @@ static void record(struct cb_acc *a, const struct cb_acc_pair *m)
 
 	if (!p)
 		return;
-	int round = p->round;
 	if (p->fail_stage != CB_ACC_PAIRWISE) {
-		*p = *m;
-		p->round = round;
-		p->fail_stage = CB_ACC_PAIRWISE;
+		cb_acc_pair_take(p, m, CB_ACC_PAIRWISE, m);
 		return;
 	}
 	/* The counters add up over every measurement of the pair. */
-	uint64_t retrans = p->retrans + m->retrans,
-	         segs = p->out_segs + m->out_segs;
-	int meas = p->ctr_meas + m->ctr_meas,
-	    lossy = p->ctr_lossy + m->ctr_lossy;
+	struct cb_acc_pair sum = *p;
+	sum.retrans += m->retrans;
+	sum.out_segs += m->out_segs;
+	sum.ctr_meas += m->ctr_meas;
+	sum.ctr_lossy += m->ctr_lossy;
 	if (!p->remeasured) {
-		p->remeasured = 1;
 		p->first_bw_gbps = cb_acc_pair_bw(p);
 		p->first_lat_us = p->lat_p50_us;
 	}
-	if (m->ok && (!p->ok || cb_acc_pair_bw(m) > cb_acc_pair_bw(p))) {
-		double fbw = p->first_bw_gbps, flat = p->first_lat_us;
-		*p = *m;
-		p->round = round;
-		p->fail_stage = CB_ACC_PAIRWISE;
-		p->remeasured = 1;
-		p->first_bw_gbps = fbw;
-		p->first_lat_us = flat;
-	}
-	p->retrans = retrans;
-	p->out_segs = segs;
-	p->ctr_meas = meas;
-	p->ctr_lossy = lossy;
+	double fbw = p->first_bw_gbps, flat = p->first_lat_us;
+	int better = m->ok && (!p->ok || cb_acc_pair_bw(m) > cb_acc_pair_bw(p));
+	cb_acc_pair_take(p, better ? m : p, CB_ACC_PAIRWISE, &sum);
+	p->remeasured = 1;
+	p->first_bw_gbps = fbw;
+	p->first_lat_us = flat;
 }
 
 static void find_line(struct cb_acc *a, const struct cb_accp_result *r,
-                      const struct cb_accp_find *f)
+                      const struct cb_accp_find *g, const int *map)
 {
+	/* the planner's nodes (a rail's hosts with --rails) to the record's */
+	struct cb_accp_find m = *g, *f = &m;
+	m.a = map[g->a];
+	m.b = g->b >= 0 ? map[g->b] : -1;
 	const char *what = a->set.rails ? "node" : "host";
 	char la[160], lb[160];
 	int ha = a->nodes[f->a].host;
@@ -167,32 +161,43 @@ static void judge_rest(struct cb_acc *a)
 	free(t.pairs);
 }
 
-static void verdict(struct cb_acc *a, struct cb_accp *P)
+/* Rail @rail's verdict (of @nrails) into the record; @map its nodes. */
+static void verdict(struct cb_acc *a, struct cb_accp *P, const int *map,
+                    int rail, int nrails)
 {
 	const struct cb_accp_result *r = cb_accp_verdict(P);
 
-	a->ref_bw_gbps = r->ref;
-	a->suspects = r->suspect_pairs;
-	a->cleared = r->cleared_pairs;
-	a->noise = (struct cb_acc_noise){ .have = 1,
-		                          .sigma = r->sigma,
-		                          .sigma_rep = r->sigma_rep,
-		                          .sigma_cl = r->sigma_cl,
-		                          .k = r->k,
-		                          .floor_gbps = r->floor,
-		                          .vary_pct = r->vary_pct,
-		                          .tell_pct = r->tell_pct };
-	a->nplan = 0;
+	a->suspects += r->suspect_pairs;
+	a->cleared += r->cleared_pairs;
+	if (rail == 0) {
+		/* the figures shown: the first rail's */
+		a->ref_bw_gbps = r->ref;
+		a->noise = (struct cb_acc_noise){ .have = 1,
+			                          .sigma = r->sigma,
+			                          .sigma_rep = r->sigma_rep,
+			                          .sigma_cl = r->sigma_cl,
+			                          .k = r->k,
+			                          .floor_gbps = r->floor,
+			                          .vary_pct = r->vary_pct,
+			                          .tell_pct = r->tell_pct };
+		a->nplan = 0;
+	}
 	for (int s = 0; s < CB_ACCP_NSTAGES; s++) {
-		struct cb_acc_plan_step *p = &a->plan[a->nplan++];
-		snprintf(p->name, sizeof(p->name), "%s", cb_accp_stage_name(s));
-		p->rounds = r->rounds[s];
-		p->pairs = r->pairs[s];
-		snprintf(p->why, sizeof(p->why), "%s", r->why[s]);
+		struct cb_acc_plan_step *p = &a->plan[s];
+		if (rail == 0) {
+			a->nplan++;
+			snprintf(p->name, sizeof(p->name), "%s",
+			         cb_accp_stage_name(s));
+			snprintf(p->why, sizeof(p->why), "%.170s%s", r->why[s],
+			         nrails > 1 ? " (all rails at once)" : "");
+			p->rounds = p->pairs = 0;
+		}
+		if (r->rounds[s] > p->rounds)
+			p->rounds = r->rounds[s];
+		p->pairs += r->pairs[s];
 	}
 	for (int i = 0; i < r->nfinds; i++)
-		find_line(a, r, &r->finds[i]);
-	judge_rest(a);
+		find_line(a, r, &r->finds[i], map);
 	if (r->warn)
 		cb_acc_warn(a, CB_ACC_PAIRWISE,
 		            "measurements vary by %.0f%% between repeats of "
@@ -227,28 +232,104 @@ static cb_status_t share(struct cb_acc_ctx *x, int32_t *msg, int cap,
 	return st;
 }
 
+/* The planners: one over every node, or with --rails one per rail (rank
+ * i of every host: NIC i), all rails measured in the same rounds. */
+struct rails {
+	int n, per;         /* rails; nodes in each */
+	int *map;           /* [rail * per + i]: the record's node */
+	struct cb_accp **P; /* rank 0 */
+	int *done, *at;     /* a rail's plan is over; its pairs in the round */
+	int *cnt;
+};
+
+static void rails_free(struct rails *R)
+{
+	for (int i = 0; R->P && i < R->n; i++)
+		cb_accp_free(R->P[i]);
+	free(R->P);
+	free(R->map);
+	free(R->done);
+	free(R->at);
+	free(R->cnt);
+}
+
+static cb_status_t rails_new(struct cb_acc_ctx *x, struct rails *R)
+{
+	const struct cb_acc *a = x->a;
+	int rails = a->set.rails && a->nhosts > 1 ? a->nnodes / a->nhosts : 1;
+
+	memset(R, 0, sizeof(*R));
+	R->n = rails;
+	R->per = a->nnodes / rails;
+	R->map = calloc((size_t)a->nnodes, sizeof(int));
+	R->P = calloc((size_t)rails, sizeof(*R->P));
+	R->done = calloc((size_t)rails, sizeof(int));
+	R->at = calloc((size_t)rails, sizeof(int));
+	R->cnt = calloc((size_t)rails, sizeof(int));
+	if (!R->map || !R->P || !R->done || !R->at || !R->cnt)
+		return cb_fail(CB_ERR_NOMEM, "out of memory");
+	for (int i = 0; i < a->nnodes; i++)
+		if (rails == 1)
+			R->map[i] = i;
+		else
+			R->map[a->nodes[i].local * R->per + a->nodes[i].host] =
+			        i;
+	for (int r = 0; x->c->rank == 0 && r < rails; r++) {
+		struct cb_accp_cfg cfg = { .n = R->per,
+			                   .tolerance = a->set.bw_tolerance };
+		if (!(R->P[r] = cb_accp_new(&cfg)))
+			return cb_fail(CB_ERR_NOMEM, "out of memory");
+	}
+	return CB_OK;
+}
+
+/* Rank 0: the next round of every rail still planning, as record nodes
+ * into @pairs; its stage (the furthest) into *@stage. */
+static int rails_next(struct rails *R, int (*pairs)[2], int (*tmp)[2],
+                      int *stage)
+{
+	int np = 0;
+
+	*stage = 0;
+	for (int r = 0; r < R->n; r++) {
+		int st = 0,
+		    m = R->done[r] ? 0 : cb_accp_next(R->P[r], tmp, &st);
+		R->at[r] = np;
+		R->cnt[r] = m;
+		R->done[r] |= m == 0;
+		if (m && st > *stage)
+			*stage = st;
+		for (int i = 0; i < m; i++) {
+			pairs[np][0] = R->map[r * R->per + tmp[i][0]];
+			pairs[np][1] = R->map[r * R->per + tmp[i][1]];
+			np++;
+		}
+	}
+	return np;
+}
+
 cb_status_t cb_acc_planned(struct cb_acc_ctx *x, int serial)
 {
 	struct cb_acc *a = x->a;
 	const struct cb_acc_opts *o = x->o;
 	int n = a->nnodes, cap = n / 2 + 1;
 	int(*pairs)[2] = malloc((size_t)cap * sizeof(*pairs));
+	int(*tmp)[2] = malloc((size_t)cap * sizeof(*tmp));
 	struct cb_acc_pair *got = calloc((size_t)cap, sizeof(*got));
 	double *bw = calloc((size_t)cap, sizeof(double));
 	int *ok = calloc((size_t)cap, sizeof(int));
 	int32_t *msg = calloc(2 + 2 * (size_t)cap, sizeof(int32_t));
-	struct cb_accp_cfg cfg = { .n = n, .tolerance = a->set.bw_tolerance };
-	struct cb_accp *P = x->c->rank == 0 ? cb_accp_new(&cfg) : NULL;
+	struct rails R;
 	/* the longest a round may take: every pair one at a time */
 	double round_s = (cap + 2) * o->set.pair_timeout_s + o->timeout_s;
-	cb_status_t st = CB_OK;
+	cb_status_t st = rails_new(x, &R);
 
-	if (!pairs || !got || !bw || !ok || !msg || (x->c->rank == 0 && !P))
+	if (!st && (!pairs || !tmp || !got || !bw || !ok || !msg))
 		st = cb_fail(CB_ERR_NOMEM, "out of memory");
 	while (!st) {
 		int stage = 0;
 		if (x->c->rank == 0) {
-			msg[0] = cb_accp_next(P, pairs, &stage);
+			msg[0] = rails_next(&R, pairs, tmp, &stage);
 			msg[1] = stage;
 			for (int i = 0; i < msg[0]; i++) {
 				msg[2 + 2 * i] = pairs[i][0];
@@ -285,15 +366,26 @@ cb_status_t cb_acc_planned(struct cb_acc_ctx *x, int serial)
 			bw[i] = got[i].ok ? cb_acc_pair_bw(&got[i]) : 0;
 			record(a, &got[i]);
 		}
-		cb_accp_feed(P, bw, ok);
+		for (int r = 0; r < R.n; r++)
+			if (R.cnt[r])
+				cb_accp_feed(R.P[r], bw + R.at[r],
+				             ok + R.at[r]);
 		for (int i = 0; x->gone && i < n; i++)
 			if (x->gone[a->nodes[i].rank])
-				cb_accp_drop(P, i);
+				for (int r = 0; r < R.n; r++)
+					for (int j = 0; j < R.per; j++)
+						if (R.map[r * R.per + j] == i)
+							cb_accp_drop(R.P[r], j);
 	}
-	if (!st && x->c->rank == 0)
-		verdict(a, P);
-	cb_accp_free(P);
+	if (!st && x->c->rank == 0) {
+		a->suspects = a->cleared = 0;
+		for (int r = 0; r < R.n; r++)
+			verdict(a, R.P[r], R.map + r * R.per, r, R.n);
+		judge_rest(a);
+	}
+	rails_free(&R);
 	free(pairs);
+	free(tmp);
 	free(got);
 	free(bw);
 	free(ok);

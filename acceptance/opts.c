@@ -4,13 +4,16 @@
  * checked here, so a bad one gets one line and status 2 before any rank
  * starts.  Tolerances take "0.9" or "90%"; rates GB/s or "100Gb/s";
  * durations "90", "30s", "10m", "2h".  An expectations file holds lines
- * "bw_gbps = 11.5" and "lat_us = 3" ('#' starts a comment).
+ * "bw_gbps = 11.5" and "lat_us = 3" ('#' starts a comment), flat or for a
+ * band of message sizes ("bw_gbps[1M-16M] = 10"); a baseline (an earlier
+ * run's JSON) is read here too (acceptance/baseline.c).
  */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "acceptance/accept.h"
 #include "bench/options.h"
@@ -40,7 +43,17 @@ void cb_acc_usage(void)
 	       "100Gb/s)\n"
 	       "  --expect-lat US     fail any pair above this latency (us)\n"
 	       "  --expect FILE       expectations: lines 'bw_gbps = X', "
-	       "'lat_us = Y'\n"
+	       "'lat_us = Y', or per\n"
+	       "                      message-size band: 'bw_gbps[1M-16M] = "
+	       "X'\n"
+	       "  --baseline FILE     compare with an earlier run's JSON (-O "
+	       "x.json): a pair,\n"
+	       "                      a host's median or a collective that "
+	       "dropped fails\n"
+	       "  --baseline-tolerance F  ... beyond F (default 0.05; 5%% "
+	       "too)\n"
+	       "  --window T          burn: judge the slowest pair of every "
+	       "window of T\n"
 	       "  --bw-bytes N        the large message (default 1M; windows "
 	       "of 4 in flight,\n"
 	       "                      as many as fill about 50 ms)\n"
@@ -59,8 +72,12 @@ void cb_acc_usage(void)
 	       "  --format F          stdout: table (default), json, csv, "
 	       "junit, html\n"
 	       "  -v                  more on stderr\n"
-	       "\nExit status: 0 PASS, 1 FAIL, 2 usage, 77 transport not "
-	       "available.\n");
+	       "\nExit status: 0 PASS (warnings too), 1 FAIL (a finding), 2 "
+	       "usage or a bad\n"
+	       "file, 3 could not run (a rank did not start or stopped, a "
+	       "deadline passed,\n"
+	       "an output could not be written), 77 the transport is not "
+	       "available here.\n");
 }
 
 enum {
@@ -83,6 +100,9 @@ enum {
 	O_TCP_IF,
 	O_FORMAT,
 	O_STAGES,
+	O_BASELINE,
+	O_BASE_TOL,
+	O_WINDOW,
 };
 
 static const struct option longopts[] = {
@@ -105,33 +125,17 @@ static const struct option longopts[] = {
 	{ "tcp-if", required_argument, NULL, O_TCP_IF },
 	{ "format", required_argument, NULL, O_FORMAT },
 	{ "stages", required_argument, NULL, O_STAGES },
+	{ "baseline", required_argument, NULL, O_BASELINE },
+	{ "baseline-tolerance", required_argument, NULL, O_BASE_TOL },
+	{ "window", required_argument, NULL, O_WINDOW },
 	{ "output", required_argument, NULL, 'O' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 
-/* A number in lo..hi; "90%" is 0.9 where @pct. */
-static cb_status_t number(const char *s, const char *what, double lo, double hi,
-                          int pct, double *out)
-{
-	char *end;
-	double v = strtod(s, &end);
-
-	if (end != s && pct && !strcmp(end, "%")) {
-		v /= 100;
-		end++;
-	}
-	if (end == s || *end || !isfinite(v) || v < lo || v > hi)
-		return cb_fail(CB_ERR_USAGE,
-		               "%s '%s' is not a number in %g..%g", what, s, lo,
-		               hi);
-	*out = v;
-	return CB_OK;
-}
-
-/* "90", "90s", "30m", "2h" -> seconds. */
-static cb_status_t duration(const char *s, double *out)
+/* "90", "90s", "30m", "2h" -> seconds; @what names the option. */
+static cb_status_t duration(const char *s, const char *what, double *out)
 {
 	char *end;
 	double v = strtod(s, &end), mult = 1;
@@ -145,142 +149,11 @@ static cb_status_t duration(const char *s, double *out)
 	    v * mult > 30 * 86400.0)
 		return cb_fail(
 		        CB_ERR_USAGE,
-		        "--duration '%s' is not a duration (90, 30s, 10m, "
-		        "2h; up to 30 days)",
-		        s);
+		        "%s '%s' is not a duration (90, 30s, 10m, 2h; up "
+		        "to 30 days)",
+		        what, s);
 	*out = v * mult;
 	return CB_OK;
-}
-
-/* GB/s; "100Gb/s" (bits) and "12.5GB/s" as well.  @what names it. */
-static cb_status_t rate(const char *s, const char *what, double *out)
-{
-	char *end;
-	double v = strtod(s, &end);
-
-	if (end != s && (!strcmp(end, "Gb/s") || !strcmp(end, "Gbit/s")))
-		v /= 8, end += strlen(end);
-	else if (end != s && !strcmp(end, "GB/s"))
-		end += 4;
-	if (end == s || *end || !isfinite(v) || v <= 0 || v > 1e6)
-		return cb_fail(CB_ERR_USAGE,
-		               "%s '%s' is not a rate (GB/s, e.g. 11.5, or "
-		               "100Gb/s)",
-		               what, s);
-	*out = v;
-	return CB_OK;
-}
-
-#define EXPECT_LINE_MAX 255
-#define EXPECT_FILE_MAX (1 << 20)
-
-/* One line of an expectations file, NUL-terminated, without its end:
- * blank, a comment, or "key = value" with an optional comment after. */
-static cb_status_t expect_line(char *line, const char *name, int n,
-                               struct cb_acc_settings *s, int *seen)
-{
-	static const char *const keys[] = { "bw_gbps", "lat_us" };
-	char *p = line + strspn(line, " \t"), *key, *val, what[320];
-	size_t klen, vlen;
-	int k;
-
-	if (!*p || *p == '#')
-		return CB_OK;
-	key = p;
-	klen = strspn(p, "abcdefghijklmnopqrstuvwxyz_");
-	p += klen;
-	p += strspn(p, " \t");
-	if (!klen || *p != '=')
-		return cb_fail(CB_ERR_USAGE,
-		               "--expect %s: line %d is not 'key = value'",
-		               name, n);
-	key[klen] = 0; /* (may be the '=', which p is on) */
-	p++;
-	val = p + strspn(p, " \t");
-	vlen = strcspn(val, " \t#");
-	p = val + vlen;
-	p += strspn(p, " \t");
-	if (!vlen || (*p && *p != '#'))
-		return cb_fail(CB_ERR_USAGE,
-		               "--expect %s: line %d is not 'key = value'",
-		               name, n);
-	val[vlen] = 0;
-	for (k = 0; k < 2 && strcmp(key, keys[k]); k++)
-		;
-	if (k == 2)
-		return cb_fail(CB_ERR_USAGE,
-		               "--expect %s: line %d: unknown key '%.64s' "
-		               "(bw_gbps, lat_us)",
-		               name, n, key);
-	if (seen[k])
-		return cb_fail(CB_ERR_USAGE,
-		               "--expect %s: line %d: %s again (first on line "
-		               "%d)",
-		               name, n, key, seen[k]);
-	seen[k] = n;
-	snprintf(what, sizeof(what), "--expect %s: line %d: %s", name, n, key);
-	if (k == 0)
-		return rate(val, what, &s->expect_bw_gbps);
-	return number(val, what, 0.001, 1e7, 0, &s->expect_lat_us);
-}
-
-cb_status_t cb_acc_expect_parse(const char *text, size_t len, const char *name,
-                                struct cb_acc_settings *s)
-{
-	struct cb_acc_settings t = *s;
-	char line[EXPECT_LINE_MAX + 2];
-	int seen[2] = { 0, 0 }, n = 0;
-	cb_status_t st;
-
-	for (size_t at = 0; at < len;) {
-		const char *nl = memchr(text + at, '\n', len - at);
-		size_t end = nl ? (size_t)(nl - text) : len, ll = end - at;
-		n++;
-		if (ll && text[end - 1] == '\r')
-			ll--; /* written on Windows */
-		if (ll > EXPECT_LINE_MAX)
-			return cb_fail(CB_ERR_USAGE,
-			               "--expect %s: line %d is longer than %d "
-			               "characters",
-			               name, n, EXPECT_LINE_MAX);
-		for (size_t i = 0; i < ll; i++) {
-			unsigned char c = (unsigned char)text[at + i];
-			if ((c < 0x20 && c != '\t') || c == 0x7f)
-				return cb_fail(CB_ERR_USAGE,
-				               "--expect %s: line %d is not "
-				               "text (byte 0x%02x)",
-				               name, n, c);
-		}
-		memcpy(line, text + at, ll);
-		line[ll] = 0;
-		if ((st = expect_line(line, name, n, &t, seen)))
-			return st;
-		at = end + 1;
-	}
-	*s = t;
-	return CB_OK;
-}
-
-static cb_status_t expect_file(const char *path, struct cb_acc_settings *s)
-{
-	FILE *f = fopen(path, "rb");
-	char *text = f ? malloc(EXPECT_FILE_MAX + 1) : NULL;
-	size_t len = text ? fread(text, 1, EXPECT_FILE_MAX + 1, f) : 0;
-	cb_status_t st;
-
-	if (!f || !text || ferror(f))
-		st = cb_fail(CB_ERR_USAGE, "--expect %s: cannot read it", path);
-	else if (len > EXPECT_FILE_MAX)
-		st = cb_fail(CB_ERR_USAGE,
-		             "--expect %s: larger than %d MiB, not an "
-		             "expectations file",
-		             path, EXPECT_FILE_MAX >> 20);
-	else
-		st = cb_acc_expect_parse(text, len, path, s);
-	free(text);
-	if (f)
-		fclose(f);
-	return st;
 }
 
 static cb_status_t stages(const char *s, unsigned *out)
@@ -325,11 +198,154 @@ static int out_kind(const char *path)
 	                               : -1;
 }
 
-cb_status_t cb_acc_parse(int argc, char **argv, struct cb_acc_opts *o)
+/* One option (getopt_long's @c, optarg) into @o; *@fmt: --format. */
+static cb_status_t one(int c, char **argv, struct cb_acc_opts *o, int *fmt)
 {
 	cb_status_t st = CB_OK;
 	double d = 0;
 	size_t sz;
+
+	switch (c) {
+	case O_NP:
+		st = cb_acc_number(optarg, "--np", 1, 4096, 0, &d);
+		o->np = (int)d;
+		o->np_set = 1;
+		if (!st && d != (int)d)
+			st = cb_fail(CB_ERR_USAGE,
+			             "--np '%s' is not a whole number", optarg);
+		break;
+	case O_TRANSPORT:
+		o->transport = optarg;
+		if (strcmp(optarg, "auto") && strcmp(optarg, "tcp") &&
+		    strcmp(optarg, "shm") && strcmp(optarg, "verbs") &&
+		    strcmp(optarg, "gpu"))
+			st = cb_fail(CB_ERR_USAGE,
+			             "--transport '%s' is not auto, tcp, "
+			             "shm, verbs or gpu",
+			             optarg);
+		break;
+	case O_RDV:
+		o->rendezvous = optarg;
+		break;
+	case O_RAILS:
+		o->set.rails = 1;
+		break;
+	case O_DURATION:
+		st = duration(optarg, "--duration", &o->set.duration_s);
+		break;
+	case O_BW_TOL:
+		st = cb_acc_number(optarg, "--bw-tolerance", 0.01, 1, 1,
+		                   &o->set.bw_tolerance);
+		break;
+	case O_LAT_TOL:
+		st = cb_acc_number(optarg, "--lat-tolerance", 1, 1000, 0,
+		                   &o->set.lat_tolerance);
+		break;
+	case O_COLL_TOL:
+		st = cb_acc_number(optarg, "--coll-tolerance", 0, 1, 1,
+		                   &o->set.coll_tolerance);
+		break;
+	case O_EXPECT_BW:
+		st = cb_acc_rate(optarg, "--expect-bw", &o->set.expect_bw_gbps);
+		break;
+	case O_EXPECT_LAT:
+		st = cb_acc_number(optarg, "--expect-lat", 0.001, 1e7, 0,
+		                   &o->set.expect_lat_us);
+		break;
+	case O_EXPECT:
+		o->expect_file = optarg;
+		break;
+	case O_BW_BYTES:
+		st = cb_parse_size(optarg, "--bw-bytes", &sz);
+		if (!st && (sz < 8 || sz > (256u << 20)))
+			st = cb_fail(CB_ERR_USAGE,
+			             "--bw-bytes '%s' is not in 8..256M",
+			             optarg);
+		o->set.bw_bytes = sz & ~(size_t)7;
+		break;
+	case O_LAT_ITERS:
+		st = cb_acc_number(optarg, "--lat-iters", 2, 1000000, 0, &d);
+		o->set.lat_iters = (int)d;
+		break;
+	case O_COLL_BYTES:
+		st = cb_parse_size(optarg, "--coll-bytes", &sz);
+		if (!st && (sz < 1024 || sz > (4ull << 30)))
+			st = cb_fail(CB_ERR_USAGE,
+			             "--coll-bytes '%s' is not in 1K..4G",
+			             optarg);
+		o->set.coll_bytes = sz;
+		break;
+	case O_PAIR_TIMEOUT:
+		st = cb_acc_number(optarg, "--pair-timeout", 0.1, 3600, 0,
+		                   &o->set.pair_timeout_s);
+		break;
+	case O_TIMEOUT:
+		st = cb_acc_number(optarg, "--timeout", 0.1, 86400, 0,
+		                   &o->timeout_s);
+		break;
+	case O_TCP_IF:
+		o->tcp_if = optarg;
+		st = cb_optset_put(&o->tp, "tcp-if", optarg);
+		break;
+	case O_STAGES:
+		st = stages(optarg, &o->stages);
+		break;
+	case O_BASELINE:
+		o->baseline_file = optarg;
+		break;
+	case O_BASE_TOL:
+		st = cb_acc_number(optarg, "--baseline-tolerance", 0, 0.99, 1,
+		                   &o->set.baseline_tolerance);
+		break;
+	case O_WINDOW:
+		st = duration(optarg, "--window", &o->set.window_s);
+		break;
+	case O_FORMAT:
+		*fmt = !strcmp(optarg, "table")   ? CB_ACC_OUT_TABLE
+		       : !strcmp(optarg, "json")  ? CB_ACC_OUT_JSON
+		       : !strcmp(optarg, "csv")   ? CB_ACC_OUT_CSV
+		       : !strcmp(optarg, "junit") ? CB_ACC_OUT_XML
+		       : !strcmp(optarg, "html")  ? CB_ACC_OUT_HTML
+		                                  : -1;
+		if (*fmt < 0)
+			st = cb_fail(CB_ERR_USAGE,
+			             "--format '%s' is not table, json, "
+			             "csv, junit or html",
+			             optarg);
+		break;
+	case 'O':
+		if (o->nout >= CB_ACC_MAX_OUT - 1)
+			st = cb_fail(CB_ERR_USAGE, "too many -O files");
+		else if (out_kind(optarg) < 0)
+			st = cb_fail(CB_ERR_USAGE,
+			             "-O %s: the name must end in .json, "
+			             ".csv, .xml, .html or .txt",
+			             optarg);
+		else {
+			o->out[o->nout].path = optarg;
+			o->out[o->nout++].kind = out_kind(optarg);
+		}
+		break;
+	case 'v':
+		o->verbose++;
+		break;
+	case 'h':
+		o->help = 1;
+		break;
+	case ':':
+		st = cb_fail(CB_ERR_USAGE, "%s needs a value",
+		             argv[optind - 1]);
+		break;
+	default:
+		st = cb_fail(CB_ERR_USAGE, "unknown option '%s'",
+		             argv[optind - 1]);
+	}
+	return st;
+}
+
+cb_status_t cb_acc_parse(int argc, char **argv, struct cb_acc_opts *o)
+{
+	cb_status_t st = CB_OK;
 	int c, fmt = CB_ACC_OUT_TABLE;
 
 	*o = (struct cb_acc_opts){
@@ -342,7 +358,8 @@ cb_status_t cb_acc_parse(int argc, char **argv, struct cb_acc_opts *o)
 		         .bw_bytes = 1u << 20,
 		         .lat_iters = 200,
 		         .coll_bytes = 16u << 20,
-		         .pair_timeout_s = 10 },
+		         .pair_timeout_s = 10,
+		         .baseline_tolerance = 0.05 },
 		.argc = argc,
 		.argv = argv,
 		.stages = (1u << CB_ACC_NSTAGES) - 1,
@@ -351,144 +368,20 @@ cb_status_t cb_acc_parse(int argc, char **argv, struct cb_acc_opts *o)
 	opterr = 0;
 	while (!st &&
 	       (c = getopt_long(argc, argv, "+:O:vh", longopts, NULL)) != -1) {
-		switch (c) {
-		case O_NP:
-			st = number(optarg, "--np", 1, 4096, 0, &d);
-			o->np = (int)d;
-			o->np_set = 1;
-			if (!st && d != (int)d)
-				st = cb_fail(CB_ERR_USAGE,
-				             "--np '%s' is not a whole number",
-				             optarg);
-			break;
-		case O_TRANSPORT:
-			o->transport = optarg;
-			if (strcmp(optarg, "auto") && strcmp(optarg, "tcp") &&
-			    strcmp(optarg, "shm") && strcmp(optarg, "verbs") &&
-			    strcmp(optarg, "gpu"))
-				st = cb_fail(
-				        CB_ERR_USAGE,
-				        "--transport '%s' is not auto, tcp, "
-				        "shm, verbs or gpu",
-				        optarg);
-			break;
-		case O_RDV:
-			o->rendezvous = optarg;
-			break;
-		case O_RAILS:
-			o->set.rails = 1;
-			break;
-		case O_DURATION:
-			st = duration(optarg, &o->set.duration_s);
-			break;
-		case O_BW_TOL:
-			st = number(optarg, "--bw-tolerance", 0.01, 1, 1,
-			            &o->set.bw_tolerance);
-			break;
-		case O_LAT_TOL:
-			st = number(optarg, "--lat-tolerance", 1, 1000, 0,
-			            &o->set.lat_tolerance);
-			break;
-		case O_COLL_TOL:
-			st = number(optarg, "--coll-tolerance", 0, 1, 1,
-			            &o->set.coll_tolerance);
-			break;
-		case O_EXPECT_BW:
-			st = rate(optarg, "--expect-bw",
-			          &o->set.expect_bw_gbps);
-			break;
-		case O_EXPECT_LAT:
-			st = number(optarg, "--expect-lat", 0.001, 1e7, 0,
-			            &o->set.expect_lat_us);
-			break;
-		case O_EXPECT:
-			o->expect_file = optarg;
-			break;
-		case O_BW_BYTES:
-			st = cb_parse_size(optarg, "--bw-bytes", &sz);
-			if (!st && (sz < 8 || sz > (256u << 20)))
-				st = cb_fail(
-				        CB_ERR_USAGE,
-				        "--bw-bytes '%s' is not in 8..256M",
-				        optarg);
-			o->set.bw_bytes = sz & ~(size_t)7;
-			break;
-		case O_LAT_ITERS:
-			st = number(optarg, "--lat-iters", 2, 1000000, 0, &d);
-			o->set.lat_iters = (int)d;
-			break;
-		case O_COLL_BYTES:
-			st = cb_parse_size(optarg, "--coll-bytes", &sz);
-			if (!st && (sz < 1024 || sz > (4ull << 30)))
-				st = cb_fail(
-				        CB_ERR_USAGE,
-				        "--coll-bytes '%s' is not in 1K..4G",
-				        optarg);
-			o->set.coll_bytes = sz;
-			break;
-		case O_PAIR_TIMEOUT:
-			st = number(optarg, "--pair-timeout", 0.1, 3600, 0,
-			            &o->set.pair_timeout_s);
-			break;
-		case O_TIMEOUT:
-			st = number(optarg, "--timeout", 0.1, 86400, 0,
-			            &o->timeout_s);
-			break;
-		case O_TCP_IF:
-			o->tcp_if = optarg;
-			st = cb_optset_put(&o->tp, "tcp-if", optarg);
-			break;
-		case O_STAGES:
-			st = stages(optarg, &o->stages);
-			break;
-		case O_FORMAT:
-			fmt = !strcmp(optarg, "table")   ? CB_ACC_OUT_TABLE
-			      : !strcmp(optarg, "json")  ? CB_ACC_OUT_JSON
-			      : !strcmp(optarg, "csv")   ? CB_ACC_OUT_CSV
-			      : !strcmp(optarg, "junit") ? CB_ACC_OUT_XML
-			      : !strcmp(optarg, "html")  ? CB_ACC_OUT_HTML
-			                                 : -1;
-			if (fmt < 0)
-				st = cb_fail(
-				        CB_ERR_USAGE,
-				        "--format '%s' is not table, json, "
-				        "csv, junit or html",
-				        optarg);
-			break;
-		case 'O':
-			if (o->nout >= CB_ACC_MAX_OUT - 1)
-				st = cb_fail(CB_ERR_USAGE, "too many -O files");
-			else if (out_kind(optarg) < 0)
-				st = cb_fail(
-				        CB_ERR_USAGE,
-				        "-O %s: the name must end in .json, "
-				        ".csv, .xml, .html or .txt",
-				        optarg);
-			else {
-				o->out[o->nout].path = optarg;
-				o->out[o->nout++].kind = out_kind(optarg);
-			}
-			break;
-		case 'v':
-			o->verbose++;
-			break;
-		case 'h':
-			o->help = 1;
-			break;
-		case ':':
-			st = cb_fail(CB_ERR_USAGE, "%s needs a value",
-			             argv[optind - 1]);
-			break;
-		default:
-			st = cb_fail(CB_ERR_USAGE, "unknown option '%s'",
-			             argv[optind - 1]);
-		}
+		st = one(c, argv, o, &fmt);
 	}
 	if (!st && optind < argc)
 		st = cb_fail(CB_ERR_USAGE, "unexpected argument '%s'",
 		             argv[optind]);
 	if (!st && o->expect_file)
-		st = expect_file(o->expect_file, &o->set);
+		st = cb_acc_expect_file(o->expect_file, &o->set);
+	if (!st && o->set.window_s > 0 && o->set.duration_s <= 0)
+		st = cb_fail(CB_ERR_USAGE,
+		             "--window needs --duration (the burn it divides)");
+	/* Read here where it can be (a bad file stops every rank at once);
+	 * a file only rank 0's host has is read there (cmd.c). */
+	if (!st && o->baseline_file && !access(o->baseline_file, R_OK))
+		st = cb_acc_base_load(o->baseline_file, &o->base);
 	if (!st)
 		st = cb_optset_env(&o->tp);
 	/* stdout first, then the files */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * acceptance/out.c - what rank 0 makes of acceptance's figures beside the
- * pairs: the collectives' and the burn's judgement and summaries, the run
- * object's facts, and the outputs (stdout and every -O file).
+ * pairs: the collectives' and the burn's judgement and summaries (its
+ * windows: --window), the run object's facts, the outputs (stdout and
+ * every -O file) and the exit status.
  */
 #include <math.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <time.h>
 
 #include "acceptance/accept.h"
+#include "bench/cli.h"
 #include "core/strbuf.h"
 #include "cb_config.h"
 #include "core/log.h"
@@ -75,6 +77,7 @@ void cb_acc_pass_summary(struct cb_acc *a, double t, double allreduce)
 	p->t_s = t;
 	p->allreduce_busbw_gbps = allreduce;
 	p->min_bw_gbps = INFINITY;
+	p->min_a = p->min_b = -1;
 	for (int i = 0; i < a->npairs; i++) {
 		const struct cb_acc_pair *q = &a->pairs[i];
 		if (!q->ok) {
@@ -83,8 +86,11 @@ void cb_acc_pass_summary(struct cb_acc *a, double t, double allreduce)
 		}
 		bw[k] = cb_acc_pair_bw(q);
 		lat[k] = q->lat_p50_us;
-		if (bw[k] < p->min_bw_gbps)
+		if (bw[k] < p->min_bw_gbps) {
 			p->min_bw_gbps = bw[k];
+			p->min_a = q->a;
+			p->min_b = q->b;
+		}
 		p->slow_pairs += cb_acc_outside(a, q, why, sizeof(why));
 		k++;
 	}
@@ -96,10 +102,75 @@ void cb_acc_pass_summary(struct cb_acc *a, double t, double allreduce)
 	free(lat);
 }
 
-/* Rank 0 writes every output; 0 PASS, 1 FAIL or a write failed. */
+void cb_acc_judge_windows(struct cb_acc *a)
+{
+	double W = a->set.window_s,
+	       floor = a->noise.have ? a->noise.floor_gbps
+	                             : a->set.bw_tolerance * a->ref_bw_gbps;
+	int nw;
+
+	if (W <= 0 || !a->npasses)
+		return;
+	if (a->set.expect_bw_gbps > floor)
+		floor = a->set.expect_bw_gbps;
+	nw = (int)(a->passes[a->npasses - 1].t0_s / W) + 1;
+	if (!(a->windows = calloc((size_t)nw, sizeof(*a->windows))))
+		return;
+	a->nwindows = nw;
+	for (int w = 0; w < nw; w++)
+		a->windows[w] = (struct cb_acc_window){
+			.t0_s = w * W, .t1_s = (w + 1) * W, .a = -1, .b = -1
+		};
+	for (int i = 0; i < a->npasses; i++) {
+		const struct cb_acc_pass *p = &a->passes[i];
+		struct cb_acc_window *w = &a->windows[(int)(p->t0_s / W)];
+		w->failed += p->failed_pairs;
+		if (p->min_a >= 0 &&
+		    (w->a < 0 || p->min_bw_gbps < w->min_bw_gbps)) {
+			w->a = p->min_a;
+			w->b = p->min_b;
+			w->min_bw_gbps = p->min_bw_gbps;
+			w->median_bw_gbps = p->median_bw_gbps;
+			w->pass_t0_s = p->t0_s;
+			w->pass_t1_s = p->t_s;
+		}
+	}
+	for (int i = 0; i < nw; i++) {
+		struct cb_acc_window *w = &a->windows[i];
+		w->outside = w->failed || (w->a >= 0 && w->min_bw_gbps < floor);
+		if (!w->outside || w->a < 0)
+			continue;
+		cb_acc_find(
+		        a, CB_ACC_BURN, "path", a->nodes[w->a].host,
+		        a->nodes[w->b].host,
+		        "window %.0f-%.0f s: its slowest pair %s - %s at "
+		        "%.3g GB/s (the pass from %.1f to %.1f s), %.0f%% of "
+		        "that pass's median %.3g GB/s, below %.3g GB/s (the "
+		        "pairwise stage's floor)%s: a link that is slow at "
+		        "times",
+		        w->t0_s, w->t1_s, a->nodes[w->a].name,
+		        a->nodes[w->b].name, w->min_bw_gbps, w->pass_t0_s,
+		        w->pass_t1_s,
+		        w->median_bw_gbps > 0
+		                ? 100 * w->min_bw_gbps / w->median_bw_gbps
+		                : 0,
+		        w->median_bw_gbps, floor,
+		        w->failed ? "; some pairs failed" : "");
+	}
+}
+
+int cb_acc_exit(cb_status_t st)
+{
+	int rc = cb_cli_exit(st);
+
+	/* cb_cli_exit's 1 is a job that stopped: it could not run */
+	return rc == 1 ? CB_ACC_EXIT_NORUN : rc;
+}
+
+/* Rank 0 writes every output. */
 int cb_acc_outputs(const struct cb_acc_opts *o, struct cb_acc *a)
 {
-	int rc = a->fail;
+	int rc = a->fail ? CB_ACC_EXIT_FAIL : CB_ACC_EXIT_PASS;
 
 	for (int i = 0; i < o->nout; i++) {
 		FILE *f = o->out[i].path ? fopen(o->out[i].path, "w") : stdout;
@@ -109,7 +180,7 @@ int cb_acc_outputs(const struct cb_acc_opts *o, struct cb_acc *a)
 			fprintf(stderr,
 			        "collbench acceptance: cannot write %s\n",
 			        o->out[i].path);
-			rc = 1;
+			rc = CB_ACC_EXIT_NORUN;
 			continue;
 		}
 		switch (o->out[i].kind) {
@@ -142,7 +213,7 @@ int cb_acc_outputs(const struct cb_acc_opts *o, struct cb_acc *a)
 			fprintf(stderr, "collbench acceptance: %s\n",
 			        cb_fail_msg() ? cb_fail_msg() : "write failed");
 			cb_fail_clear();
-			rc = 1;
+			rc = CB_ACC_EXIT_NORUN;
 		}
 	}
 	return rc;

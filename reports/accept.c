@@ -43,20 +43,29 @@ const char *cb_acc_stage_name(enum cb_acc_stage_id s)
 	return stage_names[s];
 }
 
+/* Room for one more of @n entries of @size in *@arr (*@cap of them;
+ * first @first); -1 out of memory. */
+static int grow(void **arr, int *cap, int n, size_t size, int first)
+{
+	if (n < *cap)
+		return 0;
+	int c = *cap ? 2 * *cap : first;
+	void *p = realloc(*arr, (size_t)c * size);
+	if (!p)
+		return -1;
+	*arr = p;
+	*cap = c;
+	return 0;
+}
+
 void cb_acc_find(struct cb_acc *a, enum cb_acc_stage_id stage, const char *kind,
                  int ha, int hb, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (a->nfindings == a->cap_findings) {
-		int cap = a->cap_findings ? 2 * a->cap_findings : 16;
-		struct cb_acc_finding *f =
-		        realloc(a->findings, (size_t)cap * sizeof(*f));
-		if (!f)
-			return;
-		a->findings = f;
-		a->cap_findings = cap;
-	}
+	if (grow((void **)&a->findings, &a->cap_findings, a->nfindings,
+	         sizeof(*a->findings), 16))
+		return;
 	struct cb_acc_finding *f = &a->findings[a->nfindings++];
 	f->stage = stage;
 	snprintf(f->kind, sizeof(f->kind), "%s", kind);
@@ -74,15 +83,9 @@ void cb_acc_warn(struct cb_acc *a, enum cb_acc_stage_id stage, const char *fmt,
 {
 	va_list ap;
 
-	if (a->nwarnings == a->cap_warnings) {
-		int cap = a->cap_warnings ? 2 * a->cap_warnings : 4;
-		struct cb_acc_warning *w =
-		        realloc(a->warnings, (size_t)cap * sizeof(*w));
-		if (!w)
-			return;
-		a->warnings = w;
-		a->cap_warnings = cap;
-	}
+	if (grow((void **)&a->warnings, &a->cap_warnings, a->nwarnings,
+	         sizeof(*a->warnings), 4))
+		return;
 	struct cb_acc_warning *w = &a->warnings[a->nwarnings++];
 	w->stage = stage;
 	va_start(ap, fmt);
@@ -97,6 +100,21 @@ struct cb_acc_pair *cb_acc_pair_of(const struct cb_acc *a, int i, int j)
 		    (a->pairs[k].a == j && a->pairs[k].b == i))
 			return &a->pairs[k];
 	return NULL;
+}
+
+void cb_acc_pair_take(struct cb_acc_pair *p, const struct cb_acc_pair *m,
+                      enum cb_acc_stage_id stage, const struct cb_acc_pair *ctr)
+{
+	struct cb_acc_pair c = *ctr;
+	int round = p->round;
+
+	*p = *m;
+	p->round = round;
+	p->fail_stage = stage;
+	p->retrans = c.retrans;
+	p->out_segs = c.out_segs;
+	p->ctr_meas = c.ctr_meas;
+	p->ctr_lossy = c.ctr_lossy;
 }
 
 double cb_acc_pair_bw(const struct cb_acc_pair *p)
@@ -135,6 +153,7 @@ void cb_acc_free(struct cb_acc *a)
 	free(a->findings);
 	free(a->warnings);
 	free(a->passes);
+	free(a->windows);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -309,8 +328,19 @@ cb_status_t cb_acc_write_table(FILE *f, const struct cb_acc *a)
 	if (a->set.expect_bw_gbps > 0)
 		fprintf(f, "; expected at least %.3g GB/s",
 		        a->set.expect_bw_gbps);
+	if (a->set.expect_bw_band[0])
+		fprintf(f, " (--expect band %s)", a->set.expect_bw_band);
 	if (a->set.expect_lat_us > 0)
 		fprintf(f, "; expected at most %.3g us", a->set.expect_lat_us);
+	if (a->set.expect_lat_band[0])
+		fprintf(f, " (--expect band %s)", a->set.expect_lat_band);
+	if (a->base.have)
+		fprintf(f,
+		        "\n# baseline %s: %d pairs compared, the median node's "
+		        "pairs at %.0f%% of then (a pair may drop %.0f%%: "
+		        "--baseline-tolerance or the noise); %d collectives",
+		        a->base.file, a->base.compared, 100 * a->base.ratio,
+		        a->base.allow_pct, a->base.colls);
 	if (a->shared_cores[0])
 		fprintf(f,
 		        "\n# note: %s: figures say as much about the CPUs "
@@ -375,6 +405,22 @@ cb_status_t cb_acc_write_table(FILE *f, const struct cb_acc *a)
 		        i + 1, p->t_s, p->median_bw_gbps, p->min_bw_gbps,
 		        p->median_lat_us, p->allreduce_busbw_gbps,
 		        p->slow_pairs);
+	}
+	for (int i = 0; i < a->nwindows; i++) {
+		const struct cb_acc_window *w = &a->windows[i];
+		if (!i)
+			fprintf(f,
+			        "#\n# burn windows of %.0f s, the slowest "
+			        "pair of each:\n",
+			        a->set.window_s);
+		if (w->a < 0) {
+			fprintf(f, "  %6.0f-%-6.0f (no pass started)\n",
+			        w->t0_s, w->t1_s);
+			continue;
+		}
+		fprintf(f, "  %6.0f-%-6.0f %-12s %-12s %9.3g GB/s%s\n", w->t0_s,
+		        w->t1_s, a->nodes[w->a].name, a->nodes[w->b].name,
+		        w->min_bw_gbps, w->outside ? " *" : "");
 	}
 	counters(f, a);
 	fprintf(f, "#\n");

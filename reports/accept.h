@@ -134,6 +134,8 @@ struct cb_acc_coll {
 struct cb_acc_pass {
 	double t_s; /* since the burn started */
 	double median_bw_gbps, min_bw_gbps, median_lat_us;
+	int min_a, min_b; /* the slowest pair's nodes (-1: none) */
+	double t0_s;      /* when the pass started */
 	double allreduce_busbw_gbps;
 	int slow_pairs, failed_pairs;
 };
@@ -149,6 +151,33 @@ struct cb_acc_settings {
 	uint64_t bw_bytes, coll_bytes;
 	int lat_iters;
 	double pair_timeout_s, duration_s;
+	/* --expect's band that set expect_bw_gbps / expect_lat_us ("1M-16M";
+	 * "" a flat line or the option) */
+	char expect_bw_band[32], expect_lat_band[32];
+	double baseline_tolerance; /* --baseline: a drop beyond this fails */
+	double window_s;           /* --window: the burn's windows; 0 none */
+};
+
+/* What --baseline compared (have 0: no baseline). */
+struct cb_acc_base_sum {
+	int have;
+	char file[200];
+	int compared, dropped; /* pairs */
+	int colls;             /* collectives compared */
+	double ratio;          /* the median node's median pair, now / then */
+	double allow_pct;  /* the drop a pair may show (tolerance or noise) */
+	char skipped[320]; /* what could not be compared; "" all */
+};
+
+/* One window of the burn (--window): its slowest pair. */
+struct cb_acc_window {
+	double t0_s, t1_s;
+	int a, b; /* nodes; -1 none measured */
+	double min_bw_gbps, median_bw_gbps;
+	double pass_t0_s, pass_t1_s; /* the pass it was measured in (a pass
+	                              * belongs to the window it started in) */
+	int failed;
+	int outside;
 };
 
 struct cb_results_meta;
@@ -180,6 +209,9 @@ struct cb_acc {
 	int ncolls;
 	struct cb_acc_pass *passes;
 	int npasses;
+	struct cb_acc_window *windows;
+	int nwindows;
+	struct cb_acc_base_sum base;
 	double ref_bw_gbps, ref_bibw_gbps, ref_lat_us; /* the cluster's
 	                                                * median pair */
 	/* The same of the control pairs measured alone beside the suspects
@@ -206,6 +238,12 @@ void cb_acc_warn(struct cb_acc *a, enum cb_acc_stage_id stage, const char *fmt,
 
 /* The pair of nodes (i, j) in any order, or NULL. */
 struct cb_acc_pair *cb_acc_pair_of(const struct cb_acc *a, int i, int j);
+/* @m's figures into the record's pair @p: it keeps its round, gets
+ * @stage as its fail_stage, and the TCP counters of @ctr (@p's own, @m's
+ * or a sum; any may be @p). */
+void cb_acc_pair_take(struct cb_acc_pair *p, const struct cb_acc_pair *m,
+                      enum cb_acc_stage_id stage,
+                      const struct cb_acc_pair *ctr);
 /* The bandwidth a pair is judged by: the slower direction (0 when not
  * measured). */
 double cb_acc_pair_bw(const struct cb_acc_pair *p);

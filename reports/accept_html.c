@@ -219,10 +219,12 @@ static void matrix_table(FILE *f, json_object *nodes, int n, const double *m,
 
 void cb_acc_html(FILE *f, json_object *acc, int *no_plot)
 {
-	json_object *stages, *findings, *nodes, *set = get(acc, "settings");
+	json_object *stages, *findings, *warnings, *nodes,
+	        *set = get(acc, "settings");
 	int fail = cb_acc_html_failed(acc);
 	int ns = garr(acc, "stages", &stages);
 	int nf = garr(acc, "findings", &findings);
+	int nw = garr(acc, "warnings", &warnings);
 	int nn = garr(acc, "nodes", &nodes);
 	char note[600] = "";
 
@@ -233,18 +235,37 @@ void cb_acc_html(FILE *f, json_object *acc, int *no_plot)
 	        nf == 1 ? "" : "s");
 	cb_markup_esc(f, gstr(set, "transport"));
 	fprintf(f, ", %d nodes</span></div>\n", nn);
-	if (nf) {
+	if (nf || nw) {
+		/* each with its state: FAIL (a finding), WARN (a warning) */
 		fputs("<h2>Findings</h2>\n<ul class=\"warnings\">\n", f);
-		for (int i = 0; i < nf; i++) {
-			json_object *k =
-			        json_object_array_get_idx(findings, (size_t)i);
-			fputs("<li>FAIL ", f);
+		for (int i = 0; i < nf + nw; i++) {
+			json_object *k = json_object_array_get_idx(
+			        i < nf ? findings : warnings,
+			        (size_t)(i < nf ? i : i - nf));
+			fputs(i < nf ? "<li>FAIL " : "<li>WARN ", f);
 			cb_markup_esc(f, gstr(k, "stage"));
 			fputs(": ", f);
 			cb_markup_esc(f, gstr(k, "line"));
 			fputs("</li>\n", f);
 		}
 		fputs("</ul>\n", f);
+	}
+	json_object *base = get(acc, "baseline");
+	if (base) {
+		double r = gnum(base, "ratio");
+		fputs("<p class=\"note\">Baseline ", f);
+		cb_markup_esc(f, gstr(base, "file"));
+		fprintf(f, ": %d pairs compared",
+		        (int)gnum(base, "pairs_compared"));
+		if (isfinite(r))
+			fprintf(f,
+			        ", the median node's pairs at %.0f%% of then",
+			        100 * r);
+		fputs("; not compared: ", f);
+		cb_markup_esc(f, get(base, "not_compared")
+		                         ? gstr(base, "not_compared")
+		                         : "-");
+		fputs("</p>\n", f);
 	}
 	fputs("<h2>Stages</h2>\n<table class=\"rows\"><tr><th>stage</th>"
 	      "<th>state</th><th>time (s)</th><th>summary</th></tr>\n",

@@ -108,6 +108,7 @@ static void plan_json(json_object *o, const struct cb_acc *a)
 			            cb_acc_stage_name(a->warnings[i].stage)));
 			add(w, "line",
 			    json_object_new_string(a->warnings[i].line));
+			add(w, "state", json_object_new_string("WARN"));
 			json_object_array_add(v, w);
 		}
 		add(o, "warnings", v);
@@ -133,6 +134,13 @@ static json_object *settings_json(const struct cb_acc_settings *set)
 	add(v, "coll_bytes", json_object_new_int64((int64_t)set->coll_bytes));
 	add(v, "pair_timeout_s", num(set->pair_timeout_s));
 	add(v, "duration_s", num(set->duration_s));
+	/* only where given, so older documents are unchanged */
+	if (set->expect_bw_band[0])
+		add(v, "expect_bw_band", str(set->expect_bw_band));
+	if (set->expect_lat_band[0])
+		add(v, "expect_lat_band", str(set->expect_lat_band));
+	if (set->window_s > 0)
+		add(v, "window_s", num(set->window_s));
 	return v;
 }
 
@@ -221,9 +229,49 @@ static json_object *findings_json(const struct cb_acc *a)
 			        json_object_new_string(a->hosts[k->hb].name));
 		add(w, "hosts", hs);
 		add(w, "line", json_object_new_string(k->line));
+		add(w, "state", json_object_new_string("FAIL"));
 		json_object_array_add(v, w);
 	}
 	return v;
+}
+
+/* --baseline's comparison and the burn's windows (only where the run
+ * has them). */
+static void base_json(json_object *o, const struct cb_acc *a)
+{
+	json_object *v, *w;
+
+	if (a->base.have) {
+		v = json_object_new_object();
+		add(v, "file", str(a->base.file));
+		add(v, "tolerance", num(a->set.baseline_tolerance));
+		add(v, "pairs_compared", json_object_new_int(a->base.compared));
+		add(v, "pairs_dropped", json_object_new_int(a->base.dropped));
+		add(v, "collectives_compared",
+		    json_object_new_int(a->base.colls));
+		add(v, "ratio", a->base.compared ? num(a->base.ratio) : NULL);
+		add(v, "allow_pct", num(a->base.allow_pct));
+		add(v, "not_compared", str(a->base.skipped));
+		add(o, "baseline", v);
+	}
+	if (!a->nwindows)
+		return;
+	v = json_object_new_array();
+	for (int i = 0; i < a->nwindows; i++) {
+		const struct cb_acc_window *x = &a->windows[i];
+		w = json_object_new_object();
+		add(w, "t0_s", num(x->t0_s));
+		add(w, "t1_s", num(x->t1_s));
+		add(w, "a", x->a >= 0 ? json_object_new_int(x->a) : NULL);
+		add(w, "b", x->b >= 0 ? json_object_new_int(x->b) : NULL);
+		add(w, "min_bw_gbps", x->a >= 0 ? num(x->min_bw_gbps) : NULL);
+		add(w, "median_bw_gbps",
+		    x->a >= 0 ? num(x->median_bw_gbps) : NULL);
+		add(w, "failed_pairs", json_object_new_int(x->failed));
+		add(w, "outside", json_object_new_boolean(x->outside));
+		json_object_array_add(v, w);
+	}
+	add(o, "windows", v);
 }
 
 static json_object *acc_json(const struct cb_acc *a)
@@ -319,9 +367,15 @@ static json_object *acc_json(const struct cb_acc *a)
 		add(w, "allreduce_busbw_gbps", num(p->allreduce_busbw_gbps));
 		add(w, "slow_pairs", json_object_new_int(p->slow_pairs));
 		add(w, "failed_pairs", json_object_new_int(p->failed_pairs));
+		if (p->min_a >= 0) { /* the slowest pair, and when it began */
+			add(w, "t0_s", num(p->t0_s));
+			add(w, "min_a", json_object_new_int(p->min_a));
+			add(w, "min_b", json_object_new_int(p->min_b));
+		}
 		json_object_array_add(v, w);
 	}
 	add(o, "burn", v);
+	base_json(o, a);
 	return o;
 }
 

@@ -5,7 +5,9 @@
  * acceptance stage and pairwise round:
  *
  *   /proc/net/snmp  Tcp: RetransSegs, OutSegs   (per network namespace:
- *                   the reading process's own)
+ *                   the reading process's own), RetransSegs less
+ *                   /proc/net/netstat's TcpExt: TCPDSACKRecvSegs (those
+ *                   the receiver reported it already had: spurious)
  *   /sys/class/net/IF/carrier_changes, carrier_down_count
  *   /sys/class/infiniband/DEV/ports/P/counters/link_downed,
  *                   link_error_recovery, port_rcv_errors, symbol_error,
@@ -21,7 +23,7 @@
 #include <stdint.h>
 
 enum cb_hc {
-	CB_HC_RETRANS,      /* TCP segments retransmitted */
+	CB_HC_RETRANS,      /* TCP segments retransmitted, less D-SACKed */
 	CB_HC_OUTSEGS,      /* TCP segments sent */
 	CB_HC_CARRIER,      /* carrier_changes: up and down both count */
 	CB_HC_CARRIER_DOWN, /* carrier_down_count */

@@ -18,10 +18,13 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/types.h>
 #include <unistd.h>
 
 #include <collbench/transport.h>
+
+#include "transports/tputil.h"
 
 /* @bytes of new shared memory (@what names the memfd), mapped at *@base;
  * *@fd -1 on failure. */
@@ -85,6 +88,75 @@ static inline int lseg_local_index(const struct cb_tp_host *h, int *index)
 		index[r] = h->host_of_rank[r] == h->host_of_rank[h->rank] ? n++
 		                                                          : -1;
 	return n;
+}
+
+/* The head of a segment of slot rings (shm's struct shm_seg, gpu's
+ * struct gpu_seg: its channels follow). */
+struct lseg_head {
+	uint64_t magic, job_id;
+	int32_t owner, nchan; /* its rank; the channels: one per local rank */
+};
+
+/* The context's segment: @bytes (a struct lseg_head first) made as
+ * lseg_create does, its head filled in (@magic, @nchan channels), and this
+ * process opened to the local peers (they open our memfds through /proc,
+ * shm's also read our buffers with CMA, under Yama ptrace scope 1). */
+static inline cb_status_t lseg_segment(const struct cb_tp_host *h,
+                                       const char *tp, const char *what,
+                                       uint64_t magic, size_t bytes, int nchan,
+                                       int *fd, void **base)
+{
+	cb_status_t st = lseg_create(h, tp, what, bytes, fd, base);
+
+	if (st)
+		return st;
+	*(struct lseg_head *)*base = (struct lseg_head){ .magic = magic,
+		                                         .job_id = h->job_id,
+		                                         .owner = h->rank,
+		                                         .nchan = nchan };
+	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+	return CB_OK;
+}
+
+/* Map rank @peer's segment (@bytes of its process @pid's descriptor @fd;
+ * @seg_name for the message) into *@seg, then check it is this job's and
+ * @magic.  *@seg stays NULL when it cannot be mapped; set, for the caller
+ * to unmap, when the check fails. */
+static inline cb_status_t lseg_attach(const struct cb_tp_host *h,
+                                      const char *tp, const char *seg_name,
+                                      uint64_t magic, int peer, pid_t pid,
+                                      int fd, size_t bytes, void **seg)
+{
+	void *p = lseg_map_peer(pid, fd, bytes, 1);
+	const struct lseg_head *s = p;
+
+	*seg = NULL;
+	if (p == MAP_FAILED)
+		return h->fail(h, CB_ERR_SYS,
+		               "%s: cannot map rank %d's %s through "
+		               "/proc/%d/fd/%d: %s (are the ranks on one host, "
+		               "run by one user?)",
+		               tp, peer, seg_name, (int)pid, fd,
+		               strerror(errno));
+	*seg = p;
+	if (s->magic != magic || s->job_id != h->job_id)
+		return h->fail(h, CB_ERR_PROTO,
+		               "%s: rank %d's segment is not this job's", tp,
+		               peer);
+	return CB_OK;
+}
+
+/* ep_create(): whether @peer is on this host (@index: lseg_local_index's),
+ * else one line, @why at its end. */
+static inline cb_status_t lseg_local_peer(const struct cb_tp_host *h,
+                                          const char *tp, const int *index,
+                                          int peer, const char *why)
+{
+	if (index[peer] >= 0)
+		return CB_OK;
+	return h->fail(h, CB_ERR_UNSUPPORTED,
+	               "%s: rank %d is on host %s, not on this host %s%s", tp,
+	               peer, tpu_host(h, peer), tpu_host(h, h->rank), why);
 }
 
 /* address(): the context's address blob @addr (@n bytes) into @blob. */

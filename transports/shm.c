@@ -50,17 +50,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include "transports/lseg.h"
 #include "transports/shm.h"
-
-static const char *shm_host(const struct cb_tp_ctx *ctx, int r)
-{
-	return ctx->host->hosts[ctx->host->host_of_rank[r]];
-}
 
 /* A memfd of @bytes, reserved (a full tmpfs fails here, with a line, not
  * later with a SIGBUS) and mapped. */
@@ -123,23 +117,16 @@ static cb_status_t shm_open_ctx(const struct cb_tp_host *h,
 	n = lseg_local_index(h, ctx->local_index);
 	ctx->seg_bytes =
 	        sizeof(struct shm_seg) + (size_t)n * sizeof(struct shm_chan);
-	if ((st = lseg_create(h, "shm", "collbench-shm", ctx->seg_bytes,
-	                      &ctx->seg_fd, &seg)))
+	if ((st = lseg_segment(h, "shm", "collbench-shm", SHM_MAGIC,
+	                       ctx->seg_bytes, n, &ctx->seg_fd, &seg)))
 		goto fail;
 	ctx->seg = seg;
-	ctx->seg->magic = SHM_MAGIC;
-	ctx->seg->job_id = h->job_id;
-	ctx->seg->owner = h->rank;
-	ctx->seg->nchan = n;
 	ctx->addr = (struct shm_addr){ .magic = SHM_MAGIC,
 		                       .rank = h->rank,
 		                       .pid = getpid(),
 		                       .seg_fd = ctx->seg_fd,
 		                       .seg_addr = (uint64_t)(uintptr_t)seg,
 		                       .seg_bytes = ctx->seg_bytes };
-	/* Let local peers read our buffers with CMA, and open our memfds,
-	 * under Yama ptrace scope 1. */
-	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 	*out = ctx;
 	return CB_OK;
 fail:
@@ -195,14 +182,12 @@ static cb_status_t shm_ep_create(struct cb_tp_ctx *ctx, int peer,
 {
 	const struct cb_tp_host *h = ctx->host;
 	struct cb_tp_ep *ep;
+	cb_status_t st;
 
 	(void)blob;
 	*bytes = 0;
-	if (ctx->local_index[peer] < 0)
-		return h->fail(
-		        h, CB_ERR_UNSUPPORTED,
-		        "shm: rank %d is on host %s, not on this host %s", peer,
-		        shm_host(ctx, peer), shm_host(ctx, h->rank));
+	if ((st = lseg_local_peer(h, "shm", ctx->local_index, peer, "")))
+		return st;
 	if (ctx->eps[peer]) {
 		*out = ctx->eps[peer];
 		return CB_OK;
@@ -237,21 +222,15 @@ static cb_status_t shm_ep_connect(struct cb_tp_ep *ep, const void *blob,
 	if (ep->peer_seg)
 		return CB_OK;
 	ep->pid = a.pid;
-	void *seg = lseg_map_peer(a.pid, a.seg_fd, a.seg_bytes, 1);
-	if (seg == MAP_FAILED)
-		return h->fail(h, CB_ERR_SYS,
-		               "shm: cannot map rank %d's segment through "
-		               "/proc/%d/fd/%d: %s (are the ranks on one host, "
-		               "run by one user?)",
-		               ep->peer, (int)a.pid, (int)a.seg_fd,
-		               strerror(errno));
-	ep->peer_seg = seg;
-	ep->peer_seg_bytes = a.seg_bytes;
-	if (ep->peer_seg->magic != SHM_MAGIC ||
-	    ep->peer_seg->job_id != h->job_id)
-		return h->fail(h, CB_ERR_PROTO,
-		               "shm: rank %d's segment is not this job's",
-		               ep->peer);
+	void *seg;
+	cb_status_t st = lseg_attach(h, "shm", "segment", SHM_MAGIC, ep->peer,
+	                             a.pid, a.seg_fd, a.seg_bytes, &seg);
+	if (seg) {
+		ep->peer_seg = seg;
+		ep->peer_seg_bytes = a.seg_bytes;
+	}
+	if (st)
+		return st;
 	ep->tx = &ep->peer_seg->chan[ctx->local_index[h->rank]];
 	lring_init_tx(&ep->ring, ep->tx->slots, &ep->tx->consumed);
 
@@ -395,49 +374,6 @@ static cb_status_t shm_mem_export(struct cb_tp_ctx *ctx,
 	memcpy(blob, &x, sizeof(x));
 	*bytes = sizeof(x);
 	return CB_OK;
-}
-
-struct shm_view *shm_view_get(struct cb_tp_ep *ep, const struct shm_export *x)
-{
-	int i, free_slot = -1;
-
-	if (!x->id || ep->no_map || !ep->ctx->allow_map)
-		return NULL;
-	for (i = 0; i < ep->nviews; i++) {
-		if (ep->views[i].id == x->id)
-			return &ep->views[i];
-		if (!ep->views[i].id && free_slot < 0)
-			free_slot = i;
-	}
-	if (free_slot < 0 && ep->nviews == SHM_MAX_VIEWS) {
-		/* The peer freed some: forget those nobody imported (in
-		 * place: imported handles point at their view). */
-		for (i = 0; i < ep->nviews; i++) {
-			if (ep->views[i].refs)
-				continue;
-			munmap(ep->views[i].base, ep->views[i].bytes);
-			ep->views[i].id = 0;
-			if (free_slot < 0)
-				free_slot = i;
-		}
-		if (free_slot < 0)
-			return NULL;
-	}
-	void *p = lseg_map_peer(ep->pid, x->fd, x->region_bytes, 1);
-	if (p == MAP_FAILED) {
-		ep->ctx->host->log(ep->ctx->host, CB_TP_LOG_INFO,
-		                   "cannot map rank %d's buffers (%s): reading "
-		                   "them with CMA instead",
-		                   ep->peer, strerror(errno));
-		ep->no_map = 1;
-		return NULL;
-	}
-	i = free_slot >= 0 ? free_slot : ep->nviews++;
-	ep->views[i] = (struct shm_view){ .id = x->id,
-		                          .rbase = x->region_base,
-		                          .base = p,
-		                          .bytes = x->region_bytes };
-	return &ep->views[i];
 }
 
 static cb_status_t shm_mem_import(struct cb_tp_ep *ep, const void *blob,

@@ -15,6 +15,8 @@
 #include <collbench/transport.h>
 
 #include "transports/lring.h"
+#include "transports/lseg.h"
+#include "transports/tputil.h"
 
 #define SHM_MAGIC      0x434253484d303032ull /* "CBSHM002" */
 #define SHM_SLOTS      16u
@@ -50,10 +52,7 @@ struct shm_chan {
 };
 
 struct shm_seg {
-	uint64_t magic;
-	uint64_t job_id;
-	int32_t owner;
-	int32_t nchan;
+	struct lseg_head head;
 	alignas(64) struct shm_chan chan[];
 };
 
@@ -160,28 +159,14 @@ enum {
 enum { SEND_MSG = 0, SEND_PUT = 1 };
 /* A put's extra state: R_SRC = the rmem, R_STARTED = roff, R_RED = notify */
 
-/* shm_data.c */
-SHM_HIDDEN cb_status_t shm_isend(struct cb_tp_ep *ep, const void *buf,
-                                 size_t bytes, const struct cb_tp_mem *mem,
-                                 uint64_t tag, struct cb_tp_req *req);
-SHM_HIDDEN cb_status_t shm_irecv(struct cb_tp_ep *ep, void *buf, size_t cap,
-                                 const struct cb_tp_mem *mem, uint64_t tag,
-                                 struct cb_tp_req *req);
-SHM_HIDDEN cb_status_t shm_irecv_reduce(struct cb_tp_ep *ep, void *dst,
-                                        const void *src, size_t bytes,
-                                        const struct cb_tp_mem *mem,
-                                        const struct cb_tp_reduce *red,
-                                        uint64_t tag, struct cb_tp_req *req);
-SHM_HIDDEN cb_status_t shm_put(struct cb_tp_ep *ep, const void *buf,
-                               size_t bytes, const struct cb_tp_mem *mem,
-                               struct cb_tp_rmem *rmem, uint64_t roff,
-                               uint32_t notify, struct cb_tp_req *req);
-SHM_HIDDEN cb_status_t shm_notify_poll(struct cb_tp_ep *ep, uint32_t *notify);
-SHM_HIDDEN cb_status_t shm_test(struct cb_tp_ep *ep, struct cb_tp_req *req);
-SHM_HIDDEN cb_status_t shm_progress(struct cb_tp_ctx *ctx);
+/* shm_data.c: the data path, below shm.c (set-up and the ops table):
+ * shm_isend, _irecv, _test, _progress, _put, _notify_poll, _irecv_reduce */
+TPU_OPS_MSG(SHM_HIDDEN, shm);
+TPU_OPS_PUT(SHM_HIDDEN, shm);
+SHM_HIDDEN TPU_OP(irecv_reduce) shm_irecv_reduce;
 
-/* shm.c: a peer's region @id as mapped here (mapping it the first time), or
- * NULL when it cannot be (then: CMA). */
+/* A peer's region @x as mapped here (mapping it the first time), or NULL
+ * when it cannot be (then: CMA); mem_import's too. */
 SHM_HIDDEN struct shm_view *shm_view_get(struct cb_tp_ep *ep,
                                          const struct shm_export *x);
 

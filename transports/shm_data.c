@@ -11,33 +11,17 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 
+#include "transports/lseg.h"
 #include "transports/shm.h"
-
-static inline void q_push(struct cb_tp_req **head, struct cb_tp_req **tail,
-                          struct cb_tp_req *r)
-{
-	r->next = NULL;
-	if (*tail)
-		(*tail)->next = r;
-	else
-		*head = r;
-	*tail = r;
-}
-
-static inline void q_pop(struct cb_tp_req **head, struct cb_tp_req **tail)
-{
-	*head = (*head)->next;
-	if (!*head)
-		*tail = NULL;
-}
 
 static int shm_send_progress(struct cb_tp_ep *ep);
 
 static cb_status_t shm_post_send(struct cb_tp_ep *ep, struct cb_tp_req *req)
 {
-	q_push(&ep->sq_head, &ep->sq_tail, req);
+	tpu_q_push(&ep->sq_head, &ep->sq_tail, req);
 	/* Nothing queued before it: publish now, not at the next progress
 	 * call; the peer may already be polling for it. */
 	if (ep->sq_head == req)
@@ -105,7 +89,7 @@ cb_status_t shm_irecv(struct cb_tp_ep *ep, void *buf, size_t cap,
 	                             rendezvous (the request may have been
 	                             one) */
 	req->priv.ptr[R_RED] = NULL;
-	q_push(&ep->rq_head, &ep->rq_tail, req);
+	tpu_q_push(&ep->rq_head, &ep->rq_tail, req);
 	return CB_OK;
 }
 
@@ -165,7 +149,7 @@ static int shm_send_progress(struct cb_tp_ep *ep)
 		if (req->priv.u64[R_CAP] == SEND_PUT) {
 			if (!shm_send_put(ep, req))
 				break;
-			q_pop(&ep->sq_head, &ep->sq_tail);
+			tpu_q_pop(&ep->sq_head, &ep->sq_tail);
 			moved = 1;
 			continue;
 		}
@@ -194,7 +178,7 @@ static int shm_send_progress(struct cb_tp_ep *ep)
 			memcpy(lring_data(s), &x, sizeof(x));
 			req->priv.u64[R_RNDV] = ++ep->tx_rndv;
 			lring_tx_publish(&ep->ring, s);
-			q_pop(&ep->sq_head, &ep->sq_tail);
+			tpu_q_pop(&ep->sq_head, &ep->sq_tail);
 			continue;
 		}
 		size_t off = lring_tx_eager(&ep->ring, s, KIND_EAGER,
@@ -203,7 +187,7 @@ static int shm_send_progress(struct cb_tp_ep *ep)
 		req->priv.u64[R_OFF] = off;
 		if (off == req->bytes) {
 			req->priv.u64[R_DONE] = 1;
-			q_pop(&ep->sq_head, &ep->sq_tail);
+			tpu_q_pop(&ep->sq_head, &ep->sq_tail);
 			ctx->stats.eager_msgs++;
 			ctx->stats.eager_bytes += req->bytes;
 		}
@@ -265,6 +249,51 @@ static cb_status_t shm_cma(struct cb_tp_ep *ep, struct cb_tp_req *req,
 		done += (size_t)got;
 	}
 	return CB_OK;
+}
+
+/* A peer's region @x as mapped here (mapping it the first time), or NULL
+ * when it cannot be (then: CMA). */
+struct shm_view *shm_view_get(struct cb_tp_ep *ep, const struct shm_export *x)
+{
+	int i, free_slot = -1;
+
+	if (!x->id || ep->no_map || !ep->ctx->allow_map)
+		return NULL;
+	for (i = 0; i < ep->nviews; i++) {
+		if (ep->views[i].id == x->id)
+			return &ep->views[i];
+		if (!ep->views[i].id && free_slot < 0)
+			free_slot = i;
+	}
+	if (free_slot < 0 && ep->nviews == SHM_MAX_VIEWS) {
+		/* The peer freed some: forget those nobody imported (in
+		 * place: imported handles point at their view). */
+		for (i = 0; i < ep->nviews; i++) {
+			if (ep->views[i].refs)
+				continue;
+			munmap(ep->views[i].base, ep->views[i].bytes);
+			ep->views[i].id = 0;
+			if (free_slot < 0)
+				free_slot = i;
+		}
+		if (free_slot < 0)
+			return NULL;
+	}
+	void *p = lseg_map_peer(ep->pid, x->fd, x->region_bytes, 1);
+	if (p == MAP_FAILED) {
+		ep->ctx->host->log(ep->ctx->host, CB_TP_LOG_INFO,
+		                   "cannot map rank %d's buffers (%s): reading "
+		                   "them with CMA instead",
+		                   ep->peer, strerror(errno));
+		ep->no_map = 1;
+		return NULL;
+	}
+	i = free_slot >= 0 ? free_slot : ep->nviews++;
+	ep->views[i] = (struct shm_view){ .id = x->id,
+		                          .rbase = x->region_base,
+		                          .base = p,
+		                          .bytes = x->region_bytes };
+	return &ep->views[i];
 }
 
 /* Where the sender's rendezvous buffer can be read with plain loads here,
@@ -364,27 +393,26 @@ static int shm_recv_progress(struct cb_tp_ep *ep, cb_status_t *st)
 		}
 		if (req->priv.u64[R_OFF] == req->bytes) {
 			req->priv.u64[R_DONE] = 1;
-			q_pop(&ep->rq_head, &ep->rq_tail);
+			tpu_q_pop(&ep->rq_head, &ep->rq_tail);
 		}
 	}
 	return moved;
 }
 
+static cb_status_t shm_ep_progress(struct cb_tp_ep *ep, int *moved)
+{
+	cb_status_t st = CB_OK;
+
+	if (ep->err)
+		return ep->err;
+	if (ep->sq_head)
+		*moved |= shm_send_progress(ep);
+	*moved |= shm_recv_progress(ep, &st);
+	return st;
+}
+
 cb_status_t shm_progress(struct cb_tp_ctx *ctx)
 {
-	int moved = 0;
-
-	for (int i = 0; i < ctx->nactive; i++) {
-		struct cb_tp_ep *ep = ctx->eps[ctx->active[i]];
-		cb_status_t st = CB_OK;
-
-		if (ep->err)
-			return ep->err;
-		if (ep->sq_head)
-			moved |= shm_send_progress(ep);
-		moved |= shm_recv_progress(ep, &st);
-		if (st)
-			return st;
-	}
-	return moved ? CB_OK : CB_AGAIN;
+	return tpu_progress(ctx->eps, ctx->active, ctx->nactive,
+	                    shm_ep_progress);
 }

@@ -44,23 +44,6 @@
 
 #include "transports/tcp.h"
 
-const char *tcp_host(const struct cb_tp_ctx *ctx, int peer)
-{
-	return ctx->host->hosts[ctx->host->host_of_rank[peer]];
-}
-
-cb_status_t tcp_ep_fail(struct cb_tp_ep *ep, cb_status_t st, const char *what,
-                        int err)
-{
-	const struct cb_tp_host *h = ep->ctx->host;
-
-	if (!ep->err)
-		ep->err = h->fail(h, st, "tcp: %s rank %d (host %s)%s%s", what,
-		                  ep->peer, tcp_host(ep->ctx, ep->peer),
-		                  err ? ": " : "", err ? strerror(err) : "");
-	return ep->err;
-}
-
 static void tcp_ntop(const struct sockaddr_storage *sa, char *out, size_t n)
 {
 	char ip[INET6_ADDRSTRLEN] = "?";
@@ -349,7 +332,7 @@ static cb_status_t tcp_file(struct cb_tp_ctx *ctx, struct tcp_pending *p)
 
 /* Accept what is pending on the listener, and read the hellos that came in
  * (never more than a hello: payload after it is the data path's). */
-cb_status_t tcp_accept(struct cb_tp_ctx *ctx)
+static cb_status_t tcp_accept(struct cb_tp_ctx *ctx)
 {
 	uint64_t now = ctx->host->now_ns(ctx->host);
 	cb_status_t st;
@@ -410,6 +393,21 @@ static cb_status_t tcp_ep_create(struct cb_tp_ctx *ctx, int peer,
 	return CB_OK;
 }
 
+/* A dialer's stream that cannot reach the peer's listener (@err). */
+static cb_status_t tcp_unreachable(struct cb_tp_ep *ep, int err)
+{
+	const struct cb_tp_host *h = ep->ctx->host;
+	char to[80];
+
+	tcp_ntop(&ep->to.sa, to, sizeof(to));
+	return ep->err = h->fail(h, CB_ERR_PEER,
+	                         "tcp: rank %d (host %s) cannot reach rank %d "
+	                         "(host %s) at %s (%s): %s",
+	                         h->rank, tpu_host(ep->ctx->host, h->rank),
+	                         ep->peer, tpu_host(ep->ctx->host, ep->peer),
+	                         to, ep->to.ifname, strerror(err));
+}
+
 static cb_status_t tcp_ep_connect(struct cb_tp_ep *ep, const void *blob,
                                   size_t bytes, const void *pblob,
                                   size_t pbytes)
@@ -419,14 +417,10 @@ static cb_status_t tcp_ep_connect(struct cb_tp_ep *ep, const void *blob,
 
 	(void)pblob;
 	(void)pbytes;
-	if (bytes != sizeof(ep->to))
-		return h->fail(h, CB_ERR_PROTO,
-		               "tcp: the address of rank %d does not parse",
-		               ep->peer);
-	memcpy(&ep->to, blob, sizeof(ep->to));
+	memcpy(&ep->to, blob, bytes < sizeof(ep->to) ? bytes : sizeof(ep->to));
 	ep->to.ifname[sizeof(ep->to.ifname) - 1] = '\0';
-	if (ep->to.magic != TCP_MAGIC || ep->to.rank != ep->peer ||
-	    ep->to.len > sizeof(ep->to.sa))
+	if (bytes != sizeof(ep->to) || ep->to.magic != TCP_MAGIC ||
+	    ep->to.rank != ep->peer || ep->to.len > sizeof(ep->to.sa))
 		return h->fail(h, CB_ERR_PROTO,
 		               "tcp: the address of rank %d does not parse",
 		               ep->peer);
@@ -445,16 +439,7 @@ static cb_status_t tcp_ep_connect(struct cb_tp_ep *ep, const void *blob,
 		if (connect(st->fd, (struct sockaddr *)&ep->to.sa,
 		            ep->to.len) != 0 &&
 		    errno != EINPROGRESS && errno != EINTR) {
-			char to[80];
-			tcp_ntop(&ep->to.sa, to, sizeof(to));
-			return ep->err = h->fail(
-			               h, CB_ERR_PEER,
-			               "tcp: rank %d (host %s) cannot reach "
-			               "rank "
-			               "%d (host %s) at %s (%s): %s",
-			               h->rank, tcp_host(ctx, h->rank),
-			               ep->peer, tcp_host(ctx, ep->peer), to,
-			               ep->to.ifname, strerror(errno));
+			return tcp_unreachable(ep, errno);
 		}
 		st->state = S_DIALING;
 	}
@@ -475,16 +460,7 @@ static cb_status_t tcp_dial(struct cb_tp_ep *ep, int si)
 			return CB_AGAIN;
 		getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &el);
 		if (err) {
-			char to[80];
-			tcp_ntop(&ep->to.sa, to, sizeof(to));
-			return ep->err = h->fail(
-			               h, CB_ERR_PEER,
-			               "tcp: rank %d (host %s) cannot reach "
-			               "rank "
-			               "%d (host %s) at %s (%s): %s",
-			               h->rank, tcp_host(ep->ctx, h->rank),
-			               ep->peer, tcp_host(ep->ctx, ep->peer),
-			               to, ep->to.ifname, strerror(err));
+			return tcp_unreachable(ep, err);
 		}
 		s->state = S_HELLO;
 	}

@@ -8,10 +8,12 @@
 #define CB_TRANSPORTS_TCP_H
 
 #include <stdint.h>
+#include <string.h>
 #include <sys/socket.h>
 
 #include <collbench/transport.h>
 
+#include "transports/tputil.h"
 #define TCP_MAGIC       0x43425450u /* "CBTP" */
 #define TCP_MAX_STREAMS 8
 #define TCP_QDEPTH      128 /* outstanding requests per stream and direction */
@@ -98,22 +100,24 @@ struct cb_tp_ctx {
 /* Request private state. */
 enum { R_PENDING, R_BUF, R_CAP, R_ERR, R_HDR_DONE };
 
-/* tcp.c */
-TCP_HIDDEN cb_status_t tcp_ep_fail(struct cb_tp_ep *ep, cb_status_t st,
-                                   const char *what, int err);
-TCP_HIDDEN const char *tcp_host(const struct cb_tp_ctx *ctx, int peer);
-TCP_HIDDEN cb_status_t tcp_accept(struct cb_tp_ctx *ctx);
+/* Record @ep's first failure: "tcp: @what rank N (host H)", and @err's text
+ * when not 0; returns the one recorded. */
+static inline cb_status_t tcp_ep_fail(struct cb_tp_ep *ep, cb_status_t st,
+                                      const char *what, int err)
+{
+	const struct cb_tp_host *h = ep->ctx->host;
 
-/* tcp_data.c */
-TCP_HIDDEN cb_status_t tcp_isend(struct cb_tp_ep *ep, const void *buf,
-                                 size_t bytes, const struct cb_tp_mem *mem,
-                                 uint64_t tag, struct cb_tp_req *req);
-TCP_HIDDEN cb_status_t tcp_irecv(struct cb_tp_ep *ep, void *buf, size_t cap,
-                                 const struct cb_tp_mem *mem, uint64_t tag,
-                                 struct cb_tp_req *req);
-TCP_HIDDEN cb_status_t tcp_test(struct cb_tp_ep *ep, struct cb_tp_req *req);
-TCP_HIDDEN cb_status_t tcp_progress(struct cb_tp_ctx *ctx);
-TCP_HIDDEN void tcp_idle_wait(struct cb_tp_ctx *ctx, int timeout_us);
+	if (!ep->err)
+		ep->err = h->fail(h, st, "tcp: %s rank %d (host %s)%s%s", what,
+		                  ep->peer, tpu_host(ep->ctx->host, ep->peer),
+		                  err ? ": " : "", err ? strerror(err) : "");
+	return ep->err;
+}
+
+/* tcp_data.c: the data path, below tcp.c (set-up, connections and the ops
+ * table): tcp_isend, _irecv, _test, _progress, _idle_wait */
+TPU_OPS_MSG(TCP_HIDDEN, tcp);
+TCP_HIDDEN TPU_OP(idle_wait) tcp_idle_wait;
 /* Check a message header that arrived for @req; the fuzzable part. */
 TCP_HIDDEN cb_status_t tcp_hdr_check(const struct tcp_hdr *h, uint64_t tag,
                                      uint64_t cap, const char **why);

@@ -193,7 +193,8 @@ static cb_status_t tcp_header(struct cb_tp_ep *ep, struct cb_tp_req *req)
 		               host, CB_ERR_PROTO,
 		               "tcp: rank %d (host %s) sent a message that "
 		               "does not parse (magic 0x%08x)",
-		               ep->peer, tcp_host(ep->ctx, ep->peer), h.magic);
+		               ep->peer, tpu_host(ep->ctx->host, ep->peer),
+		               h.magic);
 	if (st && !strcmp(why, "tag"))
 		return ep->err = host->fail(
 		               host, CB_ERR_PROTO,
@@ -286,27 +287,28 @@ static int tcp_recv_stream(struct cb_tp_ep *ep, int si, cb_status_t *st)
 	return moved;
 }
 
+static cb_status_t tcp_ep_progress(struct cb_tp_ep *ep, int *moved)
+{
+	cb_status_t st = CB_OK;
+
+	if (ep->err)
+		return ep->err;
+	for (int s = 0; s < ep->ctx->nstreams && ep->s[s].state == S_READY;
+	     s++) {
+		if (!fifo_empty(&ep->s[s].sq))
+			*moved |= tcp_send_stream(ep, s, &st);
+		if (!st && !fifo_empty(&ep->s[s].rq))
+			*moved |= tcp_recv_stream(ep, s, &st);
+		if (st)
+			return st;
+	}
+	return CB_OK;
+}
+
 cb_status_t tcp_progress(struct cb_tp_ctx *ctx)
 {
-	int moved = 0;
-
-	for (int i = 0; i < ctx->nactive; i++) {
-		struct cb_tp_ep *ep = ctx->eps[ctx->active[i]];
-		cb_status_t st = CB_OK;
-
-		if (ep->err)
-			return ep->err;
-		for (int s = 0; s < ctx->nstreams && ep->s[s].state == S_READY;
-		     s++) {
-			if (!fifo_empty(&ep->s[s].sq))
-				moved |= tcp_send_stream(ep, s, &st);
-			if (!st && !fifo_empty(&ep->s[s].rq))
-				moved |= tcp_recv_stream(ep, s, &st);
-			if (st)
-				return st;
-		}
-	}
-	return moved ? CB_OK : CB_AGAIN;
+	return tpu_progress(ctx->eps, ctx->active, ctx->nactive,
+	                    tcp_ep_progress);
 }
 
 void tcp_idle_wait(struct cb_tp_ctx *ctx, int timeout_us)

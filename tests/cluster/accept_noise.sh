@@ -17,10 +17,7 @@
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/hosts.sh"
 
-[ "$(id -u)" -eq 0 ] || { echo "SKIP: network namespaces need root"; exit 77; }
-command -v ip >/dev/null && command -v tc >/dev/null ||
-	{ echo "SKIP: no ip or tc (iproute2)"; exit 77; }
-trap 'cluster_down; rm -rf "$TMP"' EXIT
+cluster_need
 
 N=8
 quick=(--bw-bytes 256K --lat-iters 50 --pair-timeout 3 --timeout 20 --stages pairwise)

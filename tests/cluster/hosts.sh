@@ -3,12 +3,14 @@
 # namespace of their own, so hosts talk only through that switch and
 # nothing reaches the machine's own network.  Each host's end is named
 # eth0 and has 10.R.S.(i+1)/24.
+#   cluster_need        skip (77) without root, ip, tc; clean up on EXIT
 #   cluster_up N        make hosts 0..N-1 (HOST[i], ADDR[i], PORT_OUT[i])
 #   cluster_down        remove everything (also on EXIT)
 #   shape_host I RATE   tc tbf on host I's cable, both directions
 #                       (TBF_BURST: the bucket, else what RATE sends in 4 ms)
 #   shape_all RATE      every host sends at RATE (tbf on its egress)
 #   shape_path I J RATE [BASE]  htb: only traffic between I and J at RATE
+#   shape_dests I RATE BASE J...  htb: host I's traffic to each J at RATE
 #   cable_down I        host I's cable unplugged (its switch port down)
 #   run_hosts NAME N ARGS...  one rank per host (COLLBENCH_RANK/WORLD, a
 #                       job token), rank 0's host serving the rendezvous;
@@ -16,8 +18,17 @@
 #                       in $TMP/NAME.R.{out,err}; KILL_AFTER=S: the other
 #                       ranks get S seconds after rank 0 ends; WRAP: a
 #                       command each rank runs under; RANK_ENV_R="V=X ...":
-#                       variables for rank R alone
+#                       variables for rank R alone; PER_HOST=K: K ranks
+#                       a host (rank r on host r / K)
 # Needs root and iproute2; callers skip (77) without them.
+
+# Skip (77) without root, ip or tc; remove the cluster and $TMP on exit.
+cluster_need() {
+	[ "$(id -u)" -eq 0 ] || { echo "SKIP: network namespaces need root"; exit 77; }
+	command -v ip >/dev/null && command -v tc >/dev/null ||
+		{ echo "SKIP: no ip or tc (iproute2)"; exit 77; }
+	trap 'cluster_down; rm -rf "$TMP"' EXIT
+}
 
 CL_ID=$(( $$ % 200 + 20 ))
 CL_NET=10.251.$CL_ID
@@ -111,6 +122,23 @@ shape_path() {
 	done
 }
 
+# Host I's traffic to each of hosts J... at RATE, the rest at BASE: one htb
+# on its eth0 (shape_path, for several destinations at once).
+shape_dests() {
+	local i=$1 rate=$2 base=$3 j
+	shift 3
+	ip netns exec "${HOST[$i]}" tc qdisc del dev eth0 root 2>/dev/null
+	ip netns exec "${HOST[$i]}" tc qdisc add dev eth0 root handle 1: htb default 10 &&
+		ip netns exec "${HOST[$i]}" tc class add dev eth0 parent 1: classid 1:10 htb \
+			rate "$base" 2>/dev/null &&
+		ip netns exec "${HOST[$i]}" tc class add dev eth0 parent 1: classid 1:20 htb \
+			rate "$rate" 2>/dev/null || return 1
+	for j in "$@"; do
+		ip netns exec "${HOST[$i]}" tc filter add dev eth0 parent 1: protocol ip prio 1 \
+			u32 match ip dst "${ADDR[$j]}/32" flowid 1:20 || return 1
+	done
+}
+
 cable_down() {
 	ip -n "$CL_SW" link set "p$1" down
 }
@@ -118,10 +146,11 @@ cable_down() {
 run_hosts() {
 	local name=$1 n=$2 port=$(( 20000 + RANDOM % 10000 )) pids=() r k
 	shift 2
+	local per=${PER_HOST:-1}
 	for ((r = 0; r < n; r++)); do
-		local extra=RANK_ENV_$r
-		ip netns exec "${HOST[$r]}" env COLLBENCH_RANK=$r COLLBENCH_WORLD=$n \
-			COLLBENCH_HOSTNAME=node$r COLLBENCH_JOB_TOKEN=cluster-test-$$ \
+		local extra=RANK_ENV_$r h=$((r / per))
+		ip netns exec "${HOST[$h]}" env COLLBENCH_RANK=$r COLLBENCH_WORLD=$n \
+			COLLBENCH_HOSTNAME=node$h COLLBENCH_JOB_TOKEN=cluster-test-$$ \
 			${!extra:-} timeout 300 ${WRAP:-} "$CB" acceptance \
 			--rendezvous "${ADDR[0]}:$port" "$@" \
 			>"$TMP/$name.$r.out" 2>"$TMP/$name.$r.err" &

@@ -49,4 +49,22 @@ int cb_accsim_host_fault(const struct cb_accsim *s, int x);
 int cb_accsim_uplink_bad(const struct cb_accsim *s, int g);
 int cb_accsim_leaf_of(const struct cb_accsim *s, int x);
 
+/* --baseline-drop (sim_base.c): the same fabric planned twice, healthy
+ * (the baseline) and with its faults and every cable at (1 - @drop) of
+ * its rate; the real baseline judge compares them (@tol: the plan's
+ * --bw-tolerance, @base_tol: --baseline-tolerance).  2: out of memory. */
+struct cb_accsim_base_score {
+	int compared;     /* pairs in both runs */
+	double ratio;     /* the median node's median ratio */
+	int fabric;       /* the fabric named */
+	int cannot_tell;  /* the judge said the noise hides such a drop */
+	int named;        /* host or path findings naming a faulty host */
+	int false_alarms; /* ... naming only good ones; a fabric not dropped */
+	int lines;
+	char line[3][208];
+};
+int cb_accsim_base_run(const struct cb_accsim_cfg *c, double tol, double drop,
+                       double base_tol, const int *group,
+                       struct cb_accsim_base_score *sc);
+
 #endif

@@ -10,7 +10,8 @@
  * instrument for the judge, not something an operator runs on a cluster,
  * and the installed CLI stays as it was.  --assert makes it a test: exit
  * 1 on any false alarm, any round count over the bound, or more misses
- * than --max-miss.
+ * than --max-miss.  --baseline-drop also runs the baseline judge
+ * (sim_base.c).
  */
 #include <getopt.h>
 #include <math.h>
@@ -25,6 +26,7 @@ struct opts {
 	struct cb_accsim_cfg sim;
 	int runs, full, switches, assert, max_miss, quiet;
 	double tolerance;
+	double base_drop, base_tol; /* --baseline-drop (< 0: off) */
 };
 
 struct score {
@@ -53,23 +55,41 @@ static void usage(void)
 	       "  --tolerance F          the fault size asked for (0.9)\n"
 	       "  --assert [--max-miss M]  exit 1 on a false alarm, rounds "
 	       "over the bound, or more than M misses\n"
+	       "  --baseline-drop F      also: the baseline judge, the same "
+	       "fabric healthy, then\n"
+	       "                         with the faults and every cable at "
+	       "1 - F (0.2: 20%% slower)\n"
+	       "  --baseline-tolerance T  its --baseline-tolerance (0.05)\n"
 	       "  -q                     the summary only\n");
 }
 
 static int parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
-		{ "hosts", 1, 0, 'n' },     { "leaf", 1, 0, 'l' },
-		{ "slow", 1, 0, 1 },        { "lossy", 1, 0, 2 },
-		{ "flap", 1, 0, 3 },        { "uplink", 1, 0, 4 },
-		{ "noise", 1, 0, 5 },       { "tail", 1, 0, 6 },
-		{ "slow-factor", 1, 0, 7 }, { "loss", 1, 0, 8 },
-		{ "flap-p", 1, 0, 9 },      { "uplink-factor", 1, 0, 10 },
-		{ "seed", 1, 0, 's' },      { "runs", 1, 0, 'r' },
-		{ "full", 0, 0, 11 },       { "no-switches", 0, 0, 12 },
-		{ "tolerance", 1, 0, 13 },  { "assert", 0, 0, 14 },
-		{ "max-miss", 1, 0, 15 },   { "busy-rounds", 1, 0, 16 },
-		{ "help", 0, 0, 'h' },      { 0, 0, 0, 0 },
+		{ "hosts", 1, 0, 'n' },
+		{ "leaf", 1, 0, 'l' },
+		{ "slow", 1, 0, 1 },
+		{ "lossy", 1, 0, 2 },
+		{ "flap", 1, 0, 3 },
+		{ "uplink", 1, 0, 4 },
+		{ "noise", 1, 0, 5 },
+		{ "tail", 1, 0, 6 },
+		{ "slow-factor", 1, 0, 7 },
+		{ "loss", 1, 0, 8 },
+		{ "flap-p", 1, 0, 9 },
+		{ "uplink-factor", 1, 0, 10 },
+		{ "seed", 1, 0, 's' },
+		{ "runs", 1, 0, 'r' },
+		{ "full", 0, 0, 11 },
+		{ "no-switches", 0, 0, 12 },
+		{ "tolerance", 1, 0, 13 },
+		{ "assert", 0, 0, 14 },
+		{ "max-miss", 1, 0, 15 },
+		{ "busy-rounds", 1, 0, 16 },
+		{ "baseline-drop", 1, 0, 17 },
+		{ "baseline-tolerance", 1, 0, 18 },
+		{ "help", 0, 0, 'h' },
+		{ 0, 0, 0, 0 },
 	};
 	int c;
 
@@ -91,6 +111,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		.runs = 1,
 		.switches = 1,
 		.tolerance = 0.9,
+		.base_drop = -1,
+		.base_tol = 0.05,
 	};
 	while ((c = getopt_long(argc, argv, "n:l:s:r:qh", lo, NULL)) != -1) {
 		char *end = NULL;
@@ -156,6 +178,12 @@ static int parse(int argc, char **argv, struct opts *o)
 			break;
 		case 16:
 			o->sim.busy_round = v;
+			break;
+		case 17:
+			o->base_drop = v;
+			break;
+		case 18:
+			o->base_tol = v;
 			break;
 		case 'q':
 			o->quiet = 1;
@@ -288,10 +316,56 @@ static int one_run(const struct opts *o, uint64_t seed, struct score *sc)
 	return 0;
 }
 
+struct base_total {
+	int fabric, cannot_tell, missed, named, false_alarms;
+};
+
+/* --baseline-drop: one run of the baseline judge, added to @bt. */
+static int base_run(const struct opts *o, uint64_t seed, struct base_total *bt)
+{
+	struct cb_accsim_cfg c = o->sim;
+	struct cb_accsim_base_score sc;
+	int *group = malloc((size_t)c.n * sizeof(int));
+	struct cb_accsim *s;
+	int rc;
+
+	c.seed = seed;
+	if (!group || !(s = cb_accsim_new(&c))) {
+		free(group);
+		return 2;
+	}
+	for (int x = 0; x < c.n; x++)
+		group[x] = cb_accsim_leaf_of(s, x);
+	cb_accsim_free(s);
+	rc = cb_accsim_base_run(&c, o->tolerance, o->base_drop, o->base_tol,
+	                        o->switches ? group : NULL, &sc);
+	free(group);
+	if (rc)
+		return rc;
+	int missed = o->base_drop > 0 && !sc.fabric && !sc.cannot_tell;
+	bt->fabric += sc.fabric;
+	bt->cannot_tell += sc.cannot_tell && !sc.fabric;
+	bt->missed += missed;
+	bt->named += sc.named;
+	bt->false_alarms += sc.false_alarms;
+	if (!o->quiet || sc.false_alarms || missed) {
+		printf("seed %llu baseline: %d pairs compared, ratio %.3f; "
+		       "fabric %s%s; %d hosts named, %d false\n",
+		       (unsigned long long)seed, sc.compared, sc.ratio,
+		       sc.fabric ? "named" : "not named",
+		       sc.cannot_tell ? " (noise: cannot tell)" : "", sc.named,
+		       sc.false_alarms);
+		for (int i = 0; i < sc.lines; i++)
+			printf("  %s\n", sc.line[i]);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o;
 	struct score t = { 0 }, sc;
+	struct base_total bt = { 0 };
 	int rc = parse(argc, argv, &o), alarm_runs = 0, over = 0, warn = 0;
 	int max_rounds = 0;
 	double max_s = 0;
@@ -313,6 +387,9 @@ int main(int argc, char **argv)
 		max_rounds = sc.rounds > max_rounds ? sc.rounds : max_rounds;
 		max_s = fmax(max_s, sc.seconds);
 		t.bound = sc.bound;
+		if (o.base_drop >= 0 &&
+		    (rc = base_run(&o, o.sim.seed + (uint64_t)i, &bt)))
+			return rc;
 	}
 	printf("SUMMARY hosts=%d leaf=%d faults=slow:%d,lossy:%d,flap:%d,"
 	       "uplink:%d noise=%g tail=%g runs=%d named=%d/%d "
@@ -324,6 +401,19 @@ int main(int argc, char **argv)
 	       o.runs, t.named, t.faults, t.false_alarms, alarm_runs,
 	       t.imprecise, warn, (double)t.rounds / o.runs, max_rounds,
 	       t.bound, over, t.seconds / o.runs, max_s);
+	if (o.base_drop >= 0)
+		printf("BASELINE drop=%g tolerance=%g runs=%d fabric_named=%d "
+		       "cannot_tell=%d missed=%d hosts_named=%d "
+		       "false_alarms=%d\n",
+		       o.base_drop, o.base_tol, o.runs, bt.fabric,
+		       bt.cannot_tell, bt.missed, bt.named, bt.false_alarms);
+	if (o.assert && o.base_drop >= 0 &&
+	    (bt.false_alarms || bt.missed > o.max_miss)) {
+		printf("FAILED: baseline: %d false alarms, %d drops missed "
+		       "(at most %d allowed)\n",
+		       bt.false_alarms, bt.missed, o.max_miss);
+		return 1;
+	}
 	if (o.assert &&
 	    (t.false_alarms || over || t.faults - t.named > o.max_miss)) {
 		printf("FAILED: %d false alarms, %d runs over the round bound, "

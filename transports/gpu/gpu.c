@@ -56,22 +56,10 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "transports/gpu/gpu.h"
 #include "transports/lseg.h"
-
-cb_status_t gpu_cu_fail(struct cb_tp_ctx *ctx, CUresult r, const char *what)
-{
-	char err[200];
-
-	gpu_cu_err(&ctx->cu, r, err, sizeof(err));
-	return ctx->host->fail(ctx->host,
-	                       r == CUDA_ERROR_OUT_OF_MEMORY ? CB_ERR_NOMEM
-	                                                     : CB_ERR_SYS,
-	                       "gpu: %s: %s", what, err);
-}
 
 static const char *gpu_libcuda(void)
 {
@@ -232,14 +220,11 @@ static cb_status_t gpu_segment(struct cb_tp_ctx *ctx)
 
 	ctx->seg_bytes = sizeof(struct gpu_seg) +
 	                 (size_t)ctx->nlocal * sizeof(struct gpu_chan);
-	if ((st = lseg_create(h, "gpu", "collbench-gpu", ctx->seg_bytes,
-	                      &ctx->seg_fd, &seg)))
+	if ((st = lseg_segment(h, "gpu", "collbench-gpu", GPU_MAGIC,
+	                       ctx->seg_bytes, ctx->nlocal, &ctx->seg_fd,
+	                       &seg)))
 		return st;
 	ctx->seg = seg;
-	ctx->seg->magic = GPU_MAGIC;
-	ctx->seg->job_id = h->job_id;
-	ctx->seg->owner = h->rank;
-	ctx->seg->nchan = ctx->nlocal;
 	ctx->addr = (struct gpu_addr){ .magic = GPU_MAGIC,
 		                       .rank = h->rank,
 		                       .pid = getpid(),
@@ -247,8 +232,6 @@ static cb_status_t gpu_segment(struct cb_tp_ctx *ctx)
 		                       .dev = ctx->dev_index,
 		                       .seg_bytes = ctx->seg_bytes };
 	snprintf(ctx->addr.pci, sizeof(ctx->addr.pci), "%s", ctx->pci);
-	/* local peers open our memfd through /proc under Yama scope 1 */
-	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 	return CB_OK;
 }
 
@@ -341,11 +324,6 @@ static cb_status_t gpu_address(struct cb_tp_ctx *ctx, void *blob, size_t *bytes)
 
 /* ---- endpoints ---- */
 
-static const char *gpu_host(const struct cb_tp_ctx *ctx, int r)
-{
-	return ctx->host->hosts[ctx->host->host_of_rank[r]];
-}
-
 static cb_status_t gpu_ep_create(struct cb_tp_ctx *ctx, int peer,
                                  struct cb_tp_ep **out, void *blob,
                                  size_t *bytes)
@@ -353,17 +331,15 @@ static cb_status_t gpu_ep_create(struct cb_tp_ctx *ctx, int peer,
 	const struct cb_tp_host *h = ctx->host;
 	struct cb_tp_ep *ep;
 	CUresult r;
+	cb_status_t st;
 
 	(void)blob;
 	*bytes = 0;
-	if (ctx->local_index[peer] < 0)
-		return h->fail(
-		        h, CB_ERR_UNSUPPORTED,
-		        "gpu: rank %d is on host %s, not on this host %s: "
-		        "GPU peer copy reaches ranks of one host (use "
-		        "--transport auto, which moves device memory "
-		        "between hosts over tcp)",
-		        peer, gpu_host(ctx, peer), gpu_host(ctx, h->rank));
+	if ((st = lseg_local_peer(h, "gpu", ctx->local_index, peer,
+	                          ": GPU peer copy reaches ranks of one host "
+	                          "(use --transport auto, which moves device "
+	                          "memory between hosts over tcp)")))
+		return st;
 	if (ctx->eps[peer]) {
 		*out = ctx->eps[peer];
 		return CB_OK;
@@ -418,21 +394,15 @@ static cb_status_t gpu_ep_connect(struct cb_tp_ep *ep, const void *blob,
 		return CB_OK;
 	ep->pid = a.pid;
 	snprintf(ep->pci, sizeof(ep->pci), "%.15s", a.pci);
-	if ((seg = lseg_map_peer(a.pid, a.seg_fd, a.seg_bytes, 1)) ==
-	    MAP_FAILED)
-		return h->fail(
-		        h, CB_ERR_SYS,
-		        "gpu: cannot map rank %d's control segment "
-		        "through /proc/%d/fd/%d: %s (are the ranks on one "
-		        "host, run by one user?)",
-		        ep->peer, (int)a.pid, (int)a.seg_fd, strerror(errno));
-	ep->peer_seg = seg;
-	ep->peer_seg_bytes = a.seg_bytes;
-	if (ep->peer_seg->magic != GPU_MAGIC ||
-	    ep->peer_seg->job_id != h->job_id)
-		return h->fail(h, CB_ERR_PROTO,
-		               "gpu: rank %d's segment is not this job's",
-		               ep->peer);
+	cb_status_t st =
+	        lseg_attach(h, "gpu", "control segment", GPU_MAGIC, ep->peer,
+	                    a.pid, a.seg_fd, a.seg_bytes, &seg);
+	if (seg) {
+		ep->peer_seg = seg;
+		ep->peer_seg_bytes = a.seg_bytes;
+	}
+	if (st)
+		return st;
 	ep->tx = &ep->peer_seg->chan[ctx->local_index[h->rank]];
 	lring_init_tx(&ep->ring, ep->tx->slots, &ep->tx->consumed);
 	atomic_store_explicit(&ep->tx->attached, 1, memory_order_release);

@@ -18,6 +18,8 @@
 #include <collbench/transport.h>
 
 #include "transports/lring.h"
+#include "transports/lseg.h"
+#include "transports/tputil.h"
 
 #define GPU_HIDDEN __attribute__((visibility("hidden")))
 
@@ -159,8 +161,7 @@ struct gpu_chan {
 };
 
 struct gpu_seg {
-	uint64_t magic, job_id;
-	int32_t owner, nchan;
+	struct lseg_head head;
 	alignas(64) struct gpu_chan chan[];
 };
 
@@ -312,11 +313,22 @@ static inline void gpu_ev_give(uint16_t *free_list, int *nfree, int i)
 GPU_HIDDEN int gpu_pick_device(const char (*pci)[16], int n, int hint,
                                int local, char *why, size_t why_bytes);
 
-/* gpu.c */
-GPU_HIDDEN cb_status_t gpu_cu_fail(struct cb_tp_ctx *ctx, CUresult r,
-                                   const char *what);
+/* Record a driver call's failure: "gpu: @what: " and the driver's words
+ * (out of memory: CB_ERR_NOMEM). */
+static inline cb_status_t gpu_cu_fail(struct cb_tp_ctx *ctx, CUresult r,
+                                      const char *what)
+{
+	char err[200];
 
-/* gpu_mem.c */
+	gpu_cu_err(&ctx->cu, r, err, sizeof(err));
+	return ctx->host->fail(ctx->host,
+	                       r == CUDA_ERROR_OUT_OF_MEMORY ? CB_ERR_NOMEM
+	                                                     : CB_ERR_SYS,
+	                       "gpu: %s: %s", what, err);
+}
+
+/* gpu_mem.c: memory, below the data path (gpu_data.c) and set-up (gpu.c,
+ * the ops table, on top) */
 GPU_HIDDEN cb_status_t gpu_mem_alloc(struct cb_tp_ctx *ctx, size_t bytes,
                                      enum cb_mem_kind kind, int device,
                                      void **buf);
@@ -367,24 +379,10 @@ GPU_HIDDEN cb_status_t gpu_launch_reduce(struct cb_tp_ctx *ctx, CUstream stream,
                                          CUdeviceptr dst, CUdeviceptr a,
                                          CUdeviceptr b, size_t count);
 
-/* gpu_data.c */
-GPU_HIDDEN cb_status_t gpu_isend(struct cb_tp_ep *ep, const void *buf,
-                                 size_t bytes, const struct cb_tp_mem *mem,
-                                 uint64_t tag, struct cb_tp_req *req);
-GPU_HIDDEN cb_status_t gpu_irecv(struct cb_tp_ep *ep, void *buf, size_t cap,
-                                 const struct cb_tp_mem *mem, uint64_t tag,
-                                 struct cb_tp_req *req);
-GPU_HIDDEN cb_status_t gpu_irecv_reduce(struct cb_tp_ep *ep, void *dst,
-                                        const void *src, size_t bytes,
-                                        const struct cb_tp_mem *mem,
-                                        const struct cb_tp_reduce *red,
-                                        uint64_t tag, struct cb_tp_req *req);
-GPU_HIDDEN cb_status_t gpu_put(struct cb_tp_ep *ep, const void *buf,
-                               size_t bytes, const struct cb_tp_mem *mem,
-                               struct cb_tp_rmem *rmem, uint64_t roff,
-                               uint32_t notify, struct cb_tp_req *req);
-GPU_HIDDEN cb_status_t gpu_notify_poll(struct cb_tp_ep *ep, uint32_t *notify);
-GPU_HIDDEN cb_status_t gpu_test(struct cb_tp_ep *ep, struct cb_tp_req *req);
-GPU_HIDDEN cb_status_t gpu_progress(struct cb_tp_ctx *ctx);
+/* gpu_data.c: gpu_isend, _irecv, _test, _progress, _put, _notify_poll,
+ * _irecv_reduce */
+TPU_OPS_MSG(GPU_HIDDEN, gpu);
+TPU_OPS_PUT(GPU_HIDDEN, gpu);
+GPU_HIDDEN TPU_OP(irecv_reduce) gpu_irecv_reduce;
 
 #endif

@@ -22,24 +22,6 @@
 /* A receive's R_KIND: RECV, with flags. */
 enum { RECV = 4, RECV_STARTED = 8, RECV_DEV = 16 };
 
-static inline void q_push(struct cb_tp_req **head, struct cb_tp_req **tail,
-                          struct cb_tp_req *r)
-{
-	r->next = NULL;
-	if (*tail)
-		((struct cb_tp_req *)*tail)->next = r;
-	else
-		*head = r;
-	*tail = r;
-}
-
-static inline void q_pop(struct cb_tp_req **head, struct cb_tp_req **tail)
-{
-	*head = (*head)->next;
-	if (!*head)
-		*tail = NULL;
-}
-
 static inline CUdeviceptr dptr(const void *p)
 {
 	return (CUdeviceptr)(uintptr_t)p;
@@ -49,7 +31,7 @@ static int gpu_send_progress(struct cb_tp_ep *ep);
 
 static cb_status_t gpu_post_send(struct cb_tp_ep *ep, struct cb_tp_req *req)
 {
-	q_push(&ep->sq_head, &ep->sq_tail, req);
+	tpu_q_push(&ep->sq_head, &ep->sq_tail, req);
 	/* nothing ahead of it: publish now, the peer may be polling */
 	if (ep->sq_head == req)
 		gpu_send_progress(ep);
@@ -140,7 +122,7 @@ cb_status_t gpu_irecv(struct cb_tp_ep *ep, void *buf, size_t cap,
 	req->priv.ptr[R_SRC] = NULL;
 	req->priv.u64[R_EV] = R_NOEV;
 	req->priv.ptr[R_RED] = NULL;
-	q_push(&ep->rq_head, &ep->rq_tail, req);
+	tpu_q_push(&ep->rq_head, &ep->rq_tail, req);
 	return CB_OK;
 }
 
@@ -217,7 +199,7 @@ static int gpu_send_progress(struct cb_tp_ep *ep)
 		if (req->priv.u64[R_KIND] == SEND_PUT) {
 			if (!gpu_send_put(ep, req))
 				break;
-			q_pop(&ep->sq_head, &ep->sq_tail);
+			tpu_q_pop(&ep->sq_head, &ep->sq_tail);
 			moved = 1;
 			continue;
 		}
@@ -237,7 +219,7 @@ static int gpu_send_progress(struct cb_tp_ep *ep)
 			memcpy(lring_data(s), &x, sizeof(x));
 			req->priv.u64[R_SEQ] = ++ep->tx_rts;
 			lring_tx_publish(&ep->ring, s);
-			q_pop(&ep->sq_head, &ep->sq_tail);
+			tpu_q_pop(&ep->sq_head, &ep->sq_tail);
 			ctx->stats.zcopy_msgs++;
 			ctx->stats.zcopy_bytes += req->bytes;
 			continue;
@@ -248,7 +230,7 @@ static int gpu_send_progress(struct cb_tp_ep *ep)
 		req->priv.u64[R_OFF] = off;
 		if (off == req->bytes) {
 			req->priv.u64[R_DONE] = 1;
-			q_pop(&ep->sq_head, &ep->sq_tail);
+			tpu_q_pop(&ep->sq_head, &ep->sq_tail);
 			ctx->stats.eager_msgs++;
 			ctx->stats.eager_bytes += req->bytes;
 		}
@@ -417,8 +399,8 @@ static int gpu_recv_progress(struct cb_tp_ep *ep)
 				return moved;
 			}
 			lring_rx_consume(&ep->ring);
-			q_pop(&ep->rq_head, &ep->rq_tail);
-			q_push(&ep->fq_head, &ep->fq_tail, req);
+			tpu_q_pop(&ep->rq_head, &ep->rq_tail);
+			tpu_q_push(&ep->fq_head, &ep->fq_tail, req);
 			moved = 1;
 			continue;
 		}
@@ -431,7 +413,7 @@ static int gpu_recv_progress(struct cb_tp_ep *ep)
 		moved = 1;
 		if (req->priv.u64[R_OFF] == req->bytes) {
 			req->priv.u64[R_DONE] = 1;
-			q_pop(&ep->rq_head, &ep->rq_tail);
+			tpu_q_pop(&ep->rq_head, &ep->rq_tail);
 		}
 	}
 	return moved;
@@ -460,7 +442,7 @@ static int gpu_copies_progress(struct cb_tp_ep *ep)
 			ep_fail(ep, gpu_cu_fail(ctx, r, what));
 			return moved;
 		}
-		q_pop(&ep->fq_head, &ep->fq_tail);
+		tpu_q_pop(&ep->fq_head, &ep->fq_tail);
 		req->priv.u64[R_DONE] = 1;
 		atomic_fetch_add_explicit(&ep->rx->done, 1,
 		                          memory_order_release);
@@ -469,22 +451,20 @@ static int gpu_copies_progress(struct cb_tp_ep *ep)
 	return moved;
 }
 
+static cb_status_t gpu_ep_progress(struct cb_tp_ep *ep, int *moved)
+{
+	if (ep->err)
+		return ep->err;
+	if (ep->sq_head)
+		*moved |= gpu_send_progress(ep);
+	*moved |= gpu_recv_progress(ep);
+	if (ep->fq_head)
+		*moved |= gpu_copies_progress(ep);
+	return ep->err;
+}
+
 cb_status_t gpu_progress(struct cb_tp_ctx *ctx)
 {
-	int moved = 0;
-
-	for (int i = 0; i < ctx->nactive; i++) {
-		struct cb_tp_ep *ep = ctx->eps[ctx->active[i]];
-
-		if (ep->err)
-			return ep->err;
-		if (ep->sq_head)
-			moved |= gpu_send_progress(ep);
-		moved |= gpu_recv_progress(ep);
-		if (ep->fq_head)
-			moved |= gpu_copies_progress(ep);
-		if (ep->err)
-			return ep->err;
-	}
-	return moved ? CB_OK : CB_AGAIN;
+	return tpu_progress(ctx->eps, ctx->active, ctx->nactive,
+	                    gpu_ep_progress);
 }

@@ -340,12 +340,18 @@ cb_status_t gpu_launch_reduce(struct cb_tp_ctx *ctx, CUstream stream,
 /* ---- the local engine (the core's copies and reductions) ---- */
 
 /* Record the local operation just queued on an event of the pool, or wait
- * for it (@req NULL). */
+ * for it (@req NULL); @launched: how queueing it went (failed: the event
+ * goes back, the failure is returned). */
 static cb_status_t local_finish(struct cb_tp_ctx *ctx, int ev,
-                                struct cb_tp_req *req)
+                                struct cb_tp_req *req, cb_status_t launched)
 {
 	CUresult r;
 
+	if (launched) {
+		if (ev >= 0)
+			gpu_ev_give(ctx->lev_free, &ctx->nlev_free, ev);
+		return launched;
+	}
 	if (!req) {
 		r = ctx->cu.StreamSynchronize(ctx->lstream);
 		return r == CUDA_SUCCESS
@@ -366,19 +372,13 @@ cb_status_t gpu_mem_copy(struct cb_tp_ctx *ctx, void *dst, const void *src,
                          size_t bytes, struct cb_tp_req *req)
 {
 	int ev = -1;
-	cb_status_t st;
 
 	if (req && (ev = gpu_ev_take(ctx->lev_free, &ctx->nlev_free)) < 0)
 		return CB_AGAIN;
 	/* the copy engine always: either side may be host memory */
-	st = gpu_launch_copy(ctx, ctx->lstream, GPU_COPY_CE, dptr(dst),
-	                     dptr(src), bytes);
-	if (st) {
-		if (ev >= 0)
-			gpu_ev_give(ctx->lev_free, &ctx->nlev_free, ev);
-		return st;
-	}
-	return local_finish(ctx, ev, req);
+	return local_finish(ctx, ev, req,
+	                    gpu_launch_copy(ctx, ctx->lstream, GPU_COPY_CE,
+	                                    dptr(dst), dptr(src), bytes));
 }
 
 cb_status_t gpu_mem_reduce(struct cb_tp_ctx *ctx, void *dst, const void *a,
@@ -387,18 +387,12 @@ cb_status_t gpu_mem_reduce(struct cb_tp_ctx *ctx, void *dst, const void *a,
                            struct cb_tp_req *req)
 {
 	int ev = -1;
-	cb_status_t st;
 
 	if (req && (ev = gpu_ev_take(ctx->lev_free, &ctx->nlev_free)) < 0)
 		return CB_AGAIN;
-	st = gpu_launch_reduce(ctx, ctx->lstream, red, dptr(dst), dptr(a),
-	                       dptr(b), count);
-	if (st) {
-		if (ev >= 0)
-			gpu_ev_give(ctx->lev_free, &ctx->nlev_free, ev);
-		return st;
-	}
-	return local_finish(ctx, ev, req);
+	return local_finish(ctx, ev, req,
+	                    gpu_launch_reduce(ctx, ctx->lstream, red, dptr(dst),
+	                                      dptr(a), dptr(b), count));
 }
 
 cb_status_t gpu_local_test(struct cb_tp_ctx *ctx, struct cb_tp_req *req)

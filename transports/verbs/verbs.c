@@ -37,10 +37,6 @@
 
 #include "transports/verbs/verbs.h"
 
-/* verbs_wire.c checks MTUs without libibverbs: its codes are these. */
-_Static_assert(VB_MTU_MIN == IBV_MTU_256 && VB_MTU_MAX == IBV_MTU_4096,
-               "enum ibv_mtu changed");
-
 static cb_status_t vb_query(char *why, size_t why_bytes)
 {
 	int n = 0;
@@ -72,77 +68,6 @@ static cb_status_t parse_int(const struct cb_tp_host *h, const char *key,
 		               hi);
 	*out = x;
 	return CB_OK;
-}
-
-/*
- * Completion queues.  A QP can have VB_CQE_PER_QP completions queued (every
- * send and receive it may post), so a CQ of N such entries serves N QPs and
- * can never overrun; a rail gets another CQ when its QPs fill one (no
- * ibv_resize_cq: siw and others have none).  A CQ holds up to 64 QPs, fewer
- * if the device's max_cqe is smaller; one that cannot hold one QP's
- * completions is refused with one line.
- */
-static cb_status_t cq_size(struct cb_tp_ctx *ctx, struct vb_rail *r)
-{
-	const struct cb_tp_host *h = ctx->host;
-	int peers = h->world < 64 ? h->world : 64;
-	struct ibv_device_attr da;
-
-	if (ibv_query_device(r->ctx, &da))
-		da.max_cqe = VB_CQE_PER_QP * peers;
-	if (da.max_cqe < VB_CQE_PER_QP)
-		return h->fail(h, CB_ERR_UNSUPPORTED,
-		               "verbs: %s holds at most %d completions a queue "
-		               "(max_cqe), and one queue pair needs %d",
-		               r->name, da.max_cqe, VB_CQE_PER_QP);
-	r->cq_qps = da.max_cqe / VB_CQE_PER_QP;
-	if (r->cq_qps > peers)
-		r->cq_qps = peers;
-	r->cqe = r->cq_qps * VB_CQE_PER_QP;
-	return CB_OK;
-}
-
-cb_status_t vb_cq_attach(struct cb_tp_ctx *ctx, int rail, int *cqi)
-{
-	struct vb_rail *r = &ctx->rail[rail];
-	struct vb_cq *more;
-	int i = 0;
-
-	while (i < r->ncq && r->cqs[i].nqp >= r->cq_qps)
-		i++;
-	if (i == r->ncq) {
-		more = realloc(r->cqs, (size_t)(r->ncq + 1) * sizeof(*more));
-		if (!more)
-			return ctx->host->fail(ctx->host, CB_ERR_NOMEM,
-			                       "verbs: out of memory");
-		r->cqs = more;
-		more[i].nqp = 0;
-		more[i].cq = ibv_create_cq(r->ctx, r->cqe, NULL, NULL, 0);
-		if (!more[i].cq)
-			return ctx->host->fail(
-			        ctx->host, CB_ERR_SYS,
-			        "verbs: cannot make completion queue %d "
-			        "(%d entries) on %s: %s",
-			        i + 1, r->cqe, r->name, strerror(errno));
-		r->ncq++;
-		if (i > 0)
-			ctx->host->log(ctx->host, CB_TP_LOG_INFO,
-			               "%s: completion queue %d of %d entries, "
-			               "for queue pairs %d to %d",
-			               r->name, i + 1, r->cqe,
-			               i * r->cq_qps + 1, (i + 1) * r->cq_qps);
-	}
-	r->cqs[i].nqp++;
-	*cqi = i;
-	return CB_OK;
-}
-
-void vb_cq_detach(struct cb_tp_ctx *ctx, int rail, int cqi)
-{
-	struct vb_rail *r = &ctx->rail[rail];
-
-	if (cqi >= 0 && cqi < r->ncq && r->cqs[cqi].nqp > 0)
-		r->cqs[cqi].nqp--;
 }
 
 static void vb_close(struct cb_tp_ctx *ctx);
@@ -208,7 +133,8 @@ static cb_status_t vb_open(const struct cb_tp_host *h, struct cb_tp_ctx **out)
 			             r->name, strerror(errno));
 			goto fail;
 		}
-		if ((st = cq_size(ctx, r)) || (st = vb_cq_attach(ctx, i, &cqi)))
+		if ((st = vb_cq_size(ctx, r)) ||
+		    (st = vb_cq_attach(ctx, i, &cqi)))
 			goto fail;
 		vb_cq_detach(ctx, i, cqi); /* made now: a refusal says so */
 		r->max_inline = 128;
@@ -256,6 +182,26 @@ static cb_status_t vb_address(struct cb_tp_ctx *ctx, void *blob, size_t *bytes)
 	}
 	memcpy(blob, &a, sizeof(a));
 	*bytes = sizeof(a);
+	return CB_OK;
+}
+
+/* Connected once every rail is in RTS and its HELLO came; progress moves
+ * it on meanwhile. */
+static cb_status_t vb_ep_test(struct cb_tp_ep *ep)
+{
+	cb_status_t st;
+
+	if (ep->err)
+		return ep->err;
+	if (ep->connected)
+		return CB_OK;
+	if ((st = vb_progress(ep->ctx)) < 0)
+		return st;
+	for (int i = 0; i < ep->nrails; i++)
+		if (ep->q[i].state != QP_RTS || !ep->q[i].hello_in)
+			return CB_AGAIN;
+	ep->connected = 1;
+	ep->ctx->stats.connects++;
 	return CB_OK;
 }
 

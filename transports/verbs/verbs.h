@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * transports/verbs/verbs.h - the verbs transport's internals, shared by its
- * files: verbs.c (context, memory, the ops table), verbs_dev.c (devices,
- * ports, GIDs, counters), verbs_conn.c (queue pairs and their connection,
- * out of band or through rdma_cm), verbs_data.c and verbs_recv.c (the data
- * path).  What travels between peers, and its checks, is verbs_wire.h.
+ * files, each calling only those below it:
+ *   verbs.c       context, memory, the ops table (on top: calls them all)
+ *   verbs_data.c  the data path: posting, the sending side, progress
+ *   verbs_recv.c  the receiving side, completions, asynchronous events
+ *   verbs_conn.c  queue pairs and their connection (oob or rdma_cm)
+ *   verbs_qp.c    completion queues, posting on a queue pair
+ *   verbs_dev.c   devices, ports, GIDs, counters
+ *   verbs_wire.c  what travels between peers and its checks (verbs_wire.h)
  * Nothing here is seen outside transports/verbs/.
  */
 #ifndef CB_TRANSPORTS_VERBS_H
@@ -18,6 +22,11 @@
 #include <collbench/transport.h>
 
 #include "transports/verbs/verbs_wire.h"
+#include "transports/tputil.h"
+
+/* verbs_wire.c checks MTUs without libibverbs: its codes are these. */
+_Static_assert(VB_MTU_MIN == IBV_MTU_256 && VB_MTU_MAX == IBV_MTU_4096,
+               "enum ibv_mtu changed");
 
 #define VB_SEND_SLOTS     128 /* send buffers (and SQ depth) per QP */
 #define VB_CREDIT_RESERVE 2   /* kept for credit returns alone */
@@ -199,11 +208,38 @@ enum {
 	K_FRAG = 0x4000, /* receive: comes through the slots */
 };
 
-/* verbs.c: completion queues.  vb_cq_attach finds room for one more QP on
- * @rail (a new CQ when every one is full) and says which in *@cqi;
- * vb_cq_detach gives it back. */
+/* verbs_qp.c: completion queues, posting on a queue pair, an endpoint's
+ * failure line (below verbs_conn.c, verbs_recv.c and verbs_data.c).
+ * vb_cq_size sizes @r's CQs for the job; vb_cq_attach finds room for one
+ * more QP on @rail (a new CQ when every one is full) and says which in
+ * *@cqi; vb_cq_detach gives it back. */
+VB_HIDDEN cb_status_t vb_cq_size(struct cb_tp_ctx *ctx, struct vb_rail *r);
 VB_HIDDEN cb_status_t vb_cq_attach(struct cb_tp_ctx *ctx, int rail, int *cqi);
 VB_HIDDEN void vb_cq_detach(struct cb_tp_ctx *ctx, int rail, int cqi);
+/* Post @wr on @rail; @owner (may be NULL) completes when it does. */
+VB_HIDDEN cb_status_t vb_post_wr(struct cb_tp_ep *ep, int rail,
+                                 struct ibv_send_wr *wr,
+                                 struct cb_tp_req *owner);
+/* Post the receive slots of @q (all, at connect). */
+VB_HIDDEN cb_status_t vb_post_recv_slots(struct cb_tp_ep *ep, int rail);
+/* Send a header-only message on @rail (HELLO, CREDIT). */
+VB_HIDDEN cb_status_t vb_send_ctrl(struct cb_tp_ep *ep, int rail, uint8_t type,
+                                   uint32_t seq, uint64_t tag);
+/* A SEND of header @h and @n bytes of payload (@lkey 0: copied into the
+ * slot); CB_AGAIN without credit or room; *@done: the payload has left. */
+VB_HIDDEN cb_status_t vb_send_msg(struct cb_tp_ep *ep, int rail,
+                                  const struct vb_hdr *h, const void *payload,
+                                  size_t n, uint32_t lkey,
+                                  struct cb_tp_req *owner, int *done);
+/* Re-post receive slot @slot of @rail (and owe the peer a credit). */
+VB_HIDDEN cb_status_t vb_repost(struct cb_tp_ep *ep, int rail, int slot);
+/* Record @ep's failure, one line naming the peer: @line, or @fmt with
+ * @a and @b. */
+VB_HIDDEN cb_status_t vb_ep_say(struct cb_tp_ep *ep, cb_status_t st,
+                                const char *line);
+VB_HIDDEN cb_status_t vb_ep_err(struct cb_tp_ep *ep, cb_status_t st,
+                                const char *fmt, unsigned long long a,
+                                unsigned long long b);
 
 /* verbs_dev.c */
 VB_HIDDEN cb_status_t vb_devices(struct cb_tp_dev *devs, int max, int *n);
@@ -212,9 +248,8 @@ VB_HIDDEN void vb_close_rails(struct cb_tp_ctx *ctx);
 VB_HIDDEN cb_status_t vb_counters(struct cb_tp_ctx *ctx,
                                   struct cb_tp_counter *out, int max, int *n);
 VB_HIDDEN const char *vb_link_name(enum vb_link l);
-VB_HIDDEN const char *vb_host(const struct cb_tp_ctx *ctx, int rank);
 
-/* verbs_conn.c */
+/* verbs_conn.c (below verbs_recv.c and verbs_data.c; it calls verbs_qp.c) */
 VB_HIDDEN cb_status_t vb_ep_create(struct cb_tp_ctx *ctx, int peer,
                                    struct cb_tp_ep **ep, void *blob,
                                    size_t *bytes);
@@ -222,7 +257,6 @@ VB_HIDDEN cb_status_t vb_ep_connect(struct cb_tp_ep *ep, const void *addr,
                                     size_t addr_bytes, const void *blob,
                                     size_t blob_bytes);
 VB_HIDDEN cb_status_t vb_ep_ready(struct cb_tp_ep *ep);
-VB_HIDDEN cb_status_t vb_ep_test(struct cb_tp_ep *ep);
 VB_HIDDEN void vb_ep_free(struct cb_tp_ep *ep);
 VB_HIDDEN void vb_ep_drop_qps(struct cb_tp_ep *ep);
 VB_HIDDEN cb_status_t vb_cm_listen(struct cb_tp_ctx *ctx);
@@ -268,42 +302,19 @@ static inline const struct cb_tp_mr *vb_req_mr(const struct cb_tp_req *req)
 	return req->priv.ptr[R_MR];
 }
 
-/* verbs_data.c: posting, the sending side, progress */
-VB_HIDDEN cb_status_t vb_isend(struct cb_tp_ep *ep, const void *buf,
-                               size_t bytes, const struct cb_tp_mem *mem,
-                               uint64_t tag, struct cb_tp_req *req);
-VB_HIDDEN cb_status_t vb_irecv(struct cb_tp_ep *ep, void *buf, size_t cap,
-                               const struct cb_tp_mem *mem, uint64_t tag,
-                               struct cb_tp_req *req);
-VB_HIDDEN cb_status_t vb_test(struct cb_tp_ep *ep, struct cb_tp_req *req);
-VB_HIDDEN cb_status_t vb_progress(struct cb_tp_ctx *ctx);
-VB_HIDDEN cb_status_t vb_put(struct cb_tp_ep *ep, const void *buf, size_t bytes,
-                             const struct cb_tp_mem *mem,
-                             struct cb_tp_rmem *rmem, uint64_t roff,
-                             uint32_t notify, struct cb_tp_req *req);
-VB_HIDDEN cb_status_t vb_notify_poll(struct cb_tp_ep *ep, uint32_t *notify);
-/* Post the receive slots of @q (all, at connect). */
-VB_HIDDEN cb_status_t vb_post_recv_slots(struct cb_tp_ep *ep, int rail);
-/* Send a header-only message on @rail (HELLO, CREDIT). */
-VB_HIDDEN cb_status_t vb_send_ctrl(struct cb_tp_ep *ep, int rail, uint8_t type,
-                                   uint32_t seq, uint64_t tag);
-/* A SEND of header @h and @n bytes of payload (@lkey 0: copied into the
- * slot); CB_AGAIN without credit or room; *@done: the payload has left. */
-VB_HIDDEN cb_status_t vb_send_msg(struct cb_tp_ep *ep, int rail,
-                                  const struct vb_hdr *h, const void *payload,
-                                  size_t n, uint32_t lkey,
-                                  struct cb_tp_req *owner, int *done);
-/* Re-post receive slot @slot of @rail (and owe the peer a credit). */
-VB_HIDDEN cb_status_t vb_repost(struct cb_tp_ep *ep, int rail, int slot);
-/* Record @ep's failure, one line naming the peer: @line, or @fmt with
- * @a and @b. */
-VB_HIDDEN cb_status_t vb_ep_say(struct cb_tp_ep *ep, cb_status_t st,
-                                const char *line);
-VB_HIDDEN cb_status_t vb_ep_err(struct cb_tp_ep *ep, cb_status_t st,
-                                const char *fmt, unsigned long long a,
-                                unsigned long long b);
+/* Whether @q's send queue has room for @n more work requests. */
+static inline int vb_sq_room(const struct vb_qp *q, int n)
+{
+	return q->sq_posted + (uint64_t)n - q->sq_done < VB_SEND_SLOTS - 1;
+}
 
-/* verbs_recv.c: the receiving side, completions, events */
+/* verbs_data.c: posting, the sending side, progress (the top of the data
+ * path: it calls verbs_recv.c, verbs_conn.c and verbs_qp.c): vb_isend,
+ * _irecv, _test, _progress, _put, _notify_poll */
+TPU_OPS_MSG(VB_HIDDEN, vb);
+TPU_OPS_PUT(VB_HIDDEN, vb);
+/* verbs_recv.c: the receiving side, completions, events (below
+ * verbs_data.c; it calls verbs_conn.c and verbs_qp.c) */
 VB_HIDDEN cb_status_t vb_recv_posted(struct cb_tp_ep *ep,
                                      struct cb_tp_req *req);
 VB_HIDDEN cb_status_t vb_recv_rtrs(struct cb_tp_ep *ep, int *moved);

@@ -42,9 +42,10 @@ static cb_status_t ep_fail(struct cb_tp_ep *ep, cb_status_t st,
 	const struct cb_tp_host *h = ep->ctx->host;
 
 	if (!ep->err)
-		ep->err = h->fail(h, st, "verbs: %s rank %d (host %s)%s%s",
-		                  what, ep->peer, vb_host(ep->ctx, ep->peer),
-		                  err ? ": " : "", err ? strerror(err) : "");
+		ep->err =
+		        h->fail(h, st, "verbs: %s rank %d (host %s)%s%s", what,
+		                ep->peer, tpu_host(ep->ctx->host, ep->peer),
+		                err ? ": " : "", err ? strerror(err) : "");
 	return ep->err;
 }
 
@@ -212,7 +213,7 @@ static cb_status_t qp_connect(struct cb_tp_ep *ep, int i,
 		               "verbs: rank %d (host %s) uses %s on %s and "
 		               "this "
 		               "rank %s on %s: they cannot connect",
-		               ep->peer, vb_host(ctx, ep->peer),
+		               ep->peer, tpu_host(ctx->host, ep->peer),
 		               vb_link_name((enum vb_link)b->rail[i].link),
 		               b->rail[i].dev, vb_link_name(r->link), r->name);
 	if (r->gid_index >= 0) {
@@ -357,24 +358,6 @@ cb_status_t vb_ep_connect(struct cb_tp_ep *ep, const void *addr,
 		if (st)
 			return st;
 	}
-	return CB_OK;
-}
-
-cb_status_t vb_ep_test(struct cb_tp_ep *ep)
-{
-	cb_status_t st;
-
-	if (ep->err)
-		return ep->err;
-	if (ep->connected)
-		return CB_OK;
-	if ((st = vb_progress(ep->ctx)) < 0)
-		return st;
-	for (int i = 0; i < ep->nrails; i++)
-		if (ep->q[i].state != QP_RTS || !ep->q[i].hello_in)
-			return CB_AGAIN;
-	ep->connected = 1;
-	ep->ctx->stats.connects++;
 	return CB_OK;
 }
 

@@ -40,145 +40,6 @@
 
 #include "transports/verbs/verbs.h"
 
-static inline int sq_room(const struct vb_qp *q, int n)
-{
-	return q->sq_posted + (uint64_t)n - q->sq_done < VB_SEND_SLOTS - 1;
-}
-
-cb_status_t vb_ep_say(struct cb_tp_ep *ep, cb_status_t st, const char *line)
-{
-	const struct cb_tp_host *h = ep->ctx->host;
-
-	if (ep->err)
-		return ep->err;
-	return ep->err = h->fail(h, st, "verbs: rank %d (host %s) %s", ep->peer,
-	                         vb_host(ep->ctx, ep->peer), line);
-}
-
-cb_status_t vb_ep_err(struct cb_tp_ep *ep, cb_status_t st, const char *fmt,
-                      unsigned long long a, unsigned long long b)
-{
-	char line[256];
-
-	if (ep->err)
-		return ep->err;
-	snprintf(line, sizeof(line), fmt, a, b);
-	return vb_ep_say(ep, st, line);
-}
-
-cb_status_t vb_repost(struct cb_tp_ep *ep, int rail, int slot)
-{
-	struct vb_qp *q = &ep->q[rail];
-	struct ibv_sge sge = { (uintptr_t)vb_recv_slot(q, slot), VB_SLOT_BYTES,
-		               q->slots_mr->lkey };
-	struct ibv_recv_wr wr = { .wr_id =
-		                          VB_WR_RECV | vb_wr_id(ep->peer, rail,
-		                                                (uint64_t)slot),
-		                  .sg_list = &sge,
-		                  .num_sge = 1 },
-	                   *bad;
-
-	if (ibv_post_recv(q->qp, &wr, &bad))
-		return vb_ep_err(ep, CB_ERR_SYS,
-		                 "cannot re-post a receive (error %llu)%.0llu",
-		                 (unsigned long long)errno, 0);
-	q->unreported++;
-	return CB_OK;
-}
-
-cb_status_t vb_post_recv_slots(struct cb_tp_ep *ep, int rail)
-{
-	cb_status_t st;
-
-	for (int i = 0; i < VB_RECV_SLOTS; i++)
-		if ((st = vb_repost(ep, rail, i)))
-			return st;
-	ep->q[rail].unreported = 0; /* the initial credits are implied */
-	return CB_OK;
-}
-
-/* Post @wr on @rail; @owner (may be NULL) completes when it does. */
-static cb_status_t post_wr(struct cb_tp_ep *ep, int rail,
-                           struct ibv_send_wr *wr, struct cb_tp_req *owner)
-{
-	struct vb_qp *q = &ep->q[rail];
-	uint64_t seq = q->sq_posted;
-	struct ibv_send_wr *bad;
-
-	if (owner || seq - q->sq_last_signal >= VB_SIGNAL_EVERY ||
-	    !sq_room(q, 2)) {
-		wr->send_flags |= IBV_SEND_SIGNALED;
-		q->sq_last_signal = seq;
-	}
-	q->owner[seq % VB_SEND_SLOTS] = owner;
-	if (owner)
-		owner->priv.u64[R_WAIT]++;
-	wr->wr_id = vb_wr_id(ep->peer, rail, seq);
-	if (ibv_post_send(q->qp, wr, &bad)) {
-		if (owner)
-			owner->priv.u64[R_WAIT]--;
-		return vb_ep_err(ep, CB_ERR_SYS,
-		                 "cannot post a send (error %llu)%.0llu",
-		                 (unsigned long long)errno, 0);
-	}
-	q->sq_posted++;
-	return CB_OK;
-}
-
-cb_status_t vb_send_msg(struct cb_tp_ep *ep, int rail, const struct vb_hdr *h,
-                        const void *payload, size_t n, uint32_t lkey,
-                        struct cb_tp_req *owner, int *done)
-{
-	struct vb_qp *q = &ep->q[rail];
-	const struct vb_rail *r = &ep->ctx->rail[rail];
-	int ctrl = h->type == VB_CREDIT || h->type == VB_HELLO;
-	struct ibv_sge sge[2];
-	int nsge = 1;
-
-	if (!vb_may_send(ep, q))
-		return ep->err ? ep->err : CB_AGAIN;
-	if (q->credits <= (ctrl ? 0 : VB_CREDIT_RESERVE) || !sq_room(q, 1))
-		return CB_AGAIN;
-	uint8_t *slot = vb_send_slot(q, q->sq_posted);
-	struct vb_hdr *hd = (struct vb_hdr *)slot;
-	*hd = *h;
-	hd->credits = (uint16_t)(q->unreported > 65535 ? 65535 : q->unreported);
-	q->unreported -= hd->credits;
-	sge[0] = (struct ibv_sge){ (uintptr_t)slot, (uint32_t)VB_HDR,
-		                   q->slots_mr->lkey };
-	if (n && !lkey) {
-		memcpy(slot + VB_HDR, payload, n);
-		sge[0].length += (uint32_t)n;
-	} else if (n) {
-		sge[nsge++] = (struct ibv_sge){ (uintptr_t)payload, (uint32_t)n,
-			                        lkey };
-	}
-	struct ibv_send_wr wr = { .sg_list = sge,
-		                  .num_sge = nsge,
-		                  .opcode = IBV_WR_SEND };
-	int inl = VB_HDR + n <= r->max_inline;
-	if (inl)
-		wr.send_flags = IBV_SEND_INLINE;
-	/* the payload has left the user's buffer once copied or inline; a
-	 * request with nothing to send (FIN, a zero-byte message) still
-	 * completes with its work request */
-	*done = n && (!lkey || inl);
-	cb_status_t st = post_wr(ep, rail, &wr, *done ? NULL : owner);
-	if (!st)
-		q->credits--;
-	return st;
-}
-
-cb_status_t vb_send_ctrl(struct cb_tp_ep *ep, int rail, uint8_t type,
-                         uint32_t seq, uint64_t tag)
-{
-	struct vb_hdr h = { .type = type, .seq = seq, .tag = tag };
-	int done;
-	cb_status_t st = vb_send_msg(ep, rail, &h, NULL, 0, 0, NULL, &done);
-
-	return st == CB_AGAIN ? CB_OK : st; /* a credit return can wait */
-}
-
 static inline void landed_send(struct cb_tp_req *req)
 {
 	if (req->priv.u64[R_WAIT] == 0)
@@ -344,7 +205,8 @@ static cb_status_t write_all(struct cb_tp_ep *ep, struct cb_tp_req *req, int k,
 		piece[j].b = b;
 		piece[j].chunks = b > a ? (b - a + mx - 1) / mx : 1;
 		int need = (int)piece[j].chunks + (how == W_SEND);
-		if (!vb_may_send(ep, &ep->q[j]) || !sq_room(&ep->q[j], need) ||
+		if (!vb_may_send(ep, &ep->q[j]) ||
+		    !vb_sq_room(&ep->q[j], need) ||
 		    (how != W_PLAIN && ep->q[j].credits <= VB_CREDIT_RESERVE))
 			return CB_AGAIN;
 	}
@@ -369,8 +231,8 @@ static cb_status_t write_all(struct cb_tp_ep *ep, struct cb_tp_req *req, int k,
 				wr.imm_data = htonl(imm);
 				ep->q[j].credits--;
 			}
-			st = post_wr(ep, j, &wr,
-			             last && how != W_SEND ? req : NULL);
+			st = vb_post_wr(ep, j, &wr,
+			                last && how != W_SEND ? req : NULL);
 			if (st)
 				return st;
 		}

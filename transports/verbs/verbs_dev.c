@@ -61,11 +61,6 @@ const char *vb_link_name(enum vb_link l)
 	                           : "iWARP";
 }
 
-const char *vb_host(const struct cb_tp_ctx *ctx, int rank)
-{
-	return ctx->host->hosts[ctx->host->host_of_rank[rank]];
-}
-
 static enum vb_link port_link(struct ibv_context *c,
                               const struct ibv_port_attr *pa)
 {

@@ -447,7 +447,8 @@ cb_status_t vb_wc_fail(struct cb_tp_ctx *ctx, int rail, const struct ibv_wc *wc)
 	return ep->err = ctx->host->fail(
 	               ctx->host, CB_ERR_PEER,
 	               "verbs: %s: peer %d (%s, %s:%d) %s (QP 0x%x on %s:%d)",
-	               ibv_wc_status_str(wc->status), peer, vb_host(ctx, peer),
+	               ibv_wc_status_str(wc->status), peer,
+	               tpu_host(ctx->host, peer),
 	               ep->peer_dev[rail][0] ? ep->peer_dev[rail] : "?",
 	               ep->peer_port[rail], wc_meaning(wc->status), wc->qp_num,
 	               r->name, r->port);
@@ -474,7 +475,8 @@ static cb_status_t qp_event(struct cb_tp_ctx *ctx, uint32_t qpn,
 				               "rank gave it: access refused "
 				               "on queue "
 				               "pair 0x%x, %s:%d",
-				               ep->peer, vb_host(ctx, ep->peer),
+				               ep->peer,
+				               tpu_host(ctx->host, ep->peer),
 				               qpn, ctx->rail[j].name,
 				               ctx->rail[j].port);
 			return ep->err = ctx->host->fail(
@@ -485,7 +487,7 @@ static cb_status_t qp_event(struct cb_tp_ctx *ctx, uint32_t qpn,
 			               "stopped "
 			               "it",
 			               ibv_event_type_str(t), qpn, ep->peer,
-			               vb_host(ctx, ep->peer),
+			               tpu_host(ctx->host, ep->peer),
 			               ctx->rail[j].name, ctx->rail[j].port);
 		}
 	}
