@@ -101,6 +101,39 @@ bad() {
 		echo "rank 0: $* refused (status $r): $o"
 	fi
 }
+# --gid-index of every other GID the table holds (rxe-oob, guest 0): each
+# of its types as sysfs says.  A RoCE v1 GID must work (0 wrong) or be
+# refused with one line; rxe makes RoCE v2 GIDs only (it encapsulates in
+# UDP), so there the test says that no v1 GID exists, and runs the other
+# v2 one, the IPv6 link-local, which must work and be logged by its index.
+other_gids() {
+	local types v1 ll o n
+	types=$(sed -n 's|.*/gid_attrs/types/\([0-9]*\):\(.*\)|\1=\2|p' <<<"$table" | tr '\n' ' ')
+	[ -n "$types" ] || { fail "cannot read $port/gid_attrs/types/*"; return; }
+	v1=$(sed -n 's|.*/gid_attrs/types/\([0-9]*\):.*v1$|\1|p' <<<"$table" | head -1)
+	if [ -n "$v1" ]; then
+		o=$(one --nic "$dev" --gid-index "$v1" --coll allreduce)
+		n=$(grep -c '^collbench' <<<"$o")
+		if grep -q '^# Wrong values: 0 OK' <<<"$o"; then
+			echo "rank 0: --gid-index $v1 (RoCE v1) works: 0 wrong"
+		elif [ "$n" = 1 ] && grep -q -- 'gid-index' <<<"$o"; then
+			echo "rank 0: --gid-index $v1 (RoCE v1) refused: $o"
+		else
+			fail "--gid-index $v1 (RoCE v1): neither 0 wrong nor one line: $(head -c 300 <<<"$o")"
+		fi
+	else
+		echo "rank 0: $dev has no RoCE v1 GID (types: $types): rxe is RoCE v2 only"
+	fi
+	ll=$(grep "/gids/[0-9]*:fe80:" <<<"$table" | sed -n '1s|.*/gids/\([0-9]*\):.*|\1|p')
+	[ -n "$ll" ] || { fail "no link-local GID in $port/gids"; return; }
+	grep -q "/gid_attrs/types/$ll:RoCE v2\$" <<<"$table" || { fail "GID $ll is not RoCE v2: $types"; return; }
+	o=$(one --nic "$dev" --gid-index "$ll" --coll allreduce -v)
+	if grep -q '^# Wrong values: 0 OK' <<<"$o" && grep -q "$dev:1 RoCE v2, GID index $ll (fe80:" <<<"$o"; then
+		echo "rank 0: --gid-index $ll (fe80::, RoCE v2 over IPv6) works: 0 wrong, logged as index $ll"
+	else
+		fail "--gid-index $ll (link-local, RoCE v2): $(grep -E '^collbench|^# Wrong' <<<"$o" | grep -v 'no job token' | head -4)"
+	fi
+}
 if [ "$rank" = 0 ]; then
 	o=$(one --nic "$dev" --coll allreduce)
 	grep -q '^# Wrong values: 0 OK' <<<"$o" ||
@@ -112,6 +145,9 @@ if [ "$rank" = 0 ]; then
 		bad 'gid-index' --nic "$dev" --gid-index 200
 		bad "$dev:7" --nic "$dev:7"
 	fi
+fi
+if [ "$rank" = 0 ] && [ "$mode" = rxe-oob ]; then
+	other_gids
 fi
 
 [ $fails = 0 ] || { sed -n '1,40p' "$out" | grep -v '^ *[0-9]' | sed 's/^/  | /'; exit 1; }
