@@ -476,8 +476,8 @@ static cb_status_t run_one(struct cb_acc_ctx *x, const struct one *w,
 		double beta = a->ref_bw_gbps;
 		if (a->ref_bibw_gbps > 0 && a->ref_bibw_gbps / 2 < beta)
 			beta = a->ref_bibw_gbps / 2;
-		double mt = algo->model_us(w->coll, row, n, 0, a->ref_lat_us,
-		                           beta, gamma);
+		double mt = cb_algo_model_us(algo, w->coll, row, n, 0,
+		                             a->ref_lat_us, beta, gamma);
 		out->model_busbw_gbps =
 		        mt > 0 ? (double)row / (mt * 1e3) * factor : 0;
 	}

@@ -101,17 +101,15 @@ static void linear_gen(struct cb_sched *s, const struct cb_plan_cfg *cfg,
 
 static const struct cb_sched_algo linear_sa = { linear_size, linear_gen };
 
-static double linear_model_us(enum cb_coll coll, size_t bytes, int n,
-                              int ps_servers, double alpha_us, double beta_gbps,
-                              double gamma_gbps)
+static double linear_model_us(const struct cb_model_in *in)
 {
-	(void)ps_servers;
-	if (n < 2)
+	if (in->n < 2)
 		return 0.0;
 	/* The root's link carries n-1 copies, one after another. */
-	double t = (n - 1) * (alpha_us + (double)bytes / (beta_gbps * 1e3));
-	if (coll == CB_COLL_REDUCE && gamma_gbps > 0)
-		t += (n - 1) * (double)bytes / (gamma_gbps * 1e3);
+	double t = (in->n - 1) *
+	           (in->alpha_us + (double)in->bytes / (in->beta_gbps * 1e3));
+	if (in->coll == CB_COLL_REDUCE && in->gamma_gbps > 0)
+		t += (in->n - 1) * (double)in->bytes / (in->gamma_gbps * 1e3);
 	return t;
 }
 
@@ -164,17 +162,13 @@ static void pairwise_gen(struct cb_sched *s, const struct cb_plan_cfg *cfg,
 
 static const struct cb_sched_algo pairwise_sa = { pairwise_size, pairwise_gen };
 
-static double pairwise_model_us(enum cb_coll coll, size_t bytes, int n,
-                                int ps_servers, double alpha_us,
-                                double beta_gbps, double gamma_gbps)
+static double pairwise_model_us(const struct cb_model_in *in)
 {
-	(void)coll;
-	(void)ps_servers;
-	(void)gamma_gbps;
-	if (n < 2)
+	if (in->n < 2)
 		return 0.0;
 	/* bytes is the whole buffer: n blocks, n-1 of them leave */
-	return (n - 1) * (alpha_us + (double)bytes / n / (beta_gbps * 1e3));
+	return (in->n - 1) * (in->alpha_us + (double)in->bytes / in->n /
+	                                             (in->beta_gbps * 1e3));
 }
 
 const struct cb_algo cb_algo_pairwise = {
@@ -212,16 +206,9 @@ static void dissemination_gen(struct cb_sched *s, const struct cb_plan_cfg *cfg,
 static const struct cb_sched_algo dissemination_sa = { dissemination_size,
 	                                               dissemination_gen };
 
-static double dissemination_model_us(enum cb_coll coll, size_t bytes, int n,
-                                     int ps_servers, double alpha_us,
-                                     double beta_gbps, double gamma_gbps)
+static double dissemination_model_us(const struct cb_model_in *in)
 {
-	(void)coll;
-	(void)bytes;
-	(void)ps_servers;
-	(void)beta_gbps;
-	(void)gamma_gbps;
-	return cb_ceil_log2(n) * alpha_us;
+	return cb_ceil_log2(in->n) * in->alpha_us;
 }
 
 const struct cb_algo cb_algo_dissemination = {
@@ -260,16 +247,11 @@ static void direct_gen(struct cb_sched *s, const struct cb_plan_cfg *cfg,
 
 static const struct cb_sched_algo direct_sa = { direct_size, direct_gen };
 
-static double direct_model_us(enum cb_coll coll, size_t bytes, int n,
-                              int ps_servers, double alpha_us, double beta_gbps,
-                              double gamma_gbps)
+static double direct_model_us(const struct cb_model_in *in)
 {
-	(void)coll;
-	(void)ps_servers;
-	(void)gamma_gbps;
-	if (n < 2)
+	if (in->n < 2)
 		return 0.0;
-	return alpha_us + (double)bytes / (beta_gbps * 1e3);
+	return in->alpha_us + (double)in->bytes / (in->beta_gbps * 1e3);
 }
 
 const struct cb_algo cb_algo_direct = {
@@ -348,27 +330,16 @@ static const struct cb_sched_algo bw_sa = { pp_size, bw_gen };
 static const struct cb_sched_algo bibw_sa = { pp_size, bibw_gen };
 
 /* Per row (the row's time is per message, see time_div). */
-static double pp_model_us(enum cb_coll coll, size_t bytes, int n,
-                          int ps_servers, double alpha_us, double beta_gbps,
-                          double gamma_gbps)
+static double pp_model_us(const struct cb_model_in *in)
 {
-	(void)coll;
-	(void)n;
-	(void)ps_servers;
-	(void)gamma_gbps;
-	return alpha_us + (double)bytes / (beta_gbps * 1e3);
+	return in->alpha_us + (double)in->bytes / (in->beta_gbps * 1e3);
 }
 
-static double stream_model_us(enum cb_coll coll, size_t bytes, int n,
-                              int ps_servers, double alpha_us, double beta_gbps,
-                              double gamma_gbps)
+static double stream_model_us(const struct cb_model_in *in)
 {
-	(void)coll;
-	(void)n;
-	(void)ps_servers;
-	(void)gamma_gbps;
 	/* a window overlaps the latencies: one per window, not per message */
-	return alpha_us / PP_WINDOW + (double)bytes / (beta_gbps * 1e3);
+	return in->alpha_us / PP_WINDOW +
+	       (double)in->bytes / (in->beta_gbps * 1e3);
 }
 
 const struct cb_algo cb_algo_latency = {

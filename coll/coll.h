@@ -110,6 +110,18 @@ struct cb_coll_stats {
 
 struct cb_plan;
 
+/* What a cost model is asked (cb_algo.model_us): one call of @coll moving
+ * @bytes (the row's size) on @n ranks (@ps_servers dedicated servers), for
+ * links of latency @alpha_us and bandwidth @beta_gbps (GB/s, 1e3 bytes per
+ * us) and a local reduction rate @gamma_gbps (GB/s of input consumed; 0 =
+ * free). */
+struct cb_model_in {
+	enum cb_coll coll;
+	size_t bytes;
+	int n, ps_servers;
+	double alpha_us, beta_gbps, gamma_gbps;
+};
+
 /* cb_algo.flags */
 #define CB_ALGO_ONEWAY 1u /* pingpong bw: only group index 1 has a result */
 /* Runs only when named: not one of auto's candidates, not in --algo all
@@ -167,13 +179,8 @@ struct cb_algo {
 	const char *(*refuse)(enum cb_coll coll, int n, int ps_servers);
 	/* One line why it cannot run with @dt, or NULL (NULL member: any). */
 	const char *(*refuse_dtype)(enum cb_dtype dt);
-	/* Predicted time (us) of one call moving @bytes (the row's size) on
-	 * @n ranks, for links of latency @alpha_us and bandwidth @beta_gbps
-	 * (GB/s, 1e3 bytes per us) and a local reduction rate @gamma_gbps
-	 * (GB/s of input consumed; 0 = free). */
-	double (*model_us)(enum cb_coll coll, size_t bytes, int n,
-	                   int ps_servers, double alpha_us, double beta_gbps,
-	                   double gamma_gbps);
+	/* Predicted time (us) of one call (struct cb_model_in). */
+	double (*model_us)(const struct cb_model_in *in);
 	/* Set for algorithms written on the schedule executor: its plans
 	 * (plan_build NULL; run, plan_free and stats the executor's, see
 	 * CB_SCHED_PLAN_OPS in coll/sched.h). */
@@ -191,6 +198,24 @@ struct cb_algo {
 	void (*plan_free)(struct cb_plan *plan);
 	const struct cb_coll_stats *(*stats)(const struct cb_plan *plan);
 };
+
+/* @a's prediction (a->model_us set) for one call, its arguments spelled
+ * out. */
+static inline double cb_algo_model_us(const struct cb_algo *a,
+                                      enum cb_coll coll, size_t bytes, int n,
+                                      int ps_servers, double alpha_us,
+                                      double beta_gbps, double gamma_gbps)
+{
+	struct cb_model_in in = { .coll = coll,
+		                  .bytes = bytes,
+		                  .n = n,
+		                  .ps_servers = ps_servers,
+		                  .alpha_us = alpha_us,
+		                  .beta_gbps = beta_gbps,
+		                  .gamma_gbps = gamma_gbps };
+
+	return a->model_us(&in);
+}
 
 extern const struct cb_algo *const cb_algos[];
 /* Build @a's plan: its own plan_build, or the executor's for @a->sched. */

@@ -206,22 +206,20 @@ static void ps_gen(struct cb_sched *s, const struct cb_plan_cfg *cfg,
 
 static const struct cb_sched_algo ps_sa = { ps_size, ps_gen };
 
-static double ps_model_us(enum cb_coll coll, size_t bytes, int n,
-                          int ps_servers, double alpha_us, double beta_gbps,
-                          double gamma_gbps)
+static double ps_model_us(const struct cb_model_in *in)
 {
-	double v = (double)bytes, bw = beta_gbps * 1e3;
-	double red = gamma_gbps > 0 ? v / (gamma_gbps * 1e3) : 0.0;
-	int ks = ps_servers, w = n - ks;
+	double v = (double)in->bytes, bw = in->beta_gbps * 1e3;
+	double red = in->gamma_gbps > 0 ? v / (in->gamma_gbps * 1e3) : 0.0;
+	int ks = in->ps_servers, w = in->n - ks;
 
-	(void)coll;
-	if (n < 2 || ks < 0 || ks >= n)
+	if (in->n < 2 || ks < 0 || ks >= in->n)
 		return 0.0;
 	if (ks == 0)
-		return 2.0 * (n - 1) * alpha_us + 2.0 * (n - 1) / n * v / bw +
-		       (double)(n - 1) / n * red;
+		return 2.0 * (in->n - 1) * in->alpha_us +
+		       2.0 * (in->n - 1) / in->n * v / bw +
+		       (double)(in->n - 1) / in->n * red;
 	double fan = (double)w / ks; /* workers per server */
-	return 2.0 * (w > ks ? w : ks) * alpha_us +
+	return 2.0 * (w > ks ? w : ks) * in->alpha_us +
 	       2.0 * (fan > 1 ? fan : 1) * v / bw + (double)(w - 1) / ks * red;
 }
 

@@ -42,62 +42,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll/reduce.h"
+#include "coll/ps_async_int.h"
 #include "coll/sched.h"
 #include "core/log.h"
 #include "core/worker.h"
-
-#define TAG_HDR  0x5053410000000000ull /* "PSA": headers */
-#define TAG_DATA 0x5053440000000000ull /* "PSD": their data */
-
-enum { PSA_PUSH = 1, PSA_REPLY = 2 };
-
-struct psa_hdr {
-	uint32_t kind;
-	uint32_t pad;
-	uint64_t step;
-	uint64_t counts[]; /* a reply's: the version of the copy */
-};
-
-/* What this rank has with one peer. */
-struct link {
-	struct cb_req hreq, dreq;
-	int hposted, dposted;
-	uint64_t rseq, sseq; /* messages received from / sent to the peer */
-	uint64_t rleft;      /* messages still to come in this session */
-	struct psa_hdr *rh;  /* the header receive's buffer */
-	struct psa_hdr *ph;  /* our push's header (worker) */
-	struct psa_hdr *sh;  /* our reply's header (server) */
-	struct cb_req push[2], rep[2]; /* in flight: header, data */
-	int rkind;                     /* what the data in flight is */
-	int have_push; /* server: a push from this worker waits to apply */
-};
-
-struct cb_plan {
-	struct cb_comm *c;
-	int *members;
-	int n, me, k, w;
-	int dedicated;
-	enum cb_dtype dt;
-	size_t es, max_count, shard_cap; /* elements */
-	size_t hdr_bytes;
-	int shard;          /* the shard this rank serves, or -1 */
-	struct link *links; /* [n] */
-	char *hbufs;        /* the links' headers: [n][3][hdr_bytes] */
-	/* server */
-	char *params, *stage, *snap; /* [shard], [w][shard], [w][shard] */
-	uint64_t *counts;            /* [w] updates applied, per worker */
-	uint64_t *others_at_read;    /* [w] */
-	uint64_t total;
-	uint32_t hist[CB_STALE_BUCKETS];
-	uint64_t stale_max;
-	const struct cb_mem *stage_mem, *snap_mem; /* registered regions */
-	const struct cb_mem *send_mem, *recv_mem;  /* this session's buffers */
-	/* worker */
-	uint64_t *whdr; /* [k][w]: the version of each pulled shard */
-	int replies_left;
-	struct cb_coll_stats stats;
-};
 
 static const char *psa_refuse(enum cb_coll coll, int n, int ps_servers)
 {
@@ -115,36 +63,6 @@ static const char *psa_refuse_dtype(enum cb_dtype dt)
 		       "float16 and bfloat16 hold exactly (use float32, "
 		       "float64 or an integer type)";
 	return NULL;
-}
-
-static int server_of(const struct cb_plan *p, int shard)
-{
-	return p->dedicated ? p->w + shard : shard;
-}
-
-/* The shard rank @q serves, or -1. */
-static int shard_of(const struct cb_plan *p, int q)
-{
-	if (!p->dedicated)
-		return q;
-	return q >= p->w ? q - p->w : -1;
-}
-
-static void shard_span(const struct cb_plan *p, size_t count, int k,
-                       size_t *off, size_t *len)
-{
-	*off = cb_block_start(count, p->k, k);
-	*len = cb_block_len(count, p->k, k);
-}
-
-/* One worker's slot in the stage and snapshot areas (a shard and a byte,
- * never empty), rounded up to a cache line: each slot's elements are then
- * aligned for their type (an odd stride made every other slot's floats
- * misaligned: UndefinedBehaviorSanitizer), and two workers' slots never
- * share a line. */
-static size_t slot_bytes(const struct cb_plan *p)
-{
-	return (p->shard_cap * p->es + 1 + 63) & ~(size_t)63;
 }
 
 static void psa_free(struct cb_plan *p)
@@ -242,187 +160,6 @@ static cb_status_t psa_build(struct cb_comm *c, const struct cb_plan_cfg *cfg,
 	return CB_OK;
 }
 
-/* Post, trying again while the transport has no room, within the job's
- * deadline (a stopped peer ends it: its name in the line). */
-static cb_status_t post(struct cb_plan *p, int send, int peer, void *buf,
-                        size_t bytes, const struct cb_mem *m, uint64_t tag,
-                        struct cb_req *r)
-{
-	cb_status_t st;
-
-	if (send)
-		st = cb_worker_isend(p->c, p->members[peer], buf, bytes, m, tag,
-		                     r, 0, "ps-async: posting a send to");
-	else
-		st = cb_worker_irecv(p->c, p->members[peer], buf, bytes, m, tag,
-		                     r, 0, "ps-async: posting a receive from");
-	if (st)
-		return st;
-	if (send) {
-		p->stats.msgs_sent++;
-		p->stats.bytes_sent += bytes;
-	} else {
-		p->stats.msgs_recv++;
-		p->stats.bytes_recv += bytes;
-	}
-	return CB_OK;
-}
-
-/* 1 once @r (NULL ep: never posted, or done) has completed. */
-static int done(struct cb_req *r, cb_status_t *st)
-{
-	if (!r->ep)
-		return 1;
-	*st = cb_comm_test(r);
-	if (*st == CB_AGAIN) {
-		*st = CB_OK;
-		return 0;
-	}
-	r->ep = NULL;
-	return 1;
-}
-
-/* A header and its data to @peer, back to back (our own pair order). */
-static cb_status_t send_msg(struct cb_plan *p, int peer, struct psa_hdr *h,
-                            const void *data, size_t bytes,
-                            const struct cb_mem *m, struct cb_req *r)
-{
-	struct link *l = &p->links[peer];
-	uint64_t seq = l->sseq++;
-	cb_status_t st;
-
-	if ((st = post(p, 1, peer, h, p->hdr_bytes, NULL, TAG_HDR | seq,
-	               &r[0])))
-		return st;
-	return post(p, 1, peer, (void *)data, bytes, m, TAG_DATA | seq, &r[1]);
-}
-
-static void apply(struct cb_plan *p, int w, const void *upd, size_t len)
-{
-	uint64_t others = p->total - p->counts[w];
-	uint64_t stale = others - p->others_at_read[w];
-
-	cb_reduce(p->dt, CB_OP_SUM, p->params, p->params, upd, len);
-	p->hist[stale < CB_STALE_BUCKETS ? stale : CB_STALE_BUCKETS - 1]++;
-	if (stale > p->stale_max)
-		p->stale_max = stale;
-	p->counts[w]++;
-	p->total++;
-	p->others_at_read[w] = p->total - p->counts[w];
-}
-
-/* Server: apply worker @w's push waiting in its stage, and reply (once our
- * previous reply to @w has left: its buffers are reused). */
-static cb_status_t answer(struct cb_plan *p, int w, size_t count, int *moved)
-{
-	struct link *l = &p->links[w];
-	size_t off, len, sb = slot_bytes(p);
-	cb_status_t st = CB_OK;
-
-	if (!done(&l->rep[0], &st) || st || !done(&l->rep[1], &st) || st)
-		return st;
-	shard_span(p, count, p->shard, &off, &len);
-	apply(p, w, p->stage + (size_t)w * sb, len);
-	l->have_push = 0;
-	*moved = 1;
-	char *snap = p->snap + (size_t)w * sb;
-	l->sh->kind = PSA_REPLY;
-	l->sh->step = p->counts[w] - 1;
-	memcpy(l->sh->counts, p->counts, (size_t)p->w * sizeof(uint64_t));
-	memcpy(snap, p->params, len * p->es);
-	return send_msg(p, w, l->sh, snap, len * p->es, p->snap_mem, l->rep);
-}
-
-/* A header arrived from @q: post its data's receive where it goes, then
- * the next header's (the pair's order). */
-static cb_status_t on_header(struct cb_plan *p, const struct cb_coll_args *a,
-                             int q)
-{
-	struct link *l = &p->links[q];
-	size_t off, len, sb = slot_bytes(p);
-	uint64_t seq = l->rseq++;
-	const struct cb_mem *m;
-	cb_status_t st;
-	void *dst;
-
-	l->hposted = 0;
-	l->rleft--;
-	l->rkind = (int)l->rh->kind;
-	if (l->rkind == PSA_PUSH && p->shard >= 0 && q < p->w) {
-		shard_span(p, a->count, p->shard, &off, &len);
-		dst = p->stage + (size_t)q * sb;
-		m = p->stage_mem;
-	} else if (l->rkind == PSA_REPLY && shard_of(p, q) >= 0) {
-		int k = shard_of(p, q);
-		shard_span(p, a->count, k, &off, &len);
-		dst = (char *)a->recvbuf + off * p->es;
-		m = p->recv_mem;
-		memcpy(p->whdr + (size_t)k * p->w, l->rh->counts,
-		       (size_t)p->w * sizeof(uint64_t));
-	} else {
-		return cb_fail(CB_ERR_PROTO,
-		               "ps-async: rank %d sent a message of kind %u "
-		               "this rank does not take",
-		               p->members[q], l->rh->kind);
-	}
-	if ((st = post(p, 0, q, dst, len * p->es, m, TAG_DATA | seq, &l->dreq)))
-		return st;
-	l->dposted = 1;
-	if (l->rleft && (st = post(p, 0, q, l->rh, p->hdr_bytes, NULL,
-	                           TAG_HDR | l->rseq, &l->hreq)))
-		return st;
-	l->hposted = l->rleft > 0;
-	return CB_OK;
-}
-
-/* Everything that arrived on every link: data (a push to apply, a reply
- * counted), headers, pushes waiting to be answered. */
-static cb_status_t poll(struct cb_plan *p, const struct cb_coll_args *a,
-                        int *moved)
-{
-	cb_status_t st = CB_OK;
-
-	for (int q = 0; q < p->n; q++) {
-		struct link *l = &p->links[q];
-		if (q == p->me)
-			continue;
-		if (l->dposted && done(&l->dreq, &st) && !st) {
-			l->dposted = 0;
-			*moved = 1;
-			if (l->rkind == PSA_PUSH)
-				l->have_push = 1;
-			else
-				p->replies_left--;
-		}
-		if (st)
-			return st;
-		if (l->hposted && !l->dposted && done(&l->hreq, &st) && !st) {
-			*moved = 1;
-			if ((st = on_header(p, a, q)))
-				return st;
-		}
-		if (st)
-			return st;
-		if (l->have_push && (st = answer(p, q, a->count, moved)))
-			return st;
-	}
-	return CB_OK;
-}
-
-/* The rank a wait of @p waits on now: the first with something to come
- * (for the line a timeout prints). */
-static int waited_on(const struct cb_plan *p)
-{
-	int peer = -1;
-
-	for (int q = 0; q < p->n && peer < 0; q++)
-		if (q != p->me && (p->links[q].hposted || p->links[q].dposted))
-			peer = q;
-	if (peer < 0)
-		peer = p->me ? 0 : p->n - 1;
-	return p->members[peer];
-}
-
 /* A wait of ps-async's: serve (poll) until @until says so. */
 struct psa_wait {
 	struct cb_plan *p;
@@ -442,12 +179,12 @@ static cb_status_t psa_attempt(struct cb_comm *c, struct cb_wait_spec *w)
 	(void)c;
 	if (pw->until(pw, &st) || st)
 		return st;
-	if ((st = poll(pw->p, pw->a, &moved)))
+	if ((st = psa_poll(pw->p, pw->a, &moved)))
 		return st;
 	w->moved = moved;
 	if (pw->until(pw, &st) || st)
 		return st;
-	w->peer = waited_on(pw->p);
+	w->peer = psa_waited_on(pw->p);
 	return CB_AGAIN;
 }
 
@@ -458,7 +195,7 @@ static cb_status_t wait_until(struct psa_wait *pw, const char *what)
 	struct cb_wait_spec w = { .attempt = psa_attempt,
 		                  .arg = pw,
 		                  .what = what,
-		                  .peer = waited_on(pw->p) };
+		                  .peer = psa_waited_on(pw->p) };
 
 	return cb_worker_wait(pw->p->c, &w);
 }
@@ -471,7 +208,7 @@ static int until_time(struct psa_wait *pw, cb_status_t *st)
 
 static int until_pushed(struct psa_wait *pw, cb_status_t *st)
 {
-	return done(&pw->l->push[0], st) && done(&pw->l->push[1], st);
+	return psa_done(&pw->l->push[0], st) && psa_done(&pw->l->push[1], st);
 }
 
 static int until_replied(struct psa_wait *pw, cb_status_t *st)
@@ -480,24 +217,9 @@ static int until_replied(struct psa_wait *pw, cb_status_t *st)
 	return pw->p->replies_left == 0;
 }
 
-/* Nothing more to come, to answer or to leave on any link. */
-static int quiet(struct cb_plan *p, cb_status_t *st)
-{
-	for (int q = 0; q < p->n; q++) {
-		struct link *l = &p->links[q];
-		if (l->hposted || l->dposted || l->have_push)
-			return 0;
-		for (int i = 0; i < 2; i++)
-			if (!done(&l->push[i], st) || *st ||
-			    !done(&l->rep[i], st) || *st)
-				return *st != CB_OK;
-	}
-	return 1;
-}
-
 static int until_quiet(struct psa_wait *pw, cb_status_t *st)
 {
-	return quiet(pw->p, st);
+	return psa_quiet(pw->p, st);
 }
 
 /* One step of this worker: push to every server, wait for every reply,
@@ -526,7 +248,7 @@ static cb_status_t step(struct cb_plan *p, const struct cb_coll_args *a,
 		shard_span(p, a->count, k, &off, &len);
 		const char *upd = (const char *)a->sendbuf + off * p->es;
 		if (srv == me) { /* our own shard: no messages */
-			apply(p, me, upd, len);
+			psa_apply(p, me, upd, len);
 			memcpy(p->whdr + (size_t)k * p->w, p->counts,
 			       (size_t)p->w * sizeof(uint64_t));
 			memcpy((char *)a->recvbuf + off * p->es, p->params,
@@ -541,8 +263,8 @@ static cb_status_t step(struct cb_plan *p, const struct cb_coll_args *a,
 			return st;
 		l->ph->kind = PSA_PUSH;
 		l->ph->step = n;
-		if ((st = send_msg(p, srv, l->ph, upd, len * p->es, p->send_mem,
-		                   l->push)))
+		if ((st = psa_send_msg(p, srv, l->ph, upd, len * p->es,
+		                       p->send_mem, l->push)))
 			return st;
 		p->replies_left++;
 	}
@@ -600,8 +322,9 @@ static cb_status_t psa_session(struct cb_plan *p, const struct cb_coll_args *a,
 			l->rleft += s->steps;
 		if (s->worker && shard_of(p, q) >= 0)
 			l->rleft += s->steps;
-		if (l->rleft && (st = post(p, 0, q, l->rh, p->hdr_bytes, NULL,
-		                           TAG_HDR | l->rseq, &l->hreq)))
+		if (l->rleft &&
+		    (st = psa_post(p, 0, q, l->rh, p->hdr_bytes, NULL,
+		                   TAG_HDR | l->rseq, &l->hreq)))
 			return st;
 		l->hposted = l->rleft > 0;
 	}

@@ -127,9 +127,10 @@ static cb_status_t rd_size(const struct cb_plan_cfg *cfg,
 }
 
 static void rd_allreduce_piece(struct cb_sched *s, const struct fold *f, int me,
-                               uint32_t seg, enum cb_sbuf in, size_t off,
-                               size_t len)
+                               uint32_t seg, enum cb_sbuf in, size_t e0,
+                               size_t cnt, size_t es)
 {
+	size_t off = e0 * es, len = cnt * es;
 	/* Round k of the doubling writes dst(k), alternating so that the
 	 * last lands in recvbuf. */
 	enum cb_sbuf first = f->lg % 2 ? CB_SB_RECV : CB_SB_TMP;
@@ -203,55 +204,83 @@ static void rd_allgather(struct cb_sched *s, const struct fold *f, int n,
 	}
 }
 
-static void rd_gen(struct cb_sched *s, const struct cb_plan_cfg *cfg,
-                   const struct cb_coll_args *a)
+/* One piece of an allreduce: elements [e0, e0 + cnt) in segment @seg. */
+typedef void (*piece_fn)(struct cb_sched *s, const struct fold *f, int me,
+                         uint32_t seg, enum cb_sbuf in, size_t e0, size_t cnt,
+                         size_t es);
+
+/* rd's and rab's allreduce: the vector in pieces of --chunk-bytes (else
+ * @chunk_dflt), each its own segment. */
+static void allreduce_pieces(struct cb_sched *s, const struct cb_plan_cfg *cfg,
+                             const struct cb_coll_args *a, size_t chunk_dflt,
+                             piece_fn piece)
 {
 	int n = cfg->group.n, me = cfg->group.me;
 	struct fold f = fold_of(n, me);
 	size_t es = es_of(cfg);
 	enum cb_sbuf in = a->sendbuf == a->recvbuf ? CB_SB_RECV : CB_SB_SEND;
 
-	if (a->coll == CB_COLL_ALLGATHER) {
-		rd_allgather(s, &f, n, me, a, a->count * es);
-		return;
-	}
 	if (n == 1) {
 		cb_sched_copy(s, 0, 0, CB_SB_RECV, 0, in, 0, a->count * es);
 		return;
 	}
-	size_t np = cb_div_up(a->count, cb_chunk_elems(cfg, RD_CHUNK_DEFAULT));
+	size_t np = cb_div_up(a->count, cb_chunk_elems(cfg, chunk_dflt));
 	for (size_t j = 0; j < np; j++)
-		rd_allreduce_piece(
-		        s, &f, me, (uint32_t)j, in,
-		        cb_block_start(a->count, (int)np, (int)j) * es,
-		        cb_block_len(a->count, (int)np, (int)j) * es);
+		piece(s, &f, me, (uint32_t)j, in,
+		      cb_block_start(a->count, (int)np, (int)j),
+		      cb_block_len(a->count, (int)np, (int)j), es);
+}
+
+static void rd_gen(struct cb_sched *s, const struct cb_plan_cfg *cfg,
+                   const struct cb_coll_args *a)
+{
+	if (a->coll == CB_COLL_ALLGATHER) {
+		int n = cfg->group.n, me = cfg->group.me;
+		struct fold f = fold_of(n, me);
+		rd_allgather(s, &f, n, me, a, a->count * es_of(cfg));
+		return;
+	}
+	allreduce_pieces(s, cfg, a, RD_CHUNK_DEFAULT, rd_allreduce_piece);
 }
 
 static const struct cb_sched_algo rd_sa = { rd_size, rd_gen };
 
-static double rd_model_us(enum cb_coll coll, size_t bytes, int n,
-                          int ps_servers, double alpha_us, double beta_gbps,
-                          double gamma_gbps)
-{
-	struct fold f = fold_of(n > 0 ? n : 1, 0);
-	double v = (double)bytes, bw = beta_gbps * 1e3;
-	double red = gamma_gbps > 0 ? v / (gamma_gbps * 1e3) : 0.0;
-	int extra = f.r > 0;
+/* What both models start from: the fold for the call's ranks, the bytes,
+ * the link's bytes per us, the time one reduction of the bytes takes. */
+struct rd_cost {
+	struct fold f;
+	double v, bw, red;
+};
 
-	(void)ps_servers;
-	if (n < 2)
+static struct rd_cost cost_of(const struct cb_model_in *in)
+{
+	struct rd_cost c = { .f = fold_of(in->n > 0 ? in->n : 1, 0),
+		             .v = (double)in->bytes,
+		             .bw = in->beta_gbps * 1e3 };
+
+	c.red = in->gamma_gbps > 0 ? c.v / (in->gamma_gbps * 1e3) : 0.0;
+	return c;
+}
+
+static double rd_model_us(const struct cb_model_in *in)
+{
+	struct rd_cost c = cost_of(in);
+	int extra = c.f.r > 0;
+
+	if (in->n < 2)
 		return 0.0;
-	if (coll == CB_COLL_ALLGATHER) {
+	if (in->coll == CB_COLL_ALLGATHER) {
 		/* bytes is the gathered buffer: n blocks */
-		double blk = v / n, t = (f.lg + 2 * extra) * alpha_us;
-		for (int k = 0; k < f.lg; k++) {
+		double blk = c.v / in->n,
+		       t = (c.f.lg + 2 * extra) * in->alpha_us;
+		for (int k = 0; k < c.f.lg; k++) {
 			int g = 1 << k;
-			t += (g + (g < f.r ? g : f.r)) * blk / bw;
+			t += (g + (g < c.f.r ? g : c.f.r)) * blk / c.bw;
 		}
-		return t + extra * n * blk / bw;
+		return t + extra * in->n * blk / c.bw;
 	}
-	return f.lg * (alpha_us + v / bw + red) +
-	       extra * (2 * alpha_us + 2 * v / bw + red);
+	return c.f.lg * (in->alpha_us + c.v / c.bw + c.red) +
+	       extra * (2 * in->alpha_us + 2 * c.v / c.bw + c.red);
 }
 
 const struct cb_algo cb_algo_rd = {
@@ -412,13 +441,10 @@ static void rs_piece(struct cb_sched *s, const struct fold *f, int n, int me,
 static void rab_gen(struct cb_sched *s, const struct cb_plan_cfg *cfg,
                     const struct cb_coll_args *a)
 {
-	int n = cfg->group.n, me = cfg->group.me;
-	struct fold f = fold_of(n, me);
-	size_t es = es_of(cfg);
-	enum cb_sbuf in = a->sendbuf == a->recvbuf ? CB_SB_RECV : CB_SB_SEND;
-
 	if (a->coll == CB_COLL_REDUCE_SCATTER) {
-		size_t np = cb_div_up(a->count, rs_slice(cfg));
+		int n = cfg->group.n, me = cfg->group.me;
+		struct fold f = fold_of(n, me);
+		size_t es = es_of(cfg), np = cb_div_up(a->count, rs_slice(cfg));
 		if (n == 1) {
 			if (a->sendbuf != a->recvbuf)
 				cb_sched_copy(s, 0, 0, CB_SB_RECV, 0,
@@ -431,36 +457,25 @@ static void rab_gen(struct cb_sched *s, const struct cb_plan_cfg *cfg,
 			         cb_block_len(a->count, (int)np, (int)j), es);
 		return;
 	}
-	if (n == 1) {
-		cb_sched_copy(s, 0, 0, CB_SB_RECV, 0, in, 0, a->count * es);
-		return;
-	}
-	size_t np = cb_div_up(a->count, cb_chunk_elems(cfg, RAB_CHUNK_DEFAULT));
-	for (size_t j = 0; j < np; j++)
-		rab_piece(s, &f, me, (uint32_t)j, in,
-		          cb_block_start(a->count, (int)np, (int)j),
-		          cb_block_len(a->count, (int)np, (int)j), es);
+	allreduce_pieces(s, cfg, a, RAB_CHUNK_DEFAULT, rab_piece);
 }
 
 static const struct cb_sched_algo rab_sa = { rab_size, rab_gen };
 
-static double rab_model_us(enum cb_coll coll, size_t bytes, int n,
-                           int ps_servers, double alpha_us, double beta_gbps,
-                           double gamma_gbps)
+static double rab_model_us(const struct cb_model_in *in)
 {
-	struct fold f = fold_of(n > 0 ? n : 1, 0);
-	double v = (double)bytes, bw = beta_gbps * 1e3;
-	double red = gamma_gbps > 0 ? v / (gamma_gbps * 1e3) : 0.0;
-	double part = (double)(f.p2 - 1) / f.p2;
+	struct rd_cost c = cost_of(in);
+	double part = (double)(c.f.p2 - 1) / c.f.p2;
 
-	(void)ps_servers;
-	if (n < 2)
+	if (in->n < 2)
 		return 0.0;
-	if (coll == CB_COLL_REDUCE_SCATTER) /* bytes: all n blocks */
-		return f.lg * alpha_us + part * (v / bw + red) +
-		       (f.r > 0) * (2 * alpha_us + v / bw + v / n / bw + red);
-	return 2 * f.lg * alpha_us + 2 * part * v / bw + part * red +
-	       (f.r > 0) * (2 * alpha_us + 2 * v / bw + red);
+	if (in->coll == CB_COLL_REDUCE_SCATTER) /* bytes: all n blocks */
+		return c.f.lg * in->alpha_us + part * (c.v / c.bw + c.red) +
+		       (c.f.r > 0) * (2 * in->alpha_us + c.v / c.bw +
+		                      c.v / in->n / c.bw + c.red);
+	return 2 * c.f.lg * in->alpha_us + 2 * part * c.v / c.bw +
+	       part * c.red +
+	       (c.f.r > 0) * (2 * in->alpha_us + 2 * c.v / c.bw + c.red);
 }
 
 const struct cb_algo cb_algo_rabenseifner = {

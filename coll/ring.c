@@ -468,38 +468,36 @@ static const struct cb_coll_stats *ring_stats(const struct cb_plan *pl)
 	return cb_sched_stats(pl->sched);
 }
 
-static double ring_model_us(enum cb_coll coll, size_t bytes, int p,
-                            int ps_servers, double alpha_us, double beta_gbps,
-                            double gamma_gbps)
+static double ring_model_us(const struct cb_model_in *in)
 {
+	int p = in->n;
 	/* beta and gamma in GB/s = 1e3 bytes per us */
-	double bw = beta_gbps * 1e3, m = (double)bytes, k, t;
+	double bw = in->beta_gbps * 1e3, m = (double)in->bytes, k, t;
 
-	(void)ps_servers;
 	if (p < 2)
 		return 0.0;
-	switch (coll) {
+	switch (in->coll) {
 	case CB_COLL_ALLREDUCE:
-		t = 2.0 * (p - 1) * alpha_us + 2.0 * (p - 1) / p * m / bw;
-		if (gamma_gbps > 0)
-			t += (double)(p - 1) / p * m / (gamma_gbps * 1e3);
+		t = 2.0 * (p - 1) * in->alpha_us + 2.0 * (p - 1) / p * m / bw;
+		if (in->gamma_gbps > 0)
+			t += (double)(p - 1) / p * m / (in->gamma_gbps * 1e3);
 		return t;
 	case CB_COLL_REDUCE_SCATTER:
 	case CB_COLL_ALLGATHER:
 		/* m is the row's size, all p blocks */
-		k = (double)((bytes / (size_t)p + RING_CHUNK_DEFAULT - 1) /
+		k = (double)((in->bytes / (size_t)p + RING_CHUNK_DEFAULT - 1) /
 		             RING_CHUNK_DEFAULT);
-		t = (p - 1) * (k > 1 ? k : 1) * alpha_us +
+		t = (p - 1) * (k > 1 ? k : 1) * in->alpha_us +
 		    (double)(p - 1) / p * m / bw;
-		if (coll == CB_COLL_REDUCE_SCATTER && gamma_gbps > 0)
-			t += (double)(p - 1) / p * m / (gamma_gbps * 1e3);
+		if (in->coll == CB_COLL_REDUCE_SCATTER && in->gamma_gbps > 0)
+			t += (double)(p - 1) / p * m / (in->gamma_gbps * 1e3);
 		return t;
 	case CB_COLL_BROADCAST:
-		k = (double)((bytes + RING_CHUNK_DEFAULT - 1) /
+		k = (double)((in->bytes + RING_CHUNK_DEFAULT - 1) /
 		             RING_CHUNK_DEFAULT);
 		if (k < 1)
 			k = 1;
-		return (p - 2 + k) * (alpha_us + m / k / bw);
+		return (p - 2 + k) * (in->alpha_us + m / k / bw);
 	default:
 		return 0.0;
 	}

@@ -27,43 +27,42 @@ static int add(struct cb_sched *s, const struct cb_sop *op)
 	return 0;
 }
 
-static int xfer(struct cb_sched *s, enum cb_sop_kind kind, uint32_t seg,
-                int round, int peer, enum cb_sbuf buf, size_t off, size_t bytes)
+/* One operation on buffer @buf at @off (a copy's or reduce's destination);
+ * @sbuf at @soff is a copy's or reduce's source, @soff a put's offset at
+ * the peer. */
+static int op(struct cb_sched *s, enum cb_sop_kind kind, uint32_t seg,
+              int round, int peer, enum cb_sbuf buf, size_t off, int sbuf,
+              size_t soff, size_t bytes)
 {
 	return add(s, &(struct cb_sop){ .kind = kind,
 	                                .buf = (uint8_t)buf,
+	                                .sbuf = (uint8_t)sbuf,
 	                                .round = (uint16_t)round,
 	                                .seg = seg,
 	                                .peer = peer,
 	                                .off = off,
+	                                .soff = soff,
 	                                .bytes = bytes });
 }
 
 int cb_sched_send(struct cb_sched *s, uint32_t seg, int round, int peer,
                   enum cb_sbuf buf, size_t off, size_t bytes)
 {
-	return xfer(s, CB_SOP_SEND, seg, round, peer, buf, off, bytes);
+	return op(s, CB_SOP_SEND, seg, round, peer, buf, off, 0, 0, bytes);
 }
 
 int cb_sched_recv(struct cb_sched *s, uint32_t seg, int round, int peer,
                   enum cb_sbuf buf, size_t off, size_t bytes)
 {
-	return xfer(s, CB_SOP_RECV, seg, round, peer, buf, off, bytes);
+	return op(s, CB_SOP_RECV, seg, round, peer, buf, off, 0, 0, bytes);
 }
 
 int cb_sched_recv_reduce(struct cb_sched *s, uint32_t seg, int round, int peer,
                          enum cb_sbuf dst, size_t doff, enum cb_sbuf src,
                          size_t soff, size_t bytes)
 {
-	return add(s, &(struct cb_sop){ .kind = CB_SOP_RECV_REDUCE,
-	                                .buf = (uint8_t)dst,
-	                                .sbuf = (uint8_t)src,
-	                                .round = (uint16_t)round,
-	                                .seg = seg,
-	                                .peer = peer,
-	                                .off = doff,
-	                                .soff = soff,
-	                                .bytes = bytes });
+	return op(s, CB_SOP_RECV_REDUCE, seg, round, peer, dst, doff, src, soff,
+	          bytes);
 }
 
 int cb_sched_copy(struct cb_sched *s, uint32_t seg, int round, enum cb_sbuf dst,
@@ -71,34 +70,20 @@ int cb_sched_copy(struct cb_sched *s, uint32_t seg, int round, enum cb_sbuf dst,
 {
 	if (dst == src && doff == soff)
 		return 0;
-	return add(s, &(struct cb_sop){ .kind = CB_SOP_COPY,
-	                                .buf = (uint8_t)dst,
-	                                .sbuf = (uint8_t)src,
-	                                .round = (uint16_t)round,
-	                                .seg = seg,
-	                                .peer = -1,
-	                                .off = doff,
-	                                .soff = soff,
-	                                .bytes = bytes });
+	return op(s, CB_SOP_COPY, seg, round, -1, dst, doff, src, soff, bytes);
 }
 
 int cb_sched_put(struct cb_sched *s, uint32_t seg, int round, int peer,
                  enum cb_sbuf buf, size_t off, size_t roff, size_t bytes)
 {
-	return add(s, &(struct cb_sop){ .kind = CB_SOP_PUT,
-	                                .buf = (uint8_t)buf,
-	                                .round = (uint16_t)round,
-	                                .seg = seg,
-	                                .peer = peer,
-	                                .off = off,
-	                                .soff = roff,
-	                                .bytes = bytes });
+	return op(s, CB_SOP_PUT, seg, round, peer, buf, off, 0, roff, bytes);
 }
 
 int cb_sched_notify(struct cb_sched *s, uint32_t seg, int round, int peer,
                     size_t bytes)
 {
-	return xfer(s, CB_SOP_NOTIFY, seg, round, peer, CB_SB_RECV, 0, bytes);
+	return op(s, CB_SOP_NOTIFY, seg, round, peer, CB_SB_RECV, 0, 0, 0,
+	          bytes);
 }
 
 void cb_sched_put_path(struct cb_sched *s, cb_sched_put_ready_fn ready,

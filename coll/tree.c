@@ -93,36 +93,61 @@ static inline long low_bit(int v, int n)
 	return v ? (long)(v & -v) : 2L * n;
 }
 
+/* Where a rank stands in a binomial tree rooted at the collective's root:
+ * its virtual rank (the root's is 0), that rank's lowest set bit, its
+ * parent; and the pieces the bytes go in. */
+struct binom {
+	int n, root, v, parent;
+	long lb;
+	size_t bytes, chunk;
+};
+
+static struct binom binom_of(const struct cb_plan_cfg *cfg,
+                             const struct cb_coll_args *a)
+{
+	struct binom t = { .n = cfg->group.n, .root = a->root };
+
+	t.v = (cfg->group.me - t.root + t.n) % t.n;
+	t.lb = low_bit(t.v, t.n);
+	t.parent = to_rank(t.v & (t.v - 1), t.root, t.n);
+	t.bytes = a->count * cb_dtype_bytes(a->dtype);
+	t.chunk = cb_chunk_bytes(cfg, TREE_CHUNK_DEFAULT);
+	return t;
+}
+
+/* 1 when virtual rank @t.v has a child at distance 2^k. */
+static int has_child(const struct binom *t, int k)
+{
+	return (1L << k) < t->lb && t->v + (1L << k) < t->n;
+}
+
 static void gen_bcast(struct cb_sched *s, const struct cb_plan_cfg *cfg,
                       const struct cb_coll_args *a)
 {
-	int n = cfg->group.n, root = a->root;
-	int v = (cfg->group.me - root + n) % n;
-	size_t es = cb_dtype_bytes(a->dtype), bytes = a->count * es;
-	size_t chunk = cb_chunk_bytes(cfg, TREE_CHUNK_DEFAULT);
-	long lb = low_bit(v, n);
-	int parent = to_rank(v & (v - 1), root, n);
+	struct binom t = binom_of(cfg, a);
 	int top = 0; /* largest 2^k: children v + 2^top .. v + 1 */
 	uint32_t seg = 0;
 
-	while ((2L << top) < lb && v + (2L << top) < n)
+	while (has_child(&t, top + 1))
 		top++;
-	for (size_t off = 0; off < bytes; off += chunk, seg++) {
-		size_t len = bytes - off < chunk ? bytes - off : chunk;
+	for (size_t off = 0; off < t.bytes; off += t.chunk, seg++) {
+		size_t len = t.bytes - off < t.chunk ? t.bytes - off : t.chunk;
 		int round = 0;
 		enum cb_sbuf from = CB_SB_SEND;
-		if (v) {
-			cb_sched_recv(s, seg, 0, parent, CB_SB_RECV, off, len);
+		if (t.v) {
+			cb_sched_recv(s, seg, 0, t.parent, CB_SB_RECV, off,
+			              len);
 			round = 1;
 			from = CB_SB_RECV;
 		}
 		for (int k = top; k >= 0; k--)
-			if ((1L << k) < lb && v + (1L << k) < n)
-				cb_sched_send(s, seg, round,
-				              to_rank(v + (1 << k), root, n),
-				              from, off, len);
+			if (has_child(&t, k))
+				cb_sched_send(
+				        s, seg, round,
+				        to_rank(t.v + (1 << k), t.root, t.n),
+				        from, off, len);
 		/* After the sends: they are on their way while it copies. */
-		if (!v && a->sendbuf != a->recvbuf)
+		if (!t.v && a->sendbuf != a->recvbuf)
 			cb_sched_copy(s, seg, 0, CB_SB_RECV, off, CB_SB_SEND,
 			              off, len);
 	}
@@ -131,31 +156,28 @@ static void gen_bcast(struct cb_sched *s, const struct cb_plan_cfg *cfg,
 static void gen_reduce(struct cb_sched *s, const struct cb_plan_cfg *cfg,
                        const struct cb_coll_args *a)
 {
-	int n = cfg->group.n, root = a->root;
-	int v = (cfg->group.me - root + n) % n;
-	size_t es = cb_dtype_bytes(a->dtype), bytes = a->count * es;
-	size_t chunk = cb_chunk_bytes(cfg, TREE_CHUNK_DEFAULT);
-	long lb = low_bit(v, n);
-	int up_round = v ? log2_exact((unsigned)v) + 1 : 0;
-	int parent = to_rank(v & (v - 1), root, n);
-	enum cb_sbuf acc = v ? CB_SB_TMP : CB_SB_RECV;
+	struct binom t = binom_of(cfg, a);
+	int up_round = t.v ? log2_exact((unsigned)t.v) + 1 : 0;
+	enum cb_sbuf acc = t.v ? CB_SB_TMP : CB_SB_RECV;
 	uint32_t seg = 0;
 
-	for (size_t off = 0; off < bytes; off += chunk, seg++) {
-		size_t len = bytes - off < chunk ? bytes - off : chunk;
-		size_t aoff = v ? (seg % CB_SCHED_WINDOW) * chunk : off;
+	for (size_t off = 0; off < t.bytes; off += t.chunk, seg++) {
+		size_t len = t.bytes - off < t.chunk ? t.bytes - off : t.chunk;
+		size_t aoff = t.v ? (seg % CB_SCHED_WINDOW) * t.chunk : off;
 		enum cb_sbuf src = CB_SB_SEND;
 		size_t soff = off;
-		for (int k = 0; (1L << k) < lb && v + (1L << k) < n; k++) {
-			cb_sched_recv_reduce(s, seg, k + 1,
-			                     to_rank(v + (1 << k), root, n),
-			                     acc, aoff, src, soff, len);
+		for (int k = 0; has_child(&t, k); k++) {
+			cb_sched_recv_reduce(
+			        s, seg, k + 1,
+			        to_rank(t.v + (1 << k), t.root, t.n), acc, aoff,
+			        src, soff, len);
 			src = acc;
 			soff = aoff;
 		}
 		/* src: the input where no child came, else the accumulator */
-		if (v)
-			cb_sched_send(s, seg, up_round, parent, src, soff, len);
+		if (t.v)
+			cb_sched_send(s, seg, up_round, t.parent, src, soff,
+			              len);
 		else if (src == CB_SB_SEND && a->sendbuf != a->recvbuf)
 			cb_sched_copy(s, seg, 0, CB_SB_RECV, off, CB_SB_SEND,
 			              off, len);
@@ -417,33 +439,33 @@ static const struct cb_sched_algo tree_sched = {
 	.gen = tree_gen,
 };
 
-static double tree_model_us(enum cb_coll coll, size_t bytes, int p,
-                            int ps_servers, double alpha_us, double beta_gbps,
-                            double gamma_gbps)
+static double tree_model_us(const struct cb_model_in *in)
 {
+	int p = in->n;
 	/* beta and gamma in GB/s = 1e3 bytes per us */
-	double bw = beta_gbps * 1e3, gw = gamma_gbps > 0 ? gamma_gbps * 1e3 : 0;
-	double m = (double)bytes, k, s;
+	double bw = in->beta_gbps * 1e3,
+	       gw = in->gamma_gbps > 0 ? in->gamma_gbps * 1e3 : 0;
+	double m = (double)in->bytes, k, s;
 	int lg = cb_ceil_log2(p), depth = 0;
 
-	(void)ps_servers;
 	if (p < 2)
 		return 0.0;
-	switch (coll) {
+	switch (in->coll) {
 	case CB_COLL_BROADCAST:
 	case CB_COLL_REDUCE:
-		k = bytes ? (double)cb_div_up(bytes, TREE_CHUNK_DEFAULT) : 1;
-		return lg * (k * alpha_us + m / bw +
-		             (coll == CB_COLL_REDUCE && gw ? m / gw : 0));
+		k = in->bytes ? (double)cb_div_up(in->bytes, TREE_CHUNK_DEFAULT)
+		              : 1;
+		return lg * (k * in->alpha_us + m / bw +
+		             (in->coll == CB_COLL_REDUCE && gw ? m / gw : 0));
 	case CB_COLL_ALLREDUCE:
 		for (int i = 1; i < p; i++)
 			if (bt_depth(p, i) > depth)
 				depth = bt_depth(p, i);
-		k = (double)cb_div_up((bytes + 1) / 2, TREE_CHUNK_DEFAULT);
+		k = (double)cb_div_up((in->bytes + 1) / 2, TREE_CHUNK_DEFAULT);
 		if (k < 1)
 			k = 1;
 		s = m / (2 * k);
-		return (2 * depth + 4 * (k - 1)) * (alpha_us + s / bw) +
+		return (2 * depth + 4 * (k - 1)) * (in->alpha_us + s / bw) +
 		       (gw ? (depth + 2 * (k - 1)) * s / gw : 0);
 	default:
 		return 0.0;

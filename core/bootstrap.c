@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/bootstrap.c - every rank's client of the rendezvous store, and the
- * allgather, barrier and abort notices built on it.
+ * core/bootstrap.c - every rank's client of the rendezvous store: joining
+ * it (rank 0 also serves it), reading its messages, abort notices, closing.
+ * The operations on the store (set, get, gathers, barrier) are in
+ * core/boot_ops.c.
  *
  * The wire format and the store itself are in core/boot_wire.h and
  * core/boot_server.c.  Between requests the store sends a client only ABORT;
@@ -20,24 +22,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/boot_client.h"
 #include "core/boot_wire.h"
 #include "core/log.h"
 #include "core/sock.h"
-
-struct cb_boot {
-	int fd;
-	int rank, world;
-	uint64_t job_id;
-	double timeout_s;
-	uint32_t seq;    /* allgather / barrier round, the same on every rank */
-	char where[300]; /* "the rendezvous at host:port" */
-	char local_ip[64];
-	int aborted, abort_origin; /* an ABORT arrived, from whom */
-	int sent_abort;
-	char abort_line[512];
-	char gathering[48]; /* key prefix of the gather waited for, or "" */
-	struct boot_server *srv;
-};
 
 /* The job's secret, set once per process before the first cb_boot_open
  * (by the CLI: from PMIx, the launcher, COLLBENCH_JOB_TOKEN, or made up by
@@ -53,15 +41,6 @@ const char *cb_boot_job_token(void)
 {
 	return job_token;
 }
-
-static uint64_t boot_deadline(const struct cb_boot *b)
-{
-	return cb_now_ns() + (uint64_t)(b->timeout_s * 1e9);
-}
-
-static cb_status_t boot_recv(struct cb_boot *b, uint64_t deadline,
-                             const char *waiting_for, uint32_t *type,
-                             uint8_t **val, uint32_t *val_bytes);
 
 /* 1 when an ABORT was already in this rank's receive queue (read now). */
 static int boot_abort_waiting(struct cb_boot *b)
@@ -87,8 +66,8 @@ static int boot_abort_waiting(struct cb_boot *b)
 	return b->aborted;
 }
 
-static cb_status_t boot_send(struct cb_boot *b, uint32_t type, const char *key,
-                             const void *val, uint32_t val_bytes)
+cb_status_t boot_send(struct cb_boot *b, uint32_t type, const char *key,
+                      const void *val, uint32_t val_bytes)
 {
 	uint32_t kb = key ? (uint32_t)strlen(key) : 0;
 	struct boot_hdr h;
@@ -145,11 +124,9 @@ static cb_status_t boot_lost(struct cb_boot *b, cb_status_t st, int err,
 	               err ? strerror(err) : "connection closed");
 }
 
-/* Read one message.  An ABORT is turned into CB_ERR_ABORTED here, so callers
- * only ever see the reply they wait for.  *@val is malloc'ed. */
-static cb_status_t boot_recv(struct cb_boot *b, uint64_t deadline,
-                             const char *waiting_for, uint32_t *type,
-                             uint8_t **val, uint32_t *val_bytes)
+cb_status_t boot_recv(struct cb_boot *b, uint64_t deadline,
+                      const char *waiting_for, uint32_t *type, uint8_t **val,
+                      uint32_t *val_bytes)
 {
 	struct boot_hdr raw, h;
 	int err = 0;
@@ -203,13 +180,13 @@ static cb_status_t boot_recv(struct cb_boot *b, uint64_t deadline,
 	return CB_OK;
 }
 
-static cb_status_t boot_expect(struct cb_boot *b, uint32_t want,
-                               const char *waiting_for, uint8_t **val,
-                               uint32_t *val_bytes)
+cb_status_t boot_expect(struct cb_boot *b, uint64_t deadline, uint32_t want,
+                        const char *waiting_for, uint8_t **val,
+                        uint32_t *val_bytes)
 {
 	uint32_t type;
-	cb_status_t st = boot_recv(b, boot_deadline(b), waiting_for, &type, val,
-	                           val_bytes);
+	cb_status_t st =
+	        boot_recv(b, deadline, waiting_for, &type, val, val_bytes);
 
 	if (st)
 		return st;
@@ -369,7 +346,7 @@ static cb_status_t boot_join(struct cb_boot *b, const struct cb_boot_cfg *cfg)
 	snprintf(h.host, sizeof(h.host), "%s", cfg->hostname);
 	snprintf(h.token, sizeof(h.token), "%s", boot_token(cfg));
 	if ((st = boot_send(b, MSG_HELLO, NULL, &h, sizeof(h))) ||
-	    (st = boot_expect(b, MSG_WELCOME,
+	    (st = boot_expect(b, boot_deadline(b), MSG_WELCOME,
 	                      "the rendezvous to admit this rank", &val, &vb)))
 		return st;
 	if (vb == sizeof(b->job_id))
@@ -468,204 +445,6 @@ int cb_boot_local_addr(const struct cb_boot *b, char *ip, size_t ip_bytes)
 {
 	snprintf(ip, ip_bytes, "%s", b->local_ip);
 	return 0;
-}
-
-cb_status_t cb_boot_set(struct cb_boot *b, const char *key, const void *val,
-                        size_t bytes)
-{
-	if (strlen(key) > BOOT_KEY_MAX || bytes > BOOT_VAL_MAX)
-		return cb_fail(CB_ERR_INVALID,
-		               "bootstrap key or value too big");
-	return boot_send(b, MSG_SET, key, val, (uint32_t)bytes);
-}
-
-cb_status_t cb_boot_get_wait(struct cb_boot *b, const char *key, void *val,
-                             size_t cap, size_t *bytes, double timeout_s)
-{
-	char what[BOOT_KEY_MAX + 32];
-	uint8_t *v;
-	uint32_t vb, type;
-	cb_status_t st;
-
-	snprintf(what, sizeof(what), "key '%s'", key);
-	if ((st = boot_send(b, MSG_GET, key, NULL, 0)) ||
-	    (st = boot_recv(b, cb_now_ns() + (uint64_t)(timeout_s * 1e9), what,
-	                    &type, &v, &vb)))
-		return st;
-	if (type != MSG_VALUE) {
-		free(v);
-		return cb_fail(CB_ERR_PROTO,
-		               "%s answered with message type %u, expected %u",
-		               b->where, type, MSG_VALUE);
-	}
-	if (vb > cap) {
-		free(v);
-		return cb_fail(CB_ERR_TRUNCATE,
-		               "bootstrap value of '%s' has %u "
-		               "bytes, expected at most %zu",
-		               key, vb, cap);
-	}
-	memcpy(val, v, vb);
-	*bytes = vb;
-	free(v);
-	return CB_OK;
-}
-
-cb_status_t cb_boot_wait_flag(struct cb_boot *b, const char *key,
-                              double timeout_s)
-{
-	uint8_t *v;
-	uint32_t vb, type;
-	cb_status_t st;
-
-	struct cb_fail_rec why; /* a timeout is an answer here */
-
-	if ((st = boot_send(b, MSG_GET, key, NULL, 0)))
-		return st;
-	cb_fail_open(&why);
-	st = boot_recv(b, cb_now_ns() + (uint64_t)(timeout_s * 1e9), key, &type,
-	               &v, &vb);
-	cb_fail_close(&why, st != CB_ERR_TIMEOUT);
-	if (st == CB_ERR_TIMEOUT) {
-		/* Set it ourselves: the store answers the GET it holds, and
-		 * the connection stays in step. */
-		if ((st = boot_send(b, MSG_SET, key, "", 0)) ||
-		    (st = boot_recv(b, boot_deadline(b), key, &type, &v, &vb)))
-			return st;
-		free(v);
-		return CB_ERR_TIMEOUT;
-	}
-	if (!st)
-		free(v);
-	return st;
-}
-
-cb_status_t cb_boot_get(struct cb_boot *b, const char *key, void *val,
-                        size_t cap, size_t *bytes)
-{
-	return cb_boot_get_wait(b, key, val, cap, bytes, b->timeout_s);
-}
-
-/*
- * One gather of every rank's @bytes at @mine under the next sequence number.
- * @root_only: only rank 0 asks for (and receives) the values; the others
- * return once theirs is sent.  @partial_s > 0: rank 0 takes what arrived
- * by then, and @present[r] says which ranks' did.
- */
-static cb_status_t boot_gather(struct cb_boot *b, const char *what,
-                               const void *mine, size_t bytes, void *all,
-                               int root_only, double partial_s, double idle_s,
-                               const unsigned char *gone,
-                               unsigned char *present)
-{
-	char key[64], prefix[48];
-	struct boot_gather_req req = {
-		.n = htonl((uint32_t)b->world),
-		.waiters = htonl(root_only ? 1u : (uint32_t)b->world),
-		.timeout_ms = htonl((uint32_t)(partial_s * 1e3)),
-		.idle_ms = htonl((uint32_t)(idle_s * 1e3)),
-	};
-	uint8_t *v;
-	uint32_t vb;
-	cb_status_t st;
-
-	snprintf(prefix, sizeof(prefix), "g/%u/", b->seq++);
-	snprintf(key, sizeof(key), "%s%d", prefix, b->rank);
-	if ((st = cb_boot_set(b, key, mine, bytes)) || (root_only && b->rank))
-		return st;
-	/* Ranks rank 0 knows are gone: an empty part each, so the gather
-	 * does not wait for them (read back as absent). */
-	for (int r = 0; gone && r < b->world; r++) {
-		char k[64];
-		snprintf(k, sizeof(k), "%s%d", prefix, r);
-		if (gone[r] && r != b->rank && (st = cb_boot_set(b, k, "", 0)))
-			return st;
-	}
-	snprintf(b->gathering, sizeof(b->gathering), "%s", prefix);
-	/* Answered at the latest when the store's own deadline passes. */
-	double wait_s = partial_s > b->timeout_s ? partial_s + 5 : b->timeout_s;
-	uint32_t type = 0;
-	if ((st = boot_send(b, MSG_GATHER, prefix, &req, sizeof(req))) ||
-	    (st = boot_recv(b, cb_now_ns() + (uint64_t)(wait_s * 1e9), what,
-	                    &type, &v, &vb))) {
-		b->gathering[0] = '\0';
-		return st;
-	}
-	if (type != MSG_VALUE) {
-		free(v);
-		b->gathering[0] = '\0';
-		return cb_fail(CB_ERR_PROTO,
-		               "%s answered with message type %u, expected %u",
-		               b->where, type, MSG_VALUE);
-	}
-	b->gathering[0] = '\0';
-	const uint8_t *p = v, *end = v + vb;
-	for (int r = 0; r < b->world; r++) {
-		uint32_t nb;
-		if (end - p < 4)
-			goto bad;
-		memcpy(&nb, p, 4);
-		nb = ntohl(nb);
-		p += 4;
-		if (nb == 0 && bytes > 0 && gone && gone[r])
-			nb = BOOT_ABSENT;
-		if (present)
-			present[r] = nb != BOOT_ABSENT;
-		if (nb == BOOT_ABSENT && (partial_s > 0 || (gone && gone[r]))) {
-			memset((char *)all + (size_t)r * bytes, 0, bytes);
-			continue;
-		}
-		if (nb != bytes || (size_t)(end - p) < bytes)
-			goto bad;
-		memcpy((char *)all + (size_t)r * bytes, p, bytes);
-		p += bytes;
-	}
-	free(v);
-	return CB_OK;
-bad:
-	free(v);
-	return cb_fail(CB_ERR_PROTO,
-	               "ranks disagree on the size of a bootstrap gather (%u "
-	               "bytes for %d ranks of %zu)",
-	               vb, b->world, bytes);
-}
-
-cb_status_t cb_boot_allgather(struct cb_boot *b, const char *what,
-                              const void *mine, size_t bytes, void *all)
-{
-	return boot_gather(b, what, mine, bytes, all, 0, 0, 0, NULL, NULL);
-}
-
-cb_status_t cb_boot_gather_root(struct cb_boot *b, const char *what,
-                                const void *mine, size_t bytes, void *all,
-                                double partial_s, unsigned char *present)
-{
-	return boot_gather(b, what, mine, bytes, all, 1, partial_s, 0, NULL,
-	                   present);
-}
-
-cb_status_t cb_boot_gather_root_idle(struct cb_boot *b, const char *what,
-                                     const void *mine, size_t bytes, void *all,
-                                     double partial_s, double idle_s,
-                                     const unsigned char *gone,
-                                     unsigned char *present)
-{
-	return boot_gather(b, what, mine, bytes, all, 1, partial_s, idle_s,
-	                   gone, present);
-}
-
-cb_status_t cb_boot_barrier(struct cb_boot *b)
-{
-	char *all = malloc((size_t)b->world);
-	cb_status_t st;
-	char one = 1;
-
-	if (!all)
-		return cb_fail(CB_ERR_NOMEM, "out of memory");
-	st = boot_gather(b, "every rank to reach a barrier", &one, 1, all, 0, 0,
-	                 0, NULL, NULL);
-	free(all);
-	return st;
 }
 
 cb_status_t cb_boot_check(struct cb_boot *b, int grace_ms, int *origin)

@@ -561,39 +561,6 @@ cb_status_t cb_comm_dev_setup(struct cb_comm *c);
  * job (checked every few milliseconds, without allocating). */
 cb_status_t cb_comm_progress(struct cb_comm *c);
 
-/* The deadline of a collective's wait loop: --timeout counted from the last
- * progress.  Call once per pass with whether anything moved; the clock is
- * read only every 256th pass without progress, as reading it costs a poll.
- * Returns 1 once the deadline has passed. */
-struct cb_wait {
-	uint32_t idle;
-	uint64_t since;
-};
-
-static inline int cb_wait_expired(struct cb_wait *w, int moved,
-                                  double timeout_s)
-{
-	if (moved) {
-		w->idle = 0;
-		return 0;
-	}
-	if ((++w->idle & 255) != 0)
-		return 0;
-	uint64_t now = cb_now_ns();
-	if (w->idle == 256) {
-		w->since = now;
-		return 0;
-	}
-	return now - w->since > (uint64_t)(timeout_s * 1e9);
-}
-
-/* Say which rank a wait that timed out waited for (before returning
- * CB_ERR_TIMEOUT), so the job can name the rank that stopped. */
-static inline void cb_comm_stalled_on(struct cb_comm *c, int peer)
-{
-	c->stalled_on = peer;
-}
-
 /* The job ends on the first error (a benchmark, not acceptance, which
  * names a cut-off host and goes on): a transport's error is reported to the
  * store where it is found, before anything unwinds. */

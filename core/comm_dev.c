@@ -46,6 +46,25 @@ static cb_status_t no_engine(void)
 	               "(--mem gpu opens one)");
 }
 
+/* A local operation done on the host, now: @req (if any) is complete. */
+static cb_status_t host_done(struct cb_req *req)
+{
+	if (req)
+		req->kind = CB_REQ_DONE;
+	return CB_OK;
+}
+
+/* @req (if any) becomes the engine's local request; NULL: the engine
+ * completes the operation before it returns. */
+static struct cb_tp_req *engine_req(struct cb_comm *c, struct cb_req *req)
+{
+	if (!req)
+		return NULL;
+	req->kind = CB_REQ_LOCAL;
+	req->comm = c;
+	return &req->loc;
+}
+
 cb_status_t cb_comm_copy(struct cb_comm *c, void *dst, const struct cb_mem *dm,
                          const void *src, const struct cb_mem *sm, size_t bytes,
                          struct cb_req *req)
@@ -57,17 +76,12 @@ cb_status_t cb_comm_copy(struct cb_comm *c, void *dst, const struct cb_mem *dm,
 	if (!cb_mem_is_gpu(dm) && !cb_mem_is_gpu(sm)) {
 		if (bytes && dst != src)
 			memmove(dst, src, bytes);
-		if (req)
-			req->kind = CB_REQ_DONE;
-		return CB_OK;
+		return host_done(req);
 	}
 	if (c->engine < 0)
 		return no_engine();
-	if (!req)
-		return eng(c)->mem_copy(eng_ctx(c), dst, src, bytes, NULL);
-	req->kind = CB_REQ_LOCAL;
-	req->comm = c;
-	return eng(c)->mem_copy(eng_ctx(c), dst, src, bytes, &req->loc);
+	return eng(c)->mem_copy(eng_ctx(c), dst, src, bytes,
+	                        engine_req(c, req));
 }
 
 cb_status_t cb_comm_reduce_local(struct cb_comm *c, void *dst, const void *a,
@@ -77,18 +91,12 @@ cb_status_t cb_comm_reduce_local(struct cb_comm *c, void *dst, const void *a,
 {
 	if (!cb_mem_is_gpu(m)) {
 		c->reduce(red->dtype, red->op, dst, a, b, count);
-		if (req)
-			req->kind = CB_REQ_DONE;
-		return CB_OK;
+		return host_done(req);
 	}
 	if (c->engine < 0)
 		return no_engine();
-	if (!req)
-		return eng(c)->mem_reduce(eng_ctx(c), dst, a, b, count, red,
-		                          NULL);
-	req->kind = CB_REQ_LOCAL;
-	req->comm = c;
-	return eng(c)->mem_reduce(eng_ctx(c), dst, a, b, count, red, &req->loc);
+	return eng(c)->mem_reduce(eng_ctx(c), dst, a, b, count, red,
+	                          engine_req(c, req));
 }
 
 /* Hand the endpoint's queued sends whose copies are done to its transport,

@@ -149,23 +149,28 @@ cb_status_t cb_sock_connect(const struct sockaddr *sa, socklen_t len,
 	}
 }
 
-cb_status_t cb_sock_send_all(int fd, const void *buf, size_t bytes,
-                             uint64_t deadline_ns, int *err)
+/* Send (@out) or receive all @bytes, waiting for the socket by the
+ * deadline while it has no room or nothing yet. */
+static cb_status_t io_all(int fd, char *p, size_t bytes, uint64_t deadline_ns,
+                          int *err, int out)
 {
-	const char *p = buf;
-
 	while (bytes) {
-		ssize_t n = send(fd, p, bytes, MSG_NOSIGNAL | MSG_DONTWAIT);
+		ssize_t n =
+		        out ? send(fd, p, bytes, MSG_NOSIGNAL | MSG_DONTWAIT)
+		            : recv(fd, p, bytes, MSG_DONTWAIT);
 
 		if (n > 0) {
 			p += n;
 			bytes -= (size_t)n;
 			continue;
 		}
+		if (n == 0 && !out)
+			return CB_ERR_PEER;
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			int rc = wait_fd(fd, POLLOUT, deadline_ns);
+			int rc = wait_fd(fd, out ? POLLOUT : POLLIN,
+			                 deadline_ns);
 			if (rc == 0)
 				return CB_ERR_TIMEOUT;
 			if (rc > 0)
@@ -174,42 +179,23 @@ cb_status_t cb_sock_send_all(int fd, const void *buf, size_t bytes,
 				return cb_interrupted();
 		}
 		*err = errno;
-		return (errno == EPIPE || errno == ECONNRESET) ? CB_ERR_PEER
-		                                               : CB_ERR_SYS;
+		return errno == ECONNRESET || (out && errno == EPIPE)
+		               ? CB_ERR_PEER
+		               : CB_ERR_SYS;
 	}
 	return CB_OK;
+}
+
+cb_status_t cb_sock_send_all(int fd, const void *buf, size_t bytes,
+                             uint64_t deadline_ns, int *err)
+{
+	return io_all(fd, (char *)buf, bytes, deadline_ns, err, 1);
 }
 
 cb_status_t cb_sock_recv_all(int fd, void *buf, size_t bytes,
                              uint64_t deadline_ns, int *err)
 {
-	char *p = buf;
-
-	while (bytes) {
-		ssize_t n = recv(fd, p, bytes, MSG_DONTWAIT);
-
-		if (n > 0) {
-			p += n;
-			bytes -= (size_t)n;
-			continue;
-		}
-		if (n == 0)
-			return CB_ERR_PEER;
-		if (errno == EINTR)
-			continue;
-		if (errno == EAGAIN || errno == EWOULDBLOCK) {
-			int rc = wait_fd(fd, POLLIN, deadline_ns);
-			if (rc == 0)
-				return CB_ERR_TIMEOUT;
-			if (rc > 0)
-				continue;
-			if (cb_interrupted())
-				return cb_interrupted();
-		}
-		*err = errno;
-		return errno == ECONNRESET ? CB_ERR_PEER : CB_ERR_SYS;
-	}
-	return CB_OK;
+	return io_all(fd, buf, bytes, deadline_ns, err, 0);
 }
 
 int cb_sock_peek(int fd, void *buf, size_t bytes)

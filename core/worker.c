@@ -9,6 +9,31 @@
 
 #include "core/log.h"
 
+/* The deadline of a wait without progress: --timeout counted from the last
+ * progress.  Call once per pass with whether anything moved; the clock is
+ * read only every 256th pass without progress, as reading it costs a poll.
+ * Returns 1 once the deadline has passed. */
+struct idle_wait {
+	uint32_t idle;
+	uint64_t since;
+};
+
+static int idle_expired(struct idle_wait *w, int moved, double timeout_s)
+{
+	if (moved) {
+		w->idle = 0;
+		return 0;
+	}
+	if ((++w->idle & 255) != 0)
+		return 0;
+	uint64_t now = cb_now_ns();
+	if (w->idle == 256) {
+		w->since = now;
+		return 0;
+	}
+	return now - w->since > (uint64_t)(timeout_s * 1e9);
+}
+
 static cb_status_t worker_timeout(struct cb_comm *c, struct cb_wait_spec *w,
                                   double limit_s)
 {
@@ -21,7 +46,8 @@ static cb_status_t worker_timeout(struct cb_comm *c, struct cb_wait_spec *w,
 		return cb_fail_to(&c->fail, CB_ERR_TIMEOUT,
 		                  "timed out after %g s %s%s%s", limit_s,
 		                  w->what, *d ? " " : "", d);
-	cb_comm_stalled_on(c, w->peer);
+	/* the job can then name the rank that stopped */
+	c->stalled_on = w->peer;
 	return cb_fail_to(&c->fail, CB_ERR_TIMEOUT,
 	                  "timed out after %g s %s rank %d (host %s)%s%s%s%s",
 	                  limit_s, w->what, w->peer,
@@ -33,7 +59,7 @@ cb_status_t cb_worker_wait(struct cb_comm *c, struct cb_wait_spec *w)
 {
 	double limit_s = w->timeout_s > 0 ? w->timeout_s : c->timeout_s;
 	uint64_t start = w->from_start ? cb_now_ns() : 0;
-	struct cb_wait idle = { 0 };
+	struct idle_wait idle = { 0 };
 	cb_status_t st, pst;
 	int expired;
 
@@ -51,8 +77,8 @@ cb_status_t cb_worker_wait(struct cb_comm *c, struct cb_wait_spec *w)
 		if (w->from_start)
 			expired = (double)(cb_now_ns() - start) > limit_s * 1e9;
 		else
-			expired = cb_wait_expired(
-			        &idle, w->moved || pst == CB_OK, limit_s);
+			expired = idle_expired(&idle, w->moved || pst == CB_OK,
+			                       limit_s);
 		if (expired)
 			return worker_timeout(c, w, limit_s);
 		if (w->pause_us > 0)

@@ -51,7 +51,7 @@ struct cb_wait_spec {
  * the status recorded with one line: on SIGINT or SIGTERM (looked at on
  * every pass, CB_ERR_INTERRUPTED or CB_ERR_TERMINATED); at the deadline
  * (CB_ERR_TIMEOUT, naming the step and the peer, which the job then learns
- * stopped: cb_comm_stalled_on).  Outside timed regions it may sleep
+ * stopped: cb_comm.stalled_on).  Outside timed regions it may sleep
  * (@pause_us); inside, it allocates nothing and logs nothing.
  */
 cb_status_t cb_worker_wait(struct cb_comm *c, struct cb_wait_spec *w);

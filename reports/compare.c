@@ -63,6 +63,25 @@ static void header(FILE *f)
 	        "hosts", "bytes", "pl.", "root");
 }
 
+/* The @count rows of @r (labelled @label) that @matched[i] says found no
+ * partner: "only in base" or "only in new". */
+static void only_in(FILE *f, const char *side, const char *label, int count,
+                    const struct cb_results *r, const char *matched)
+{
+	char k[160];
+
+	if (!count)
+		return;
+	fprintf(f, "#\n# only in %s %s (%d row%s):\n", side, label, count,
+	        count == 1 ? "" : "s");
+	header(f);
+	for (size_t i = 0; i < r->nrows; i++)
+		if (!matched[i]) {
+			key_str(&r->rows[i], k, sizeof(k));
+			fprintf(f, "  %s\n", k);
+		}
+}
+
 void cb_compare(FILE *f, const struct cb_results *base,
                 const struct cb_results *new_, double tol,
                 struct cb_compare_sum *sum)
@@ -151,26 +170,8 @@ void cb_compare(FILE *f, const struct cb_results *base,
 		sum->only_base += !hit[i];
 	for (size_t i = 0; i < new_->nrows; i++)
 		sum->only_new += !used[i];
-	if (sum->only_base) {
-		fprintf(f, "#\n# only in base %s (%d row%s):\n", b,
-		        sum->only_base, sum->only_base == 1 ? "" : "s");
-		header(f);
-		for (size_t i = 0; i < base->nrows; i++)
-			if (!hit[i]) {
-				key_str(&base->rows[i], k, sizeof(k));
-				fprintf(f, "  %s\n", k);
-			}
-	}
-	if (sum->only_new) {
-		fprintf(f, "#\n# only in new %s (%d row%s):\n", n,
-		        sum->only_new, sum->only_new == 1 ? "" : "s");
-		header(f);
-		for (size_t i = 0; i < new_->nrows; i++)
-			if (!used[i]) {
-				key_str(&new_->rows[i], k, sizeof(k));
-				fprintf(f, "  %s\n", k);
-			}
-	}
+	only_in(f, "base", b, sum->only_base, base, hit);
+	only_in(f, "new", n, sum->only_new, new_, used);
 	fprintf(f,
 	        "#\n# %d row%s compared: %d regression%s beyond %.3g%% (%d "
 	        "with wrong values), %d faster; %d only in base, %d only in "

@@ -6,28 +6,18 @@
 
 void cb_markup_esc(FILE *f, const char *s)
 {
-	for (; s && *s; s++)
-		switch (*s) {
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		case '\'':
-			fputs("&#39;", f);
-			break;
-		default:
-			if ((unsigned char)*s >= 0x20 || *s == '\n' ||
-			    *s == '\t')
-				fputc(*s, f);
-		}
+	static const char *const ent[256] = {
+		['&'] = "&amp;",  ['<'] = "&lt;",   ['>'] = "&gt;",
+		['"'] = "&quot;", ['\''] = "&#39;",
+	};
+
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (ent[c])
+			fputs(ent[c], f);
+		else if (c >= 0x20 || c == '\n' || c == '\t')
+			fputc(c, f);
+	}
 }
 
 static void b64(FILE *f, const unsigned char *p, size_t n)

@@ -35,6 +35,12 @@ static json_object *str_or_null(const char *s)
 	return s ? json_object_new_string(s) : NULL;
 }
 
+/* A size in bytes; 0 (not set) as null. */
+static json_object *bytes_or_null(size_t v)
+{
+	return v ? json_object_new_int64((int64_t)v) : NULL;
+}
+
 static json_object *dbl(double v, const char *fmt)
 {
 	char s[64];
@@ -138,9 +144,7 @@ static json_object *settings(const struct cb_run_settings *o)
 	add(s, "min_bytes", json_object_new_int64((int64_t)o->min_bytes));
 	add(s, "max_bytes", json_object_new_int64((int64_t)o->max_bytes));
 	add(s, "step_factor", o->step_bytes ? NULL : dbl(o->factor, "%g"));
-	add(s, "step_bytes",
-	    o->step_bytes ? json_object_new_int64((int64_t)o->step_bytes)
-	                  : NULL);
+	add(s, "step_bytes", bytes_or_null(o->step_bytes));
 	add(s, "iters", json_object_new_int(o->iters));
 	add(s, "warmup", json_object_new_int(o->warmup));
 	add(s, "check", json_object_new_boolean(o->check));
@@ -156,9 +160,7 @@ static json_object *settings(const struct cb_run_settings *o)
 	add(s, "ops", a);
 	add(s, "root", json_object_new_int(o->root));
 	add(s, "ps_servers", json_object_new_int(o->ps_servers));
-	add(s, "chunk_bytes",
-	    o->chunk_bytes ? json_object_new_int64((int64_t)o->chunk_bytes)
-	                   : NULL);
+	add(s, "chunk_bytes", bytes_or_null(o->chunk_bytes));
 	add(s, "timeout_s", dbl(o->timeout_s, "%g"));
 	if (o->sweep_by) {
 		json_object *w = json_object_new_object();
@@ -168,9 +170,7 @@ static json_object *settings(const struct cb_run_settings *o)
 	} else {
 		add(s, "sweep", NULL);
 	}
-	add(s, "scaling_bytes",
-	    o->scaling_bytes ? json_object_new_int64((int64_t)o->scaling_bytes)
-	                     : NULL);
+	add(s, "scaling_bytes", bytes_or_null(o->scaling_bytes));
 	add(s, "touch", json_object_new_boolean(o->touch));
 	add(s, "average", json_object_new_int(o->average));
 	add(s, "run_cycles", json_object_new_int(o->cycles));

@@ -11,6 +11,16 @@
 #include "cb_config.h"
 #include "reports/report.h"
 
+/* Each line of @text (none when NULL) after @prefix. */
+static void each_line(FILE *f, const char *prefix, const char *text)
+{
+	for (const char *p = text; p && *p;) {
+		int n = (int)strcspn(p, "\n");
+		fprintf(f, "%s%.*s\n", prefix, n, p);
+		p += n + (p[n] == '\n');
+	}
+}
+
 void cb_table_header(FILE *f, const struct cb_run_info *ri)
 {
 	fprintf(f,
@@ -19,23 +29,20 @@ void cb_table_header(FILE *f, const struct cb_run_info *ri)
 	        CB_VERSION, ri->colls, ri->algo, ri->transport, ri->ranks,
 	        ri->ranks == 1 ? "" : "s", ri->hosts, ri->hosts == 1 ? "" : "s",
 	        ri->host_names);
+	const char *across = ri->across ? ri->across : "averaged across ranks";
+	const char *check = ri->check ? "results checked bit-exact (#wrong)"
+	                              : "results not checked (-c 0)";
 	if (ri->duration_s > 0)
 		fprintf(f,
 		        "# time: mean of the iterations that fill %g s per "
 		        "point (-D; counted after %d warm-up,\n#   rank 0 "
 		        "decides, each row's count follows it), %s; %s\n",
-		        ri->duration_s, ri->warmup,
-		        ri->across ? ri->across : "averaged across ranks",
-		        ri->check ? "results checked bit-exact (#wrong)"
-		                  : "results not checked (-c 0)");
+		        ri->duration_s, ri->warmup, across, check);
 	else
 		fprintf(f,
 		        "# time: mean of %d iterations after %d warm-up, %s; "
 		        "%s\n",
-		        ri->iters, ri->warmup,
-		        ri->across ? ri->across : "averaged across ranks",
-		        ri->check ? "results checked bit-exact (#wrong)"
-		                  : "results not checked (-c 0)");
+		        ri->iters, ri->warmup, across, check);
 	if (ri->touch)
 		fprintf(f, "# --touch: between timed calls each rank rewrites "
 		           "the input and reads the result\n#   (not timed), "
@@ -50,34 +57,18 @@ void cb_table_header(FILE *f, const struct cb_run_info *ri)
 	        ri->alpha_us, ri->beta_gbps, ri->gamma_gbps, ri->model_source);
 	if (ri->auto_source)
 		fprintf(f, "# auto: %s\n", ri->auto_source);
-	for (const char *p = ri->transport_detail; p && *p;) {
-		int n = (int)strcspn(p, "\n");
-		fprintf(f, "# transport %.*s\n", n, p);
-		p += n + (p[n] == '\n');
-	}
+	each_line(f, "# transport ", ri->transport_detail);
 	if (ri->binding)
 		fprintf(f, "# binding: %s\n", ri->binding);
-	for (const char *p = ri->inventory; p && *p;) {
-		int n = (int)strcspn(p, "\n");
-		fprintf(f, "# inventory: %.*s\n", n, p);
-		p += n + (p[n] == '\n');
-	}
-	for (const char *p = ri->gpu_paths; p && *p;) {
-		int n = (int)strcspn(p, "\n");
-		fprintf(f, "# gpu paths: %.*s\n", n, p);
-		p += n + (p[n] == '\n');
-	}
+	each_line(f, "# inventory: ", ri->inventory);
+	each_line(f, "# gpu paths: ", ri->gpu_paths);
 	if (ri->mem_kind)
 		fprintf(f,
 		        "# memory: buffers in %s memory (--mem %s); fill, "
 		        "poison and checks on host shadows, untimed\n",
 		        strcmp(ri->mem_kind, "gpu") ? ri->mem_kind : "device",
 		        ri->mem_kind);
-	for (const char *p = ri->memory; p && *p;) {
-		int n = (int)strcspn(p, "\n");
-		fprintf(f, "# memory: %.*s\n", n, p);
-		p += n + (p[n] == '\n');
-	}
+	each_line(f, "# memory: ", ri->memory);
 	fflush(f);
 }
 

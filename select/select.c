@@ -83,9 +83,10 @@ double cb_select_model_us(const struct cb_select *s, const struct cb_algo *a,
 {
 	if (!a->model_us || s->m->beta_gbps <= 0)
 		return 0.0;
-	return a->model_us(s->coll, bytes, s->n, s->o->ps_servers,
-	                   s->m->alpha_us, s->m->beta_gbps,
-	                   cb_coll_reduces(s->coll) ? s->m->gamma_gbps : 0.0);
+	return cb_algo_model_us(a, s->coll, bytes, s->n, s->o->ps_servers,
+	                        s->m->alpha_us, s->m->beta_gbps,
+	                        cb_coll_reduces(s->coll) ? s->m->gamma_gbps
+	                                                 : 0.0);
 }
 
 /* The measured fastest of the candidates at the table's point nearest

@@ -2,7 +2,8 @@
 /*
  * topo/discover.c - one host's topology from hwloc: the live machine, a
  * recorded hwloc XML file or a synthetic description, copied into struct
- * cb_topo.
+ * cb_topo.  This file loads it and reads its PCI devices; the CPU side
+ * (machine, NUMA nodes, cores, caches) is topo/discover_cpu.c's.
  *
  * GPUs: a PCI device with a CUDA, NVML, OpenCL, ROCm SMI or Level Zero OS
  * device, or else of PCI class 3D controller (0302) or other display (0380),
@@ -27,123 +28,15 @@
 
 #include "core/log.h"
 #include "core/strbuf.h"
+#include "topo/hw.h"
 #include "topo/topo.h"
 
 #define LINK_SPEED_INFO "LinkSpeedMbps"
 #define LINK_STATE_INFO "LinkState"
 
-static void list_str(hwloc_const_bitmap_t set, char *buf, size_t bytes)
+static void hw_destroy(void *hw)
 {
-	if (!set || hwloc_bitmap_iszero(set))
-		buf[0] = '\0';
-	else
-		hwloc_bitmap_list_snprintf(buf, bytes, set);
-}
-
-static const char *info(hwloc_obj_t o, const char *name)
-{
-	const char *v = o ? hwloc_obj_get_info_by_name(o, name) : NULL;
-	return v && *v ? v : NULL;
-}
-
-static void extract_machine(struct cb_topo *t)
-{
-	hwloc_topology_t hw = t->hw;
-	hwloc_obj_t root = hwloc_get_root_obj(hw);
-	const char *v;
-
-	snprintf(t->host, sizeof(t->host), "%s",
-	         (v = info(root, "HostName")) ? v : "unknown");
-	snprintf(t->arch, sizeof(t->arch), "%s",
-	         (v = info(root, "Architecture")) ? v : "unknown");
-	if (!(v = info(root, "DMIProductName")))
-		if (!(v = info(root, "PlatformModel")))
-			v = info(root, "PlatformName");
-	snprintf(t->model, sizeof(t->model), "%s", v ? v : "");
-	t->npackages = hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_PACKAGE);
-	t->nnuma = hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_NUMANODE);
-	t->npus = hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_PU);
-	t->mem_bytes = root->total_memory ? (int64_t)root->total_memory : -1;
-	if (t->mem_bytes < 0)
-		t->unknown |= CB_TOPO_UNK_MEMORY;
-	/* Live, hwloc says whether the OS told it about NUMA; without that
-	 * it made up one node.  A recording is taken as it is. */
-	if (t->this_system && !hwloc_topology_get_support(hw)->discovery->numa)
-		t->unknown |= CB_TOPO_UNK_NUMA;
-}
-
-static cb_status_t extract_cpus(struct cb_topo *t)
-{
-	hwloc_topology_t hw = t->hw;
-	hwloc_obj_type_t ctype = HWLOC_OBJ_CORE;
-
-	/* Some machines (and synthetic descriptions) have no core level:
-	 * each PU is then its own core. */
-	if (hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_CORE) <= 0)
-		ctype = HWLOC_OBJ_PU;
-	t->ncores = hwloc_get_nbobjs_by_type(hw, ctype);
-	t->numa =
-	        calloc((size_t)(t->nnuma > 0 ? t->nnuma : 1), sizeof(*t->numa));
-	t->cores = calloc((size_t)(t->ncores > 0 ? t->ncores : 1),
-	                  sizeof(*t->cores));
-	if (!t->numa || !t->cores)
-		return cb_fail(CB_ERR_NOMEM, "out of memory");
-	for (int i = 0; i < t->nnuma; i++) {
-		hwloc_obj_t n = hwloc_get_obj_by_type(hw, HWLOC_OBJ_NUMANODE,
-		                                      (unsigned)i);
-		struct cb_topo_numa *tn = &t->numa[i];
-		tn->os_index = (int)n->os_index;
-		tn->mem_bytes =
-		        n->attr->numanode.local_memory
-		                ? (int64_t)n->attr->numanode.local_memory
-		                : -1;
-		tn->ncores = hwloc_get_nbobjs_inside_cpuset_by_type(
-		        hw, n->cpuset, ctype);
-		tn->npus = hwloc_get_nbobjs_inside_cpuset_by_type(hw, n->cpuset,
-		                                                  HWLOC_OBJ_PU);
-		list_str(n->cpuset, tn->cpus, sizeof(tn->cpus));
-	}
-	for (int i = 0; i < t->ncores; i++) {
-		hwloc_obj_t c = hwloc_get_obj_by_type(hw, ctype, (unsigned)i);
-		hwloc_obj_t p = hwloc_get_ancestor_obj_by_type(
-		        hw, HWLOC_OBJ_PACKAGE, c);
-		struct cb_topo_core *tc = &t->cores[i];
-		tc->package = p ? (int)p->logical_index : -1;
-		tc->numa = -1;
-		for (int k = 0; k < t->nnuma && tc->numa < 0; k++) {
-			hwloc_obj_t n = hwloc_get_obj_by_type(
-			        hw, HWLOC_OBJ_NUMANODE, (unsigned)k);
-			if (hwloc_bitmap_isincluded(c->cpuset, n->cpuset))
-				tc->numa = k;
-		}
-		list_str(c->cpuset, tc->cpus, sizeof(tc->cpus));
-	}
-	return CB_OK;
-}
-
-static void extract_caches(struct cb_topo *t)
-{
-	static const hwloc_obj_type_t types[] = {
-		HWLOC_OBJ_L1CACHE, HWLOC_OBJ_L2CACHE, HWLOC_OBJ_L3CACHE,
-		HWLOC_OBJ_L4CACHE, HWLOC_OBJ_L5CACHE,
-	};
-
-	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
-		int depth = hwloc_get_type_depth(t->hw, types[i]);
-		if (depth < 0 || t->ncaches == CB_TOPO_MAX_CACHES)
-			continue;
-		hwloc_obj_t c = hwloc_get_obj_by_depth(t->hw, depth, 0);
-		t->cache[t->ncaches].level = (int)c->attr->cache.depth;
-		t->cache[t->ncaches].type =
-		        c->attr->cache.type == HWLOC_OBJ_CACHE_DATA ? 'd'
-		        : c->attr->cache.type == HWLOC_OBJ_CACHE_INSTRUCTION
-		                ? 'i'
-		                : 'u';
-		t->cache[t->ncaches].bytes = (int64_t)c->attr->cache.size;
-		t->cache[t->ncaches].count =
-		        (int)hwloc_get_nbobjs_by_depth(t->hw, depth);
-		t->ncaches++;
-	}
+	hwloc_topology_destroy(hw);
 }
 
 /* ---- devices ---- */
@@ -536,6 +429,7 @@ static cb_status_t load(const char *xml, const char *synthetic, int host_copy,
 		               strerror(errno));
 	}
 	t->hw = hw;
+	t->hw_free = hw_destroy;
 	/* PCI devices and bridges that lead to something worth showing,
 	 * and OS devices. */
 	hwloc_topology_set_io_types_filter(hw,
@@ -586,10 +480,8 @@ static cb_status_t load(const char *xml, const char *synthetic, int host_copy,
 		}
 		t->this_system = hwloc_topology_is_thissystem(hw);
 	}
-	extract_machine(t);
-	if ((st = extract_cpus(t)))
+	if ((st = cb_topo_hw_host(t)))
 		goto fail;
-	extract_caches(t);
 	if ((st = extract_devices(t, host_copy || (!xml && !synthetic),
 	                          synthetic != NULL)))
 		goto fail;
@@ -609,19 +501,6 @@ cb_status_t cb_topo_load(const char *xml, const char *synthetic,
 cb_status_t cb_topo_load_host(const char *xml, struct cb_topo **out)
 {
 	return load(xml, NULL, 1, out);
-}
-
-void cb_topo_free(struct cb_topo *t)
-{
-	if (!t)
-		return;
-	if (t->hw)
-		hwloc_topology_destroy(t->hw);
-	free(t->numa);
-	free(t->cores);
-	free(t->dev);
-	free(t->path);
-	free(t);
 }
 
 cb_status_t cb_topo_export_xml(struct cb_topo *t, const char *path)

@@ -145,6 +145,16 @@ static int valid(const struct cb_topo_inv *a, enum field f, const char *nic)
 	return f < F_NIC_SPEED || find_nic(a, nic) >= 0;
 }
 
+/* The fields that are a count. */
+static int count_of(const struct cb_topo_inv *a, enum field f)
+{
+	return f == F_CORES  ? a->cores
+	       : f == F_PUS  ? a->pus
+	       : f == F_NUMA ? a->numa
+	       : f == F_GPUS ? a->gpus
+	                     : a->nics;
+}
+
 static void value(const struct cb_topo_inv *a, enum field f, const char *nic,
                   char *buf, size_t n)
 {
@@ -154,22 +164,14 @@ static void value(const struct cb_topo_inv *a, enum field f, const char *nic,
 
 	switch (f) {
 	case F_CORES:
-		snprintf(buf, n, "%d", a->cores);
-		break;
 	case F_PUS:
-		snprintf(buf, n, "%d", a->pus);
-		break;
 	case F_NUMA:
-		snprintf(buf, n, "%d", a->numa);
+	case F_GPUS:
+	case F_NICS:
+		snprintf(buf, n, "%d", count_of(a, f));
 		break;
 	case F_MEM:
 		mem_str(a->mem_bytes, buf, n);
-		break;
-	case F_GPUS:
-		snprintf(buf, n, "%d", a->gpus);
-		break;
-	case F_NICS:
-		snprintf(buf, n, "%d", a->nics);
 		break;
 	case F_NIC_NAMES:
 		nic_names(a, buf, n);

@@ -208,35 +208,63 @@ static void netdev_fill(const char *sysroot, struct cb_nic_info *n)
 	netdev_counters_read(sysroot, n);
 }
 
-static int netdev_list(const char *sysroot, struct cb_nic_info *out, int max)
+/* How a directory's entry becomes NICs: fills out[0..room) from entry
+ * @name of @dir and says how many it filled. */
+typedef int (*nic_add_fn)(const void *ctx, const char *dir, const char *name,
+                          struct cb_nic_info *out, int room);
+
+/* Each entry of @dir but the dot ones, given to @add; how many NICs. */
+static int each_entry(const char *dir, nic_add_fn add, const void *ctx,
+                      struct cb_nic_info *out, int max)
 {
-	char dir[512], path[1024];
 	DIR *d;
 	struct dirent *e;
 	int n = 0;
 
-	snprintf(dir, sizeof(dir), "%s/class/net", sysroot);
 	if (!(d = opendir(dir)))
 		return 0;
-	while ((e = readdir(d)) && n < max) {
-		struct cb_nic_info *x = &out[n];
-		if (e->d_name[0] == '.' || !strcmp(e->d_name, "lo"))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s/bridge", dir, e->d_name);
-		if (exists(path))
-			continue;
-		memset(x, 0, sizeof(*x));
-		snprintf(x->name, sizeof(x->name), "%.31s", e->d_name);
-		netdev_fill(sysroot, x);
-		snprintf(path, sizeof(path), "%s/%s/device", dir, e->d_name);
-		/* off a bus and without an address: a container's veth */
-		if (!exists(path) && !x->addr[0])
-			continue;
-		n++;
-	}
+	while ((e = readdir(d)) && n < max)
+		if (e->d_name[0] != '.')
+			n += add(ctx, dir, e->d_name, out + n, max - n);
 	closedir(d);
+	return n;
+}
+
+/* The NICs of @sysroot/class/@cls, sorted by name (@add gets @sysroot). */
+static int list_class(const char *sysroot, const char *cls, nic_add_fn add,
+                      struct cb_nic_info *out, int max)
+{
+	char dir[512];
+	int n;
+
+	snprintf(dir, sizeof(dir), "%s/class/%s", sysroot, cls);
+	n = each_entry(dir, add, sysroot, out, max);
 	qsort(out, (size_t)n, sizeof(*out), by_name);
 	return n;
+}
+
+static int netdev_add(const void *sysroot, const char *dir, const char *name,
+                      struct cb_nic_info *x, int room)
+{
+	char path[1024];
+
+	(void)room;
+	if (!strcmp(name, "lo"))
+		return 0;
+	snprintf(path, sizeof(path), "%s/%s/bridge", dir, name);
+	if (exists(path))
+		return 0;
+	memset(x, 0, sizeof(*x));
+	snprintf(x->name, sizeof(x->name), "%.31s", name);
+	netdev_fill(sysroot, x);
+	snprintf(path, sizeof(path), "%s/%s/device", dir, name);
+	/* off a bus and without an address: a container's veth */
+	return exists(path) || x->addr[0];
+}
+
+static int netdev_list(const char *sysroot, struct cb_nic_info *out, int max)
+{
+	return list_class(sysroot, "net", netdev_add, out, max);
 }
 
 const struct cb_nic_reader cb_nic_netdev = {
@@ -324,33 +352,36 @@ static void ib_port(const char *sysroot, const char *dev, const char *port,
 	ib_counters_read(sysroot, n);
 }
 
+struct ib_dev {
+	const char *sysroot, *name;
+};
+
+static int ib_port_add(const void *ctx, const char *dir, const char *port,
+                       struct cb_nic_info *out, int room)
+{
+	const struct ib_dev *dev = ctx;
+
+	(void)dir;
+	(void)room;
+	memset(out, 0, sizeof(*out));
+	ib_port(dev->sysroot, dev->name, port, out);
+	return 1;
+}
+
+/* One verbs device: a NIC per port. */
+static int ib_add(const void *sysroot, const char *dir, const char *name,
+                  struct cb_nic_info *out, int room)
+{
+	struct ib_dev dev = { sysroot, name };
+	char ports[800];
+
+	snprintf(ports, sizeof(ports), "%s/%s/ports", dir, name);
+	return each_entry(ports, ib_port_add, &dev, out, room);
+}
+
 static int ib_list(const char *sysroot, struct cb_nic_info *out, int max)
 {
-	char dir[512], ports[800];
-	DIR *d, *p;
-	struct dirent *e, *q;
-	int n = 0;
-
-	snprintf(dir, sizeof(dir), "%s/class/infiniband", sysroot);
-	if (!(d = opendir(dir)))
-		return 0;
-	while ((e = readdir(d)) && n < max) {
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(ports, sizeof(ports), "%s/%s/ports", dir, e->d_name);
-		if (!(p = opendir(ports)))
-			continue;
-		while ((q = readdir(p)) && n < max)
-			if (q->d_name[0] != '.') {
-				memset(&out[n], 0, sizeof(out[n]));
-				ib_port(sysroot, e->d_name, q->d_name, &out[n]);
-				n++;
-			}
-		closedir(p);
-	}
-	closedir(d);
-	qsort(out, (size_t)n, sizeof(*out), by_name);
-	return n;
+	return list_class(sysroot, "infiniband", ib_add, out, max);
 }
 
 const struct cb_nic_reader cb_nic_infiniband = {

@@ -25,17 +25,6 @@ cb_status_t cb_topo_load_host(const char *xml, struct cb_topo **out)
 	return cb_topo_load(xml, NULL, out);
 }
 
-void cb_topo_free(struct cb_topo *t)
-{
-	if (!t)
-		return;
-	free(t->numa);
-	free(t->cores);
-	free(t->dev);
-	free(t->path);
-	free(t);
-}
-
 cb_status_t cb_topo_export_xml(struct cb_topo *t, const char *path)
 {
 	(void)t;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * topo/topo.c - small pure helpers on a discovered topology: path names,
- * the nearest NIC, speeds for people, --bind values.
+ * the nearest NIC, speeds for people, --bind values; freeing one (with or
+ * without hwloc).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -94,4 +95,17 @@ cb_status_t cb_topo_opt_check(const char *key, const char *value)
 		               "cannot read topology file '%s': %s", value,
 		               strerror(errno));
 	return CB_OK;
+}
+
+void cb_topo_free(struct cb_topo *t)
+{
+	if (!t)
+		return;
+	if (t->hw && t->hw_free)
+		t->hw_free(t->hw);
+	free(t->numa);
+	free(t->cores);
+	free(t->dev);
+	free(t->path);
+	free(t);
 }

@@ -83,9 +83,10 @@ struct cb_topo_dev {
 #define CB_TOPO_MAX_CACHES 8
 
 struct cb_topo {
-	void *hw;         /* hwloc_topology_t; NULL without hwloc */
-	char source[300]; /* "live", "xml FILE", "synthetic DESC" */
-	int this_system;  /* binding can be applied to this process */
+	void *hw;                  /* hwloc_topology_t; NULL without hwloc */
+	void (*hw_free)(void *hw); /* how @hw is released (topo/discover.c) */
+	char source[300];          /* "live", "xml FILE", "synthetic DESC" */
+	int this_system;           /* binding can be applied to this process */
 	char host[64], arch[32], model[96];
 	int npackages, nnuma, ncores, npus;
 	int64_t mem_bytes; /* -1 unknown */
