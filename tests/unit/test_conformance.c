@@ -622,7 +622,9 @@ static const char *bad_names[] = { "tag", "truncate", "dies" };
 
 static int bad_rank(void *arg, int rank, int listen_fd, const char *port)
 {
-	struct cb_comm *c = make_comm(rank, 2, listen_fd, port, 3);
+	/* 10 s to start (a host's discovery is one rank's, and the others
+	 * wait for it); what must fail has 3 s of its own below */
+	struct cb_comm *c = make_comm(rank, 2, listen_fd, port, 10);
 	uint8_t *buf;
 	struct cb_req r;
 	cb_status_t st, want;
