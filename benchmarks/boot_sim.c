@@ -110,8 +110,10 @@ static void *rank_main(void *arg)
 		goto out;
 	}
 	fill(mine, MODEL, 0, 2);
-	if (r->rank == 0 ? cb_boot_set(b, "the cost model rank 0 measures #0", mine, MODEL)
-	                 : cb_boot_get(b, "the cost model rank 0 measures #0", all, MODEL, &got)) {
+	if (r->rank == 0 ? cb_boot_set(b, "the cost model rank 0 measures #0",
+	                               mine, MODEL)
+	                 : cb_boot_get(b, "the cost model rank 0 measures #0",
+	                               all, MODEL, &got)) {
 		r->errors++;
 		goto out;
 	}

@@ -157,8 +157,7 @@ cb_status_t cb_calibrate(struct cb_comm *c, const struct cb_opts *o,
 	char key[64];
 	size_t got = 0;
 	/* (the key is what a rank that waits too long names) */
-	snprintf(key, sizeof(key), "the cost model rank 0 measures #%u",
-	         seq++);
+	snprintf(key, sizeof(key), "the cost model rank 0 measures #%u", seq++);
 	if (c->rank == 0) {
 		*m = mine;
 		st = cb_boot_set(c->boot, key, &mine, sizeof(mine));
