@@ -8,7 +8,9 @@
  * leaf's uplink capacity, leaf x rate / over, split between the round's
  * pairs that cross it).  Each measurement is then multiplied by a
  * log-normal noise and, with probability `tail`, by a busy moment
- * (uniform 0.5-0.95): the heavy tail a shared machine has; and, with
+ * (uniform 0.5-0.95): the heavy tail a shared machine has; with `lower`,
+ * by exp(-lower |N(0,1)|), noise that only ever lowers (CPU contention on
+ * a machine whose cores the hosts share); and, with
  * probability `busy_round` a round starts a busy phase of ~5 rounds (every
  * pair of them 0.4-0.6x: another job took the cores, as on a shared CI
  * machine, or a storage burst on a real fabric).  Faults:
@@ -189,6 +191,8 @@ double cb_accsim_round(struct cb_accsim *s, int (*pairs)[2], int n, double *bw,
 			double v = busy * cap * exp(c->noise * gauss(s));
 			if (uni(s) < c->tail)
 				v *= 0.5 + 0.45 * uni(s);
+			if (c->lower > 0) /* (no draw without: same streams) */
+				v *= exp(-c->lower * fabs(gauss(s)));
 			ok[i] = 1;
 			bw[i] = v;
 			t = 0.002 + 400 * c->lat_us * 1e-6 +

@@ -25,6 +25,8 @@ struct cb_accsim_cfg {
 	double noise;       /* sigma of ln(bandwidth), per measurement */
 	double cable_sigma; /* sigma of ln(rate) from cable to cable */
 	double tail;        /* probability of a busy moment (0.5-0.95x) */
+	double lower;       /* noise that only lowers: each measurement
+	                     * x exp(-lower |N(0,1)|) (CPU contention) */
 	double busy_round;  /* probability that a whole round runs while
 	                     * the machine is busy (every pair 0.4-0.6x) */
 	double pair_timeout_s;

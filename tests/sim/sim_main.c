@@ -44,6 +44,8 @@ static void usage(void)
 	       "  --noise S              sigma of ln(bandwidth) a measurement "
 	       "(0.03)\n"
 	       "  --tail P               chance of a busy moment (0.01)\n"
+	       "  --lower S              noise that only lowers: x "
+	       "exp(-S |N(0,1)|) (0)\n"
 	       "  --busy-rounds P        chance a round starts a busy phase "
 	       "(~5 rounds at 0.4-0.6x; 0)\n"
 	       "  --slow-factor F        a slow cable's share of the rate "
@@ -88,6 +90,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "busy-rounds", 1, 0, 16 },
 		{ "baseline-drop", 1, 0, 17 },
 		{ "baseline-tolerance", 1, 0, 18 },
+		{ "lower", 1, 0, 19 },
 		{ "help", 0, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
@@ -184,6 +187,9 @@ static int parse(int argc, char **argv, struct opts *o)
 			break;
 		case 18:
 			o->base_tol = v;
+			break;
+		case 19:
+			o->sim.lower = v;
 			break;
 		case 'q':
 			o->quiet = 1;
