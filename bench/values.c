@@ -31,25 +31,11 @@ cb_status_t cb_parse_size(const char *s, const char *what, size_t *bytes)
 	v = strtoull(p, &end, 10);
 	if (errno == ERANGE)
 		goto bad;
-	switch (toupper((unsigned char)*end)) {
-	case 'K':
-		mult = 1ull << 10;
+	const char *suf =
+	        *end ? strchr("KMGT", toupper((unsigned char)*end)) : NULL;
+	if (suf) {
+		mult = 1ull << (10 * (suf - "KMGT" + 1));
 		end++;
-		break;
-	case 'M':
-		mult = 1ull << 20;
-		end++;
-		break;
-	case 'G':
-		mult = 1ull << 30;
-		end++;
-		break;
-	case 'T':
-		mult = 1ull << 40;
-		end++;
-		break;
-	default:
-		break;
 	}
 	if (mult > 1 && (end[0] == 'i' || end[0] == 'I') &&
 	    (end[1] == 'B' || end[1] == 'b'))
