@@ -436,14 +436,10 @@ static cb_status_t shm_devices(struct cb_tp_dev *devs, int max, int *n)
 	return CB_OK;
 }
 
-static void shm_stats(struct cb_tp_ctx *ctx, struct cb_tp_stats *out)
-{
-	*out = ctx->stats;
-}
+TPU_STATS(shm)
 
 CB_TP_DEFINE(shm) = {
-	.abi = CB_TP_ABI,
-	.size = sizeof(struct cb_tp_ops),
+	TPU_TABLE_ABI,
 	.name = "shm",
 	.description = "shared memory on one host: cache-line slots, "
 	               "single-copy (mapped or CMA) for large messages",
@@ -452,23 +448,9 @@ CB_TP_DEFINE(shm) = {
 	.query = NULL, /* shared memory is always there */
 	.devices = shm_devices,
 	.open = shm_open_ctx,
-	.close = shm_close,
-	.address = shm_address,
-	.ep_create = shm_ep_create,
-	.ep_connect = shm_ep_connect,
-	.ep_test = shm_ep_test,
-	.ep_close = shm_ep_close,
-	.mem_reg = shm_mem_reg,
-	.mem_dereg = shm_mem_dereg,
-	.isend = shm_isend,
-	.irecv = shm_irecv,
-	.test = shm_test,
-	.progress = shm_progress,
-	.mem_export = shm_mem_export,
-	.mem_import = shm_mem_import,
-	.mem_unimport = shm_mem_unimport,
-	.put = shm_put,
-	.notify_poll = shm_notify_poll,
+	TPU_TABLE_EP(shm),
+	TPU_TABLE_PUT(shm),
+	TPU_TABLE_MSG(shm),
 	.mem_alloc = shm_mem_alloc,
 	.mem_free = shm_mem_free,
 	.irecv_reduce = shm_irecv_reduce,

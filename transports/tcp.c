@@ -563,14 +563,10 @@ static cb_status_t tcp_devices(struct cb_tp_dev *devs, int max, int *n)
 	return CB_OK;
 }
 
-static void tcp_stats(struct cb_tp_ctx *ctx, struct cb_tp_stats *out)
-{
-	*out = ctx->stats;
-}
+TPU_STATS(tcp)
 
 CB_TP_DEFINE(tcp) = {
-	.abi = CB_TP_ABI,
-	.size = sizeof(struct cb_tp_ops),
+	TPU_TABLE_ABI,
 	.name = "tcp",
 	.description = "TCP sockets; several streams per peer for large "
 	               "messages",
@@ -578,18 +574,10 @@ CB_TP_DEFINE(tcp) = {
 	.query = NULL, /* sockets exist everywhere */
 	.devices = tcp_devices,
 	.open = tcp_open,
-	.close = tcp_close,
-	.address = tcp_address,
-	.ep_create = tcp_ep_create,
-	.ep_connect = tcp_ep_connect,
-	.ep_test = tcp_ep_test,
-	.ep_close = tcp_ep_close,
+	TPU_TABLE_EP(tcp),
 	.mem_reg = NULL, /* no registration needed */
 	.mem_dereg = NULL,
-	.isend = tcp_isend,
-	.irecv = tcp_irecv,
-	.test = tcp_test,
-	.progress = tcp_progress,
+	TPU_TABLE_MSG(tcp),
 	.put = NULL, /* two-sided only */
 	.notify_poll = NULL,
 	.idle_wait = tcp_idle_wait,

@@ -443,14 +443,10 @@ static void gpu_describe(struct cb_tp_ctx *ctx, char *buf, size_t bytes)
 	                                       : "SMs (load/store kernel)");
 }
 
-static void gpu_stats(struct cb_tp_ctx *ctx, struct cb_tp_stats *out)
-{
-	*out = ctx->stats;
-}
+TPU_STATS(gpu)
 
 CB_TP_DEFINE(gpu) = {
-	.abi = CB_TP_ABI,
-	.size = sizeof(struct cb_tp_ops),
+	TPU_TABLE_ABI,
 	.name = "gpu",
 	.description = "GPU peer copy on one host: CUDA IPC, per-peer "
 	               "streams, fused receive-and-reduce kernels",
@@ -459,23 +455,9 @@ CB_TP_DEFINE(gpu) = {
 	.query = gpu_query,
 	.devices = gpu_devices,
 	.open = gpu_open_ctx,
-	.close = gpu_close,
-	.address = gpu_address,
-	.ep_create = gpu_ep_create,
-	.ep_connect = gpu_ep_connect,
-	.ep_test = gpu_ep_test,
-	.ep_close = gpu_ep_close,
-	.mem_reg = gpu_mem_reg,
-	.mem_dereg = gpu_mem_dereg,
-	.isend = gpu_isend,
-	.irecv = gpu_irecv,
-	.test = gpu_test,
-	.progress = gpu_progress,
-	.mem_export = gpu_mem_export,
-	.mem_import = gpu_mem_import,
-	.mem_unimport = gpu_mem_unimport,
-	.put = gpu_put,
-	.notify_poll = gpu_notify_poll,
+	TPU_TABLE_EP(gpu),
+	TPU_TABLE_PUT(gpu),
+	TPU_TABLE_MSG(gpu),
 	.mem_alloc = gpu_mem_alloc,
 	.mem_free = gpu_mem_free,
 	.irecv_reduce = gpu_irecv_reduce,

@@ -409,8 +409,7 @@ static void vb_describe(struct cb_tp_ctx *ctx, char *buf, size_t bytes)
 }
 
 CB_TP_DEFINE(verbs) = {
-	.abi = CB_TP_ABI,
-	.size = sizeof(struct cb_tp_ops),
+	TPU_TABLE_ABI,
 	.name = "verbs",
 	.description = "RDMA verbs (InfiniBand, RoCE, iWARP): RC queue pairs, "
 	               "eager with credits, zero-copy write with immediate",
@@ -419,24 +418,10 @@ CB_TP_DEFINE(verbs) = {
 	.query = vb_query,
 	.devices = vb_devices,
 	.open = vb_open,
-	.close = vb_close,
-	.address = vb_address,
-	.ep_create = vb_ep_create,
-	.ep_connect = vb_ep_connect,
+	TPU_TABLE_EP(vb),
 	.ep_ready = vb_ep_ready,
-	.ep_test = vb_ep_test,
-	.ep_close = vb_ep_close,
-	.mem_reg = vb_mem_reg,
-	.mem_dereg = vb_mem_dereg,
-	.isend = vb_isend,
-	.irecv = vb_irecv,
-	.test = vb_test,
-	.progress = vb_progress,
-	.mem_export = vb_mem_export,
-	.mem_import = vb_mem_import,
-	.mem_unimport = vb_mem_unimport,
-	.put = vb_put,
-	.notify_poll = vb_notify_poll,
+	TPU_TABLE_PUT(vb),
+	TPU_TABLE_MSG(vb),
 	.mem_alloc = NULL,
 	.mem_free = NULL,
 	.irecv_reduce = NULL, /* the core stages and reduces */
