@@ -574,10 +574,18 @@ CB_TP_DEFINE(tcp) = {
 	.query = NULL, /* sockets exist everywhere */
 	.devices = tcp_devices,
 	.open = tcp_open,
-	TPU_TABLE_EP(tcp),
+	.close = tcp_close,
+	.address = tcp_address,
+	.ep_create = tcp_ep_create,
+	.ep_connect = tcp_ep_connect,
+	.ep_test = tcp_ep_test,
+	.ep_close = tcp_ep_close,
 	.mem_reg = NULL, /* no registration needed */
 	.mem_dereg = NULL,
-	TPU_TABLE_MSG(tcp),
+	.isend = tcp_isend,
+	.irecv = tcp_irecv,
+	.test = tcp_test,
+	.progress = tcp_progress,
 	.put = NULL, /* two-sided only */
 	.notify_poll = NULL,
 	.idle_wait = tcp_idle_wait,

@@ -38,25 +38,8 @@
 	vis TPU_OP(put) p##_put;                                               \
 	vis TPU_OP(notify_poll) p##_notify_poll
 
-/*
- * The ops table (CB_TP_DEFINE) of a transport whose entry points are named
- * @p_<op>, as TPU_OPS_MSG declares them.  TPU_TABLE_ABI: the ABI's header
- * members, which every table starts with; the others each one group of
- * ops, by their names.
- */
+/* The first members of an ops table (CB_TP_DEFINE): the ABI's header. */
 #define TPU_TABLE_ABI .abi = CB_TP_ABI, .size = sizeof(struct cb_tp_ops)
-#define TPU_TABLE_EP(p)                                                        \
-	.close = p##_close, .address = p##_address,                            \
-	.ep_create = p##_ep_create, .ep_connect = p##_ep_connect,              \
-	.ep_test = p##_ep_test, .ep_close = p##_ep_close
-#define TPU_TABLE_MSG(p)                                                       \
-	.isend = p##_isend, .irecv = p##_irecv, .test = p##_test,              \
-	.progress = p##_progress
-#define TPU_TABLE_PUT(p)                                                       \
-	.mem_reg = p##_mem_reg, .mem_dereg = p##_mem_dereg,                    \
-	.mem_export = p##_mem_export, .mem_import = p##_mem_import,            \
-	.mem_unimport = p##_mem_unimport, .put = p##_put,                      \
-	.notify_poll = p##_notify_poll
 
 /* stats(): a context that keeps its struct cb_tp_stats as ctx->stats
  * defines its @p_stats with this. */
