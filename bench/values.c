@@ -31,25 +31,11 @@ cb_status_t cb_parse_size(const char *s, const char *what, size_t *bytes)
 	v = strtoull(p, &end, 10);
 	if (errno == ERANGE)
 		goto bad;
-	switch (toupper((unsigned char)*end)) {
-	case 'K':
-		mult = 1ull << 10;
+	const char *suf =
+	        *end ? strchr("KMGT", toupper((unsigned char)*end)) : NULL;
+	if (suf) {
+		mult = 1ull << (10 * (suf - "KMGT" + 1));
 		end++;
-		break;
-	case 'M':
-		mult = 1ull << 20;
-		end++;
-		break;
-	case 'G':
-		mult = 1ull << 30;
-		end++;
-		break;
-	case 'T':
-		mult = 1ull << 40;
-		end++;
-		break;
-	default:
-		break;
 	}
 	if (mult > 1 && (end[0] == 'i' || end[0] == 'I') &&
 	    (end[1] == 'B' || end[1] == 'b'))
@@ -68,6 +54,16 @@ bad:
 	               "%s '%s' is not a size (a number with an optional K, M, "
 	               "G or T suffix)",
 	               what, s);
+}
+
+/* 0: @x added; 1: full, but only the syntax is checked; -1: too many. */
+static int put_count(long *v, int *k, long x, int syntax_only)
+{
+	if (*k < CB_MAX_COUNTS) {
+		v[(*k)++] = x;
+		return 0;
+	}
+	return syntax_only ? 1 : -1;
 }
 
 cb_status_t cb_parse_counts(const char *s, const char *what, int max, int *out,
@@ -107,13 +103,11 @@ cb_status_t cb_parse_counts(const char *s, const char *what, int max, int *out,
 		if (end == c2 + 2 || *end || step < (mul ? 2 : 1) || lo < 1)
 			goto bad;
 		for (long x = lo; x <= hi && x <= max;) {
-			if (k == CB_MAX_COUNTS && syntax_only)
+			int r = put_count(v, &k, x, syntax_only);
+			if (r > 0)
 				break;
-			if (k == CB_MAX_COUNTS)
-				return cb_fail(CB_ERR_USAGE,
-				               "%s '%s': more than %d values",
-				               what, s, CB_MAX_COUNTS);
-			v[k++] = x;
+			if (r < 0)
+				goto many;
 			/* past max already? then stop before the step
 			 * overflows (1:8:+9223372036854775807) */
 			if (mul ? x > max / step : x > max - step)
@@ -129,13 +123,8 @@ cb_status_t cb_parse_counts(const char *s, const char *what, int max, int *out,
 				goto bad;
 			if (x < 1)
 				goto bad;
-			if (x > max || (k == CB_MAX_COUNTS && syntax_only))
-				continue;
-			if (k == CB_MAX_COUNTS)
-				return cb_fail(CB_ERR_USAGE,
-				               "%s '%s': more than %d values",
-				               what, s, CB_MAX_COUNTS);
-			v[k++] = x;
+			if (x <= max && put_count(v, &k, x, syntax_only) < 0)
+				goto many;
 		}
 	}
 	if (syntax_only) {
@@ -156,6 +145,9 @@ cb_status_t cb_parse_counts(const char *s, const char *what, int max, int *out,
 		        "%s '%s' leaves nothing to run (at most %d here)", what,
 		        s, max);
 	return CB_OK;
+many:
+	return cb_fail(CB_ERR_USAGE, "%s '%s': more than %d values", what, s,
+	               CB_MAX_COUNTS);
 bad:
 	return cb_fail(CB_ERR_USAGE,
 	               "%s '%s' is not a list of counts (e.g. 2,4,8 or "

@@ -23,6 +23,7 @@
 #include "select/select.h"
 #include "select/tune.h"
 #include "select/tuning.h"
+#include "cli/sweep_tuning.h"
 #include "bench/verify.h"
 #include "coll/coll.h"
 #include "core/log.h"
@@ -46,14 +47,11 @@ struct sweep {
 	struct cb_model m;
 	struct cb_outputs w; /* rank 0 */
 	struct cb_counters counters;
-	struct cb_sect g;  /* the section running now */
-	int sections;      /* (collective, group) pairs with work */
-	char skipped[256]; /* why the last one skipped did not run */
-	/* auto's measured table, or (tune) the one being made */
-	struct cb_tuning *tab;
-	const char *tab_path;
-	char auto_source[4200]; /* the header's "# auto:" line */
-	struct cb_tuner *tuner; /* tune, rank 0 */
+	struct cb_sect g;           /* the section running now */
+	int sections;               /* (collective, group) pairs with work */
+	char skipped[256];          /* why the last one skipped did not run */
+	struct cb_sweep_tuning tab; /* auto's table, or the one tune makes */
+	struct cb_tuner *tuner;     /* tune, rank 0 */
 };
 
 static struct cb_select selection(const struct sweep *sw)
@@ -64,7 +62,7 @@ static struct cb_select selection(const struct sweep *sw)
 		.coll = sw->g.coll,
 		.n = sw->g.n,
 		.log = sw->c->rank == 0,
-		.tab = sw->o->cmd == CB_CMD_TUNE ? NULL : sw->tab,
+		.tab = sw->o->cmd == CB_CMD_TUNE ? NULL : sw->tab.tab,
 		.transport = sw->g.transport,
 		.hosts = sw->g.nhosts,
 		.tune = sw->o->cmd == CB_CMD_TUNE,
@@ -80,89 +78,6 @@ static cb_status_t candidates(struct sweep *sw, struct cb_cands *cd, int quiet)
 	if (cd->skipped[0])
 		snprintf(sw->skipped, sizeof(sw->skipped), "%s", cd->skipped);
 	return st;
-}
-
-/* FNV-1a of a file's bytes (0: no file), to see that every rank reads
- * the same table. */
-static uint64_t file_hash(const char *path)
-{
-	FILE *f = path ? fopen(path, "rb") : NULL;
-	uint64_t h = 0xcbf29ce484222325ull;
-	int ch;
-
-	if (!f)
-		return 0;
-	while ((ch = fgetc(f)) != EOF)
-		h = (h ^ (uint64_t)(unsigned char)ch) * 0x100000001b3ull;
-	fclose(f);
-	return h | 1;
-}
-
-/*
- * The tuning table: for auto, the one --tuning, $COLLBENCH_TUNING or the
- * per-user file names (a named one must be there; the default may be
- * missing: the model decides); for tune, the file to merge into.  Every
- * rank reads it and decides alone, so every rank must read the same
- * bytes: checked, one line if not.
- */
-static cb_status_t load_tuning(struct sweep *sw)
-{
-	const struct cb_opts *o = sw->o;
-	struct cb_comm *c = sw->c;
-	int named, tune = o->cmd == CB_CMD_TUNE;
-	const char *path = cb_tuning_path(o->tuning, &named);
-	cb_status_t st = CB_OK;
-
-	sw->tab_path = path;
-	if (!tune && o->algo_mode != CB_ALGO_AUTO)
-		return CB_OK;
-	if (!path) {
-		if (tune)
-			return cb_fail(
-			        CB_ERR_USAGE,
-			        "tune: where to write? --tuning FILE (not "
-			        "none; no HOME or XDG_CONFIG_HOME for the "
-			        "default)");
-		snprintf(sw->auto_source, sizeof(sw->auto_source),
-		         "the cost model (%s)",
-		         named ? "--tuning none" : "no tuning table");
-		return CB_OK;
-	}
-	int there = access(path, F_OK) == 0;
-	if (there || (named && !tune))
-		st = cb_tuning_load(path, &sw->tab);
-	else
-		st = cb_tuning_new(&sw->tab);
-	if (st)
-		return st;
-	uint64_t h = file_hash(path), *all = calloc((size_t)c->world, 8);
-	if (!all)
-		return cb_fail(CB_ERR_NOMEM, "out of memory");
-	st = cb_boot_allgather(c->boot, "every rank's tuning table", &h,
-	                       sizeof(h), all);
-	for (int r = 1; r < c->world && !st; r++)
-		if (all[r] != all[0])
-			st = cb_fail(CB_ERR_USAGE,
-			             "tuning table %s: rank %d (host %s) reads "
-			             "other bytes than rank 0 (host %s); give "
-			             "every host the same file",
-			             path, r, cb_comm_host_name(c, r),
-			             cb_comm_host_name(c, 0));
-	free(all);
-	if (st || tune)
-		return st;
-	if (!there)
-		snprintf(sw->auto_source, sizeof(sw->auto_source),
-		         "the cost model (no tuning table at %s; collbench "
-		         "tune makes one)",
-		         path);
-	else
-		snprintf(sw->auto_source, sizeof(sw->auto_source),
-		         "the tuning table %s (%d job shape%s; the cost model "
-		         "for shapes it lacks)",
-		         path, cb_tuning_shapes(sw->tab),
-		         cb_tuning_shapes(sw->tab) == 1 ? "" : "s");
-	return CB_OK;
 }
 
 /* Some candidate takes some dtype asked for (else @why says why not). */
@@ -579,7 +494,8 @@ cb_status_t cb_sweep(struct cb_comm *c, const struct cb_opts *o,
 	if (st)
 		goto out;
 	if ((st = cb_counters_begin(c, &sw.counters)) ||
-	    (st = cb_calibrate(c, o, &sw.m)) || (st = load_tuning(&sw)))
+	    (st = cb_calibrate(c, o, &sw.m)) ||
+	    (st = cb_sweep_tuning(c, o, &sw.tab)))
 		goto out;
 	if (o->cmd == CB_CMD_TUNE) {
 		if (c->rank == 0 && (st = cb_tuner_new(&sw.tuner)))
@@ -587,7 +503,7 @@ cb_status_t cb_sweep(struct cb_comm *c, const struct cb_opts *o,
 	} else if (c->rank == 0 &&
 	           (st = cb_output_open(&sw.w, o, c, &sw.m,
 	                                o->algo_mode == CB_ALGO_AUTO
-	                                        ? sw.auto_source
+	                                        ? sw.tab.source
 	                                        : NULL))) {
 		goto out;
 	}
@@ -605,7 +521,7 @@ cb_status_t cb_sweep(struct cb_comm *c, const struct cb_opts *o,
 		st = cb_counters_end(c, &sw.counters, &sw.w);
 	*wrong = sw.w.wrong;
 	if (!st && sw.tuner)
-		st = cb_tuner_finish(sw.tuner, sw.tab, sw.tab_path, stdout);
+		st = cb_tuner_finish(sw.tuner, sw.tab.tab, sw.tab.path, stdout);
 out:
 	/* Failed: the store hears it before the buffers peers write into are
 	 * released (main asks again and gets the same answer). */
@@ -625,6 +541,6 @@ out:
 	free(mt->dur_all);
 	free(mt->touch);
 	cb_tuner_free(sw.tuner);
-	cb_tuning_free(sw.tab);
+	cb_tuning_free(sw.tab.tab);
 	return st;
 }

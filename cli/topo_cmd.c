@@ -99,11 +99,23 @@ static cb_status_t parse_num(const char *s, const char *what, double lo,
 	return CB_OK;
 }
 
+/* A whole number in lo..hi; @noun says what a fraction is not. */
+static cb_status_t parse_int(const char *s, const char *what, int lo, int hi,
+                             const char *noun, int *out)
+{
+	double v = 0;
+	cb_status_t st = parse_num(s, what, lo, hi, &v);
+
+	if (!st && v != (int)v)
+		st = cb_fail(CB_ERR_USAGE, "%s '%s' is not %s", what, s, noun);
+	*out = (int)v;
+	return st;
+}
+
 /* 1: help shown; 0: parsed; -1: usage error (recorded). */
 static int parse(int argc, char **argv, struct topo_opts *o)
 {
 	cb_status_t st = CB_OK;
-	double v = 0;
 	int c;
 
 	*o = (struct topo_opts){
@@ -137,12 +149,8 @@ static int parse(int argc, char **argv, struct topo_opts *o)
 			o->xml_out = optarg;
 			break;
 		case O_NP:
-			if (!(st = parse_num(optarg, "--np", 1, 256, &v)) &&
-			    v != (int)v)
-				st = cb_fail(CB_ERR_USAGE,
-				             "--np '%s' is not a whole number",
-				             optarg);
-			o->np = (int)v;
+			st = parse_int(optarg, "--np", 1, 256, "a whole number",
+			               &o->np);
 			o->np_set = o->plan = 1;
 			break;
 		case O_BIND:
@@ -154,12 +162,8 @@ static int parse(int argc, char **argv, struct topo_opts *o)
 			o->plan = 1;
 			break;
 		case O_GPU:
-			if (!(st = parse_num(optarg, "--gpu", 0, 1023, &v)) &&
-			    v != (int)v)
-				st = cb_fail(CB_ERR_USAGE,
-				             "--gpu '%s' is not a GPU index",
-				             optarg);
-			o->gpu = (int)v;
+			st = parse_int(optarg, "--gpu", 0, 1023, "a GPU index",
+			               &o->gpu);
 			o->plan = 1;
 			break;
 		case O_ALL:

@@ -436,14 +436,10 @@ static cb_status_t shm_devices(struct cb_tp_dev *devs, int max, int *n)
 	return CB_OK;
 }
 
-static void shm_stats(struct cb_tp_ctx *ctx, struct cb_tp_stats *out)
-{
-	*out = ctx->stats;
-}
+TPU_STATS(shm)
 
 CB_TP_DEFINE(shm) = {
-	.abi = CB_TP_ABI,
-	.size = sizeof(struct cb_tp_ops),
+	TPU_TABLE_ABI,
 	.name = "shm",
 	.description = "shared memory on one host: cache-line slots, "
 	               "single-copy (mapped or CMA) for large messages",

@@ -29,20 +29,29 @@ static cb_status_t shm_post_send(struct cb_tp_ep *ep, struct cb_tp_req *req)
 	return CB_OK;
 }
 
+/* What a send and a put set alike in @req: its tag (a put's: the
+ * notification), its bytes and buffer, its kind (SEND_MSG or SEND_PUT) and
+ * R_SRC (a send's registration, a put's rmem). */
+static void shm_send_init(struct cb_tp_req *req, uint64_t tag, size_t bytes,
+                          const void *buf, uint64_t kind, void *src)
+{
+	req->tag = tag;
+	req->bytes = bytes;
+	req->priv.u64[R_DONE] = 0;
+	req->priv.ptr[R_BUF] = (void *)buf;
+	req->priv.u64[R_CAP] = kind;
+	req->priv.u64[R_RNDV] = 0;
+	req->priv.ptr[R_SRC] = src;
+}
+
 cb_status_t shm_isend(struct cb_tp_ep *ep, const void *buf, size_t bytes,
                       const struct cb_tp_mem *mem, uint64_t tag,
                       struct cb_tp_req *req)
 {
 	if (ep->err)
 		return ep->err;
-	req->tag = tag;
-	req->bytes = bytes;
-	req->priv.u64[R_DONE] = 0;
-	req->priv.ptr[R_BUF] = (void *)buf;
-	req->priv.u64[R_CAP] = SEND_MSG;
+	shm_send_init(req, tag, bytes, buf, SEND_MSG, mem->mr);
 	req->priv.u64[R_OFF] = 0;
-	req->priv.u64[R_RNDV] = 0;
-	req->priv.ptr[R_SRC] = mem->mr;
 	return shm_post_send(ep, req);
 }
 
@@ -60,13 +69,7 @@ cb_status_t shm_put(struct cb_tp_ep *ep, const void *buf, size_t bytes,
 		        "rank %d's %llu-byte exported buffer",
 		        bytes, (unsigned long long)roff, ep->peer,
 		        (unsigned long long)rmem->bytes);
-	req->tag = notify;
-	req->bytes = bytes;
-	req->priv.u64[R_DONE] = 0;
-	req->priv.ptr[R_BUF] = (void *)buf;
-	req->priv.u64[R_CAP] = SEND_PUT;
-	req->priv.u64[R_RNDV] = 0;
-	req->priv.ptr[R_SRC] = rmem;
+	shm_send_init(req, notify, bytes, buf, SEND_PUT, rmem);
 	req->priv.u64[R_STARTED] = roff;
 	return shm_post_send(ep, req);
 }

@@ -563,14 +563,10 @@ static cb_status_t tcp_devices(struct cb_tp_dev *devs, int max, int *n)
 	return CB_OK;
 }
 
-static void tcp_stats(struct cb_tp_ctx *ctx, struct cb_tp_stats *out)
-{
-	*out = ctx->stats;
-}
+TPU_STATS(tcp)
 
 CB_TP_DEFINE(tcp) = {
-	.abi = CB_TP_ABI,
-	.size = sizeof(struct cb_tp_ops),
+	TPU_TABLE_ABI,
 	.name = "tcp",
 	.description = "TCP sockets; several streams per peer for large "
 	               "messages",

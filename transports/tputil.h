@@ -38,6 +38,17 @@
 	vis TPU_OP(put) p##_put;                                               \
 	vis TPU_OP(notify_poll) p##_notify_poll
 
+/* The first members of an ops table (CB_TP_DEFINE): the ABI's header. */
+#define TPU_TABLE_ABI .abi = CB_TP_ABI, .size = sizeof(struct cb_tp_ops)
+
+/* stats(): a context that keeps its struct cb_tp_stats as ctx->stats
+ * defines its @p_stats with this. */
+#define TPU_STATS(p)                                                           \
+	static void p##_stats(struct cb_tp_ctx *ctx, struct cb_tp_stats *out)  \
+	{                                                                      \
+		*out = ctx->stats;                                             \
+	}
+
 /* The host rank @rank runs on (the host table's name), for messages. */
 static inline const char *tpu_host(const struct cb_tp_host *h, int rank)
 {

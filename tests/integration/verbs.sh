@@ -54,6 +54,16 @@ if grep -q 'RoCE v2, GID index [0-9]* (::ffff:[0-9.]*): as perftest -d cbemu0 -x
 else
 	fail "roce: no GID choice logged: $(head -3 "$TMP/roce.err")"
 fi
+# --gid-index of a RoCE v1 GID (the emulation's table, as mlx5's: 0-1 the
+# link-local v1 and v2, 2-3 the IPv4 v1 and v2): the log says the type the
+# port reports, never "RoCE v2" for all.
+emu_run gidv1 roce --np 2 --coll allreduce -b 8 -e 8 -w 0 -n 1 --gid-index 2 -v
+if grep -q 'cbemu0:1 RoCE v1, GID index 2 (::ffff:[0-9.]*): as perftest -d cbemu0 -x 2' "$TMP/gidv1.err" &&
+	grep -q 'Wrong values: 0 OK' "$TMP/gidv1.out"; then
+	pass "roce: --gid-index 2 logged as $(grep -m1 -o 'RoCE v1, GID index 2' "$TMP/gidv1.err")"
+else
+	fail "roce: --gid-index 2 (RoCE v1) not logged as v1: $(grep -m1 'GID index' "$TMP/gidv1.err")"
+fi
 if [[ $links != *iwarp* ]]; then
 	:
 elif grep -q 'connected by rdma_cm' "$TMP/iwarp.out"; then

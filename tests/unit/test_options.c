@@ -143,6 +143,17 @@ int main(void)
 		      CB_ERR_USAGE);
 		CHECK(cb_parse_counts("1:max:+1", "--ranks", 0, v, &n) ==
 		      CB_OK);
+		/* a list: too many values is an error; checking the syntax
+		 * alone (max 0), a list of more is read to its end */
+		char many[400] = "";
+		for (int i = 1; i <= CB_MAX_COUNTS + 1; i++)
+			strcat(many, i > 1 ? ",2" : "2");
+		CHECK(cb_parse_counts(many, "--ranks", 1000, v, &n) ==
+		      CB_ERR_USAGE);
+		CHECK(cb_parse_counts(many, "--ranks", 0, v, &n) == CB_OK);
+		strcat(many, ",x");
+		CHECK(cb_parse_counts(many, "--ranks", 0, v, &n) ==
+		      CB_ERR_USAGE);
 	}
 
 	/* option errors: one line naming the problem */

@@ -269,14 +269,21 @@ fail:
 	return st;
 }
 
+/* The events of @ev[@n] that were made (an endpoint's, or the context's
+ * local ones). */
+static void gpu_events_destroy(struct gpu_cu *cu, CUevent *ev, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (ev[i])
+			cu->EventDestroy(ev[i]);
+}
+
 static void gpu_ep_free(struct cb_tp_ep *ep)
 {
 	struct gpu_cu *cu = &ep->ctx->cu;
 
 	gpu_imports_drop(ep);
-	for (unsigned i = 0; i < GPU_EP_EVENTS; i++)
-		if (ep->ev[i])
-			cu->EventDestroy(ep->ev[i]);
+	gpu_events_destroy(cu, ep->ev, GPU_EP_EVENTS);
 	if (ep->stream)
 		cu->StreamDestroy(ep->stream);
 	if (ep->peer_seg)
@@ -297,9 +304,7 @@ static void gpu_close(struct cb_tp_ctx *ctx)
 			cu->StreamSynchronize(ctx->eps[p]->stream);
 		gpu_ep_free(ctx->eps[p]);
 	}
-	for (unsigned i = 0; i < GPU_LOC_EVENTS; i++)
-		if (ctx->lev[i])
-			cu->EventDestroy(ctx->lev[i]);
+	gpu_events_destroy(cu, ctx->lev, GPU_LOC_EVENTS);
 	if (ctx->lstream)
 		cu->StreamDestroy(ctx->lstream);
 	if (ctx->mod)
@@ -443,14 +448,10 @@ static void gpu_describe(struct cb_tp_ctx *ctx, char *buf, size_t bytes)
 	                                       : "SMs (load/store kernel)");
 }
 
-static void gpu_stats(struct cb_tp_ctx *ctx, struct cb_tp_stats *out)
-{
-	*out = ctx->stats;
-}
+TPU_STATS(gpu)
 
 CB_TP_DEFINE(gpu) = {
-	.abi = CB_TP_ABI,
-	.size = sizeof(struct cb_tp_ops),
+	TPU_TABLE_ABI,
 	.name = "gpu",
 	.description = "GPU peer copy on one host: CUDA IPC, per-peer "
 	               "streams, fused receive-and-reduce kernels",

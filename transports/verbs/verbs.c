@@ -409,8 +409,7 @@ static void vb_describe(struct cb_tp_ctx *ctx, char *buf, size_t bytes)
 }
 
 CB_TP_DEFINE(verbs) = {
-	.abi = CB_TP_ABI,
-	.size = sizeof(struct cb_tp_ops),
+	TPU_TABLE_ABI,
 	.name = "verbs",
 	.description = "RDMA verbs (InfiniBand, RoCE, iWARP): RC queue pairs, "
 	               "eager with credits, zero-copy write with immediate",

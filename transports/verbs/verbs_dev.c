@@ -91,24 +91,35 @@ static double port_gbps(const struct ibv_port_attr *pa)
 	return 0;
 }
 
-/* The GID's type at @idx: from ibv_query_gid_ex where the library has it,
- * else sysfs.  1 for RoCE v2, 0 for anything else. */
-static int gid_is_v2(struct ibv_context *c, int port, int idx)
+/* The GID's type at @idx as the port reports it: ibv_query_gid_ex where
+ * the library has it, else sysfs's gid_attrs/types ("IB/RoCE v1", "RoCE
+ * v2").  "RoCE v1", "RoCE v2", or NULL where neither says. */
+static const char *gid_type(struct ibv_context *c, int port, int idx)
 {
 	struct ibv_gid_entry e;
 	char path[512], buf[64] = "";
 	FILE *f;
 
 	if (ibv_query_gid_ex(c, (uint32_t)port, (uint32_t)idx, &e, 0) == 0)
-		return e.gid_type == IBV_GID_TYPE_ROCE_V2;
+		return e.gid_type == IBV_GID_TYPE_ROCE_V2   ? "RoCE v2"
+		       : e.gid_type == IBV_GID_TYPE_ROCE_V1 ? "RoCE v1"
+		                                            : NULL;
 	snprintf(path, sizeof(path), "%s/ports/%d/gid_attrs/types/%d",
 	         c->device->ibdev_path, port, idx);
 	if (!(f = fopen(path, "r")))
-		return 0;
+		return NULL;
 	if (!fgets(buf, sizeof(buf), f))
 		buf[0] = '\0';
 	fclose(f);
-	return strstr(buf, "v2") != NULL;
+	return strstr(buf, "v2")   ? "RoCE v2"
+	       : strstr(buf, "v1") ? "RoCE v1"
+	                           : NULL;
+}
+
+static int gid_is_v2(struct ibv_context *c, int port, int idx)
+{
+	const char *t = gid_type(c, port, idx);
+	return t && !strcmp(t, "RoCE v2");
 }
 
 static int gid_ipv4(const union ibv_gid *g, uint32_t *ip)
@@ -291,12 +302,13 @@ static cb_status_t open_rail(struct cb_tp_ctx *ctx, struct vb_rail *r,
 	}
 	if (r->link == VB_LINK_ROCE) {
 		char a[INET6_ADDRSTRLEN];
+		const char *t = gid_type(c, r->port, r->gid_index);
 		inet_ntop(AF_INET6, r->gid.raw, a, sizeof(a));
+		/* the type as the port reports it: --gid-index may name v1 */
 		h->log(h, CB_TP_LOG_INFO,
-		       "%s:%d RoCE v2, GID index %d (%s): as perftest -d %s "
-		       "-x %d",
-		       r->name, r->port, r->gid_index, a, r->name,
-		       r->gid_index);
+		       "%s:%d %s, GID index %d (%s): as perftest -d %s -x %d",
+		       r->name, r->port, t ? t : "RoCE (GID type unknown)",
+		       r->gid_index, a, r->name, r->gid_index);
 	}
 	return CB_OK;
 }
