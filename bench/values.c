@@ -31,10 +31,11 @@ cb_status_t cb_parse_size(const char *s, const char *what, size_t *bytes)
 	v = strtoull(p, &end, 10);
 	if (errno == ERANGE)
 		goto bad;
+	static const char units[] = "KMGT"; /* 2^10, 2^20, 2^30, 2^40 */
 	const char *suf =
-	        *end ? strchr("KMGT", toupper((unsigned char)*end)) : NULL;
+	        *end ? strchr(units, toupper((unsigned char)*end)) : NULL;
 	if (suf) {
-		mult = 1ull << (10 * (suf - "KMGT" + 1));
+		mult = 1ull << (10 * (suf - units + 1));
 		end++;
 	}
 	if (mult > 1 && (end[0] == 'i' || end[0] == 'I') &&

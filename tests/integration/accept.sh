@@ -57,11 +57,15 @@ else
 	fail "HTML: no verdict banner"
 fi
 
-# An expectation nothing here meets: FAIL, once, for the fabric.
+# An expectation nothing here meets: FAIL, once, for the fabric (not once
+# a pair).  Only the expectation's lines are counted: on a loaded machine
+# (the sanitizer build, beside other tests) the judge has also named a
+# noisy loopback pair here, once in a CI run - the false alarm issue 19 §1
+# is about, measured by benchmarks/acceptance.sh, not by this test.
 "$CB" acceptance --np 3 "${small[@]}" --stages pairwise --expect-bw 100000 \
 	>"$TMP/out" 2>/dev/null
 rc=$?
-if [ $rc -ne 1 ] || [ "$(grep -c '^FAIL ' "$TMP/out")" -ne 1 ] ||
+if [ $rc -ne 1 ] || [ "$(grep -c '^FAIL .*expected at least' "$TMP/out")" -ne 1 ] ||
 	! grep -q '^FAIL pairwise: every pair of all 3 nodes: .*expected at least 1e+05 GB/s' "$TMP/out"; then
 	fail "--expect-bw 100000: exit $rc: $(grep -E '^(FAIL|VERDICT)' "$TMP/out")"
 else
