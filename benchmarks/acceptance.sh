@@ -15,10 +15,15 @@
 # use one below a window (TBF_BURST=256kb with --bw-bytes 256K).
 # ARGS go to every acceptance run.  A benchmark, not a test: it takes
 # minutes; run it with nice on a shared machine.
+# --cb PATH, given more than once, compares builds (before/after a change
+# to the judge): each run's cluster, shaped the same, is judged by each
+# build in turn, interleaved, and the counts are kept per build.
+# --no-timing leaves out the first run (default settings, stage times).
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 CB=$here/build/collbench
-N=8 K=10 RATE=1gbit BAD=250mbit SHAPE=1
+N=8 K=10 RATE=1gbit BAD=250mbit SHAPE=1 TIMING=1
+CBS=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	-n) N=$2; shift 2 ;;
@@ -26,13 +31,18 @@ while [ $# -gt 0 ]; do
 	-r) RATE=$2; shift 2 ;;
 	-b) BAD=$2; shift 2 ;;
 	--unshaped) SHAPE=0; shift ;;
-	--cb) CB=$2; shift 2 ;;
+	--cb) CBS+=("$2"); shift 2 ;;
+	--no-timing) TIMING=0; shift ;;
 	--) shift; break ;;
-	*) echo "usage: $0 [-n HOSTS] [-k RUNS] [-r RATE] [-b BAD_RATE] [--unshaped] [-- ARGS]" >&2; exit 2 ;;
+	*) echo "usage: $0 [-n HOSTS] [-k RUNS] [-r RATE] [-b BAD_RATE] [--unshaped] [--cb PATH]... [--no-timing] [-- ARGS]" >&2; exit 2 ;;
 	esac
 done
 [ "$(id -u)" -eq 0 ] || { echo "needs root (network namespaces)" >&2; exit 77; }
-[ -x "$CB" ] || { echo "no $CB: build first (tools/run.sh)" >&2; exit 2; }
+[ ${#CBS[@]} -gt 0 ] || CBS=("$CB")
+for c in "${CBS[@]}"; do
+	[ -x "$c" ] || { echo "no $c: build first (tools/run.sh)" >&2; exit 2; }
+done
+CB=${CBS[0]}
 TMP=$(mktemp -d)
 . "$here/tests/cluster/hosts.sh"
 trap 'cluster_down; rm -rf "$TMP"' EXIT
@@ -46,47 +56,60 @@ fresh() {
 }
 
 echo "# $N namespace hosts, $( [ $SHAPE -eq 1 ] && echo "every host sending at $RATE" || echo unshaped ), bad cable $BAD; $(nproc) cores; $(date -u +%FT%TZ)"
-fresh
-t0=$(date +%s.%N)
-KILL_AFTER=5 run_hosts timing "$N" "$@" -O "$TMP/timing.json"
-t1=$(date +%s.%N)
-echo "## one run, default settings: exit ${RC[0]}, $(echo "$t1 - $t0" | bc) s wall"
-python3 - "$TMP/timing.json" <<'PY'
-import json, sys
-a = json.load(open(sys.argv[1]))["acceptance"]
-for s in a["stages"]:
-    t = "-" if s["seconds"] is None else f"{s['seconds']:.1f} s"
-    print(f"  {s['name']:13s} {s['state']:5s} {t:>8s}  {s['summary'][:100]}")
-print(f"  total {a['seconds']:.1f} s, verdict {a['verdict']}")
-for f in a["findings"]:
-    print("  FAIL", f["stage"] + ":", f["line"])
-PY
+if [ $TIMING -eq 1 ]; then
+	fresh
+	t0=$(date +%s.%N)
+	KILL_AFTER=5 run_hosts timing "$N" "$@" -O "$TMP/timing.json"
+	t1=$(date +%s.%N)
+	echo "## one run, default settings: exit ${RC[0]}, $(echo "$t1 - $t0" | bc) s wall"
+	python3 - "$TMP/timing.json" <<-'PY'
+	import json, sys
+	a = json.load(open(sys.argv[1]))["acceptance"]
+	for s in a["stages"]:
+	    t = "-" if s["seconds"] is None else f"{s['seconds']:.1f} s"
+	    print(f"  {s['name']:13s} {s['state']:5s} {t:>8s}  {s['summary'][:100]}")
+	print(f"  total {a['seconds']:.1f} s, verdict {a['verdict']}")
+	for f in a["findings"]:
+	    print("  FAIL", f["stage"] + ":", f["line"])
+	PY
+fi
 
-fa=0 miss=0
+nb=${#CBS[@]}
+declare -a FA MISS
+for ((c = 0; c < nb; c++)); do FA[c]=0 MISS[c]=0; done
+tag() { [ "$nb" -gt 1 ] && echo " [build $1]"; }
 echo "## $K healthy runs"
 for ((k = 0; k < K; k++)); do
 	fresh
-	KILL_AFTER=5 run_hosts ok$k "$N" "$@"
-	v=$(sed -n 's/^VERDICT: //p' "$TMP/ok$k.0.out")
-	[ "${RC[0]}" -eq 0 ] || fa=$((fa + 1))
-	echo "  run $((k + 1)): exit ${RC[0]}: $v"
-	grep -E '^(FAIL|WARN) ' "$TMP/ok$k.0.out" | cut -c1-200 | sed 's/^/    /'
+	for ((c = 0; c < nb; c++)); do
+		CB=${CBS[c]}
+		KILL_AFTER=5 run_hosts ok$k.$c "$N" "$@"
+		v=$(sed -n 's/^VERDICT: //p' "$TMP/ok$k.$c.0.out")
+		[ "${RC[0]}" -eq 0 ] || FA[c]=$((FA[c] + 1))
+		echo "  run $((k + 1))$(tag $c): exit ${RC[0]}: $v"
+		grep -E '^(FAIL|WARN) ' "$TMP/ok$k.$c.0.out" | cut -c1-200 | sed 's/^/    /'
+	done
 done
 echo "## $K runs with one host's cable at $BAD"
 for ((k = 0; k < K; k++)); do
 	bad=$(( k % N ))
 	fresh
 	shape_host "$bad" "$BAD"
-	KILL_AFTER=5 run_hosts bad$k "$N" "$@"
-	f=$(grep '^FAIL ' "$TMP/bad$k.0.out")
-	if [ "${RC[0]}" -eq 1 ] && [ "$(echo "$f" | wc -l)" -eq 1 ] &&
-		echo "$f" | grep -q "host node$bad (eth0)"; then
-		r=named
-	else
-		r=MISSED
-		miss=$((miss + 1))
-	fi
-	echo "  run $((k + 1)), bad host node$bad: $r: $(echo "$f" | head -2 | cut -c1-160)"
-	grep '^WARN ' "$TMP/bad$k.0.out" | cut -c1-200 | sed 's/^/    /'
+	for ((c = 0; c < nb; c++)); do
+		CB=${CBS[c]}
+		KILL_AFTER=5 run_hosts bad$k.$c "$N" "$@"
+		f=$(grep '^FAIL ' "$TMP/bad$k.$c.0.out")
+		if [ "${RC[0]}" -eq 1 ] && [ "$(echo "$f" | wc -l)" -eq 1 ] &&
+			echo "$f" | grep -q "host node$bad (eth0)"; then
+			r=named
+		else
+			r=MISSED
+			MISS[c]=$((MISS[c] + 1))
+		fi
+		echo "  run $((k + 1))$(tag $c), bad host node$bad: $r: $(echo "$f" | head -2 | cut -c1-160)"
+		grep '^WARN ' "$TMP/bad$k.$c.0.out" | cut -c1-200 | sed 's/^/    /'
+	done
 done
-echo "## false alarms: $fa of $K healthy runs; misses: $miss of $K faulty runs"
+for ((c = 0; c < nb; c++)); do
+	echo "## $([ "$nb" -gt 1 ] && echo "build $c (${CBS[c]}): ")false alarms: ${FA[c]} of $K healthy runs; misses: ${MISS[c]} of $K faulty runs"
+done
