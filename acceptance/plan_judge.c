@@ -148,8 +148,28 @@ static void spread(struct cb_accp *p, struct qpair *q, int nq, double *w,
 	r->sigma = fmax(r->sigma_lo, 0.005);
 	double band = exp(-r->k * r->sigma);
 	r->floor = r->ref * fmin(p->c.tolerance, band);
-	r->tell_pct = 100 * (1 - band);
-	r->warn = band < p->c.tolerance;
+	/* A re-measurement (locate, confirm, their controls) is one
+	 * measurement, not a best-of: it is judged against the single
+	 * measurements' own median and lower-side spread, like against
+	 * like, or a healthy node's re-measurements fall below a best-of
+	 * floor as often as the noise lowers one measurement. */
+	k = 0;
+	for (int i = 0; i < nq; i++)
+		for (int j = 0; j < q[i].nv; j++)
+			if (q[i].v[j] > 0 && !skip[q[i].a] && !skip[q[i].b])
+				w[k++] = log(q[i].v[j]);
+	double mid1 = cb_accp_median(w, k);
+	int k1 = 0;
+	for (int i = 0; i < k; i++)
+		if (w[i] <= mid1)
+			w[k1++] = mid1 - w[i];
+	r->ref1 = k ? exp(mid1) : r->ref;
+	r->sigma1 = fmax(1.4826 * cb_accp_median(w, k1), 0.005);
+	double band1 = exp(-r->k * r->sigma1);
+	r->floor1 = r->ref1 * fmin(p->c.tolerance, band1);
+	/* what it can tell: a node is named only when both hold */
+	r->tell_pct = 100 * (1 - fmin(band, band1));
+	r->warn = band < p->c.tolerance || band1 < p->c.tolerance;
 }
 
 /* The reference, then the noise: once over every pair, then again
@@ -416,15 +436,15 @@ double cb_accp_round_scale(struct cb_accp *p, const double *bw, const int *ok)
 		if (p->who[i] == CB_ACCP_CTRL && ok[i] && bw[i] > 0)
 			v[k++] = bw[i];
 	p->res.ctrl_pairs += k;
-	if (!k || p->res.ref <= 0)
+	if (!k || p->res.ref1 <= 0)
 		return 1;
-	return fmin(1, cb_accp_median(v, k) / p->res.ref *
-	                       exp(p->res.k * p->res.sigma / 2));
+	return fmin(1, cb_accp_median(v, k) / p->res.ref1 *
+	                       exp(p->res.k * p->res.sigma1 / 2));
 }
 
 int cb_accp_outside(const struct cb_accp *p, int ok, double bw, double scale)
 {
-	return !ok || bw < p->res.floor * scale;
+	return !ok || bw < p->res.floor1 * scale;
 }
 
 /* After the locate rounds: ties get two partners more. */
