@@ -18,11 +18,12 @@
 # --cb PATH, given more than once, compares builds (before/after a change
 # to the judge): each run's cluster, shaped the same, is judged by each
 # build in turn, interleaved, and the counts are kept per build.
-# --no-timing leaves out the first run (default settings, stage times).
+# --no-timing leaves out the first run (default settings, stage times),
+# --faulty-only the healthy runs.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 CB=$here/build/collbench
-N=8 K=10 RATE=1gbit BAD=250mbit SHAPE=1 TIMING=1
+N=8 K=10 RATE=1gbit BAD=250mbit SHAPE=1 TIMING=1 HEALTHY=1
 CBS=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -33,8 +34,9 @@ while [ $# -gt 0 ]; do
 	--unshaped) SHAPE=0; shift ;;
 	--cb) CBS+=("$2"); shift 2 ;;
 	--no-timing) TIMING=0; shift ;;
+	--faulty-only) HEALTHY=0; shift ;;
 	--) shift; break ;;
-	*) echo "usage: $0 [-n HOSTS] [-k RUNS] [-r RATE] [-b BAD_RATE] [--unshaped] [--cb PATH]... [--no-timing] [-- ARGS]" >&2; exit 2 ;;
+	*) echo "usage: $0 [-n HOSTS] [-k RUNS] [-r RATE] [-b BAD_RATE] [--unshaped] [--cb PATH]... [--no-timing] [--faulty-only] [-- ARGS]" >&2; exit 2 ;;
 	esac
 done
 [ "$(id -u)" -eq 0 ] || { echo "needs root (network namespaces)" >&2; exit 77; }
@@ -79,7 +81,7 @@ declare -a FA MISS
 for ((c = 0; c < nb; c++)); do FA[c]=0 MISS[c]=0; done
 tag() { [ "$nb" -gt 1 ] && echo " [build $1]"; }
 echo "## $K healthy runs"
-for ((k = 0; k < K; k++)); do
+for ((k = 0; k < K * HEALTHY; k++)); do
 	fresh
 	for ((c = 0; c < nb; c++)); do
 		CB=${CBS[c]}
@@ -97,8 +99,20 @@ for ((k = 0; k < K; k++)); do
 	shape_host "$bad" "$BAD"
 	for ((c = 0; c < nb; c++)); do
 		CB=${CBS[c]}
-		KILL_AFTER=5 run_hosts bad$k.$c "$N" "$@"
+		KILL_AFTER=5 run_hosts bad$k.$c "$N" "$@" -O "$TMP/bad$k.$c.json"
 		f=$(grep '^FAIL ' "$TMP/bad$k.$c.0.out")
+		# how slow the cable was, as this run measured it: the bad
+		# node's median pair (the slower direction) over the others'
+		ratio=$(python3 - "$TMP/bad$k.$c.json" "$bad" 2>/dev/null <<-'PY'
+		import json, statistics as st, sys
+		a = json.load(open(sys.argv[1]))["acceptance"]; b = int(sys.argv[2])
+		v = lambda p: min(p["bw_ab_gbps"], p["bw_ba_gbps"])
+		ps = [p for p in a.get("pairs", []) if p["ok"] and p["bw_ab_gbps"] and p["bw_ba_gbps"]]
+		bad = [v(p) for p in ps if b in (p["a"], p["b"])]
+		good = [v(p) for p in ps if b not in (p["a"], p["b"])]
+		print(f"{st.median(good) / st.median(bad):.1f}x" if bad and good else "?")
+		PY
+		)
 		if [ "${RC[0]}" -eq 1 ] && [ "$(echo "$f" | wc -l)" -eq 1 ] &&
 			echo "$f" | grep -q "host node$bad (eth0)"; then
 			r=named
@@ -106,7 +120,7 @@ for ((k = 0; k < K; k++)); do
 			r=MISSED
 			MISS[c]=$((MISS[c] + 1))
 		fi
-		echo "  run $((k + 1))$(tag $c), bad host node$bad: $r: $(echo "$f" | head -2 | cut -c1-160)"
+		echo "  run $((k + 1))$(tag $c), bad host node$bad ($ratio slower than the others): $r: $(echo "$f" | head -2 | cut -c1-160)"
 		grep '^WARN ' "$TMP/bad$k.$c.0.out" | cut -c1-200 | sed 's/^/    /'
 	done
 done
