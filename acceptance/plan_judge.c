@@ -101,6 +101,72 @@ static int q_out(const struct cb_accp *p, const struct qpair *e)
 	return e->fails || !e->nv || qvalue(e) < p->res.floor;
 }
 
+/* The quick tier's single measurements (neither end in @skip): their
+ * median (ref1) and their spread below it (sigma1), without the rounds
+ * that ran busy (their median below CB_ACCP_BUSY of the rounds'
+ * median): a phase that slows every pair of a few rounds (another job on
+ * the machine) is what the locate rounds' controls take out
+ * (cb_accp_round_scale); what the floor must hold is how far one
+ * measurement falls in a round that is not busy. */
+static void single_spread(struct cb_accp *p, const unsigned char *skip,
+                          struct cb_accp_result *r)
+{
+	size_t cap = (size_t)p->nm + 1;
+	double *x = malloc(cap * 3 * sizeof(double)), *med = x + cap,
+	       *tmp = x + 2 * cap;
+	int *at = malloc((cap + 1) * sizeof(int));
+	int nx = 0, nr = 0, k = 0;
+
+	r->ref1 = r->ref;
+	r->sigma1 = r->sigma;
+	if (!x || !at)
+		goto out;
+	/* (p->m is in round order) each round's singles, x[at[r]..] */
+	for (int lo = 0; lo < p->nm;) {
+		int hi = lo;
+		while (hi < p->nm && p->m[hi].round == p->m[lo].round)
+			hi++;
+		at[nr] = nx;
+		for (int i = lo; i < hi; i++) {
+			const struct cb_accp_meas *e = &p->m[i];
+			if (e->stage <= CB_ACCP_REPEAT && !e->redone && e->ok &&
+			    e->bw > 0 && !skip[e->a] && !skip[e->b])
+				x[nx++] = log(e->bw);
+		}
+		int m = nx - at[nr];
+		if (m) {
+			memcpy(tmp, x + at[nr], (size_t)m * sizeof(double));
+			med[nr++] = m >= 2 ? cb_accp_median(tmp, m) : INFINITY;
+		}
+		lo = hi;
+	}
+	at[nr] = nx;
+	int nm = 0;
+	for (int i = 0; i < nr; i++)
+		if (isfinite(med[i]))
+			tmp[nm++] = med[i];
+	double cut = nm >= 3 ? cb_accp_median(tmp, nm) + log(CB_ACCP_BUSY)
+	                     : -INFINITY;
+	for (int i = 0; i < nr; i++)
+		if (med[i] >= cut)
+			for (int j = at[i]; j < at[i + 1]; j++)
+				x[k++] = x[j];
+	if (!k)
+		goto out;
+	double mid = cb_accp_median(x, k); /* sorts */
+	int nd = 0;
+	for (int i = 0; i < k && x[i] <= mid; i++)
+		tmp[nd++] = mid - x[i];
+	/* a single is never above a best-of, nor less spread: where few
+	 * measurements are left (small clusters, nodes set aside) their
+	 * median and spread are held to that */
+	r->ref1 = fmin(exp(mid), r->ref);
+	r->sigma1 = fmax(1.4826 * cb_accp_median(tmp, nd), r->sigma);
+out:
+	free(x);
+	free(at);
+}
+
 /* The spread of repeats and across the cluster, over the pairs neither
  * end of which is in @skip; sets sigma and the floor. */
 static void spread(struct cb_accp *p, struct qpair *q, int nq, double *w,
@@ -153,18 +219,7 @@ static void spread(struct cb_accp *p, struct qpair *q, int nq, double *w,
 	 * measurements' own median and lower-side spread, like against
 	 * like, or a healthy node's re-measurements fall below a best-of
 	 * floor as often as the noise lowers one measurement. */
-	k = 0;
-	for (int i = 0; i < nq; i++)
-		for (int j = 0; j < q[i].nv; j++)
-			if (q[i].v[j] > 0 && !skip[q[i].a] && !skip[q[i].b])
-				w[k++] = log(q[i].v[j]);
-	double mid1 = cb_accp_median(w, k);
-	int k1 = 0;
-	for (int i = 0; i < k; i++)
-		if (w[i] <= mid1)
-			w[k1++] = mid1 - w[i];
-	r->ref1 = k ? exp(mid1) : r->ref;
-	r->sigma1 = fmax(1.4826 * cb_accp_median(w, k1), 0.005);
+	single_spread(p, skip, r);
 	double band1 = exp(-r->k * r->sigma1);
 	r->floor1 = r->ref1 * fmin(p->c.tolerance, band1);
 	/* what it can tell: a node is named only when both hold */

@@ -7,7 +7,8 @@
 #   2. RUNS healthy runs (false alarms: a FAIL verdict) and RUNS runs with
 #      (each with its WARN line, if the noise was too wide to tell a fault)
 #      one host's cable shaped to BAD_RATE (misses: anything but exactly
-#      that host named), a different host each time.
+#      that host named), a different host each time.  BAD_RATE may be Nx:
+#      N times slower than the healthy runs' median pair.
 # Every host sends at RATE (tc tbf, default 1gbit) so that pairs are bound
 # by their links, as on a real cluster, not by the CPUs the test hosts
 # share; --unshaped leaves them at what veth and the CPUs give.
@@ -19,11 +20,11 @@
 # to the judge): each run's cluster, shaped the same, is judged by each
 # build in turn, interleaved, and the counts are kept per build.
 # --no-timing leaves out the first run (default settings, stage times),
-# --faulty-only the healthy runs.
+# --faulty-only the healthy runs, --healthy-only the faulty ones.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 CB=$here/build/collbench
-N=8 K=10 RATE=1gbit BAD=250mbit SHAPE=1 TIMING=1 HEALTHY=1
+N=8 K=10 RATE=1gbit BAD=250mbit SHAPE=1 TIMING=1 HEALTHY=1 FAULTY=1
 CBS=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -35,8 +36,9 @@ while [ $# -gt 0 ]; do
 	--cb) CBS+=("$2"); shift 2 ;;
 	--no-timing) TIMING=0; shift ;;
 	--faulty-only) HEALTHY=0; shift ;;
+	--healthy-only) FAULTY=0; shift ;;
 	--) shift; break ;;
-	*) echo "usage: $0 [-n HOSTS] [-k RUNS] [-r RATE] [-b BAD_RATE] [--unshaped] [--cb PATH]... [--no-timing] [--faulty-only] [-- ARGS]" >&2; exit 2 ;;
+	*) echo "usage: $0 [-n HOSTS] [-k RUNS] [-r RATE] [-b BAD_RATE] [--unshaped] [--cb PATH]... [--no-timing] [--faulty-only|--healthy-only] [-- ARGS]" >&2; exit 2 ;;
 	esac
 done
 [ "$(id -u)" -eq 0 ] || { echo "needs root (network namespaces)" >&2; exit 77; }
@@ -85,15 +87,44 @@ for ((k = 0; k < K * HEALTHY; k++)); do
 	fresh
 	for ((c = 0; c < nb; c++)); do
 		CB=${CBS[c]}
-		KILL_AFTER=5 run_hosts ok$k.$c "$N" "$@"
+		KILL_AFTER=5 run_hosts ok$k.$c "$N" "$@" -O "$TMP/ok$k.$c.json"
 		v=$(sed -n 's/^VERDICT: //p' "$TMP/ok$k.$c.0.out")
 		[ "${RC[0]}" -eq 0 ] || FA[c]=$((FA[c] + 1))
 		echo "  run $((k + 1))$(tag $c): exit ${RC[0]}: $v"
 		grep -E '^(FAIL|WARN) ' "$TMP/ok$k.$c.0.out" | cut -c1-200 | sed 's/^/    /'
 	done
 done
-echo "## $K runs with one host's cable at $BAD"
-for ((k = 0; k < K; k++)); do
+# -b Nx: N times slower than a healthy pair here and now (the median
+# pair's slower direction, measured by the healthy runs or by one run
+# first), since unshaped links are as fast as the load lets them be.
+med_pair() {
+	python3 - "$@" 2>/dev/null <<-'PY'
+	import json, statistics as st, sys
+	v = []
+	for f in sys.argv[1:]:
+	    for p in json.load(open(f))["acceptance"].get("pairs", []):
+	        if p["ok"] and p["bw_ab_gbps"] and p["bw_ba_gbps"]:
+	            v.append(min(p["bw_ab_gbps"], p["bw_ba_gbps"]))
+	print(f"{st.median(v):.4f}" if v else "")
+	PY
+}
+case $FAULTY$BAD in
+1*x)
+	js=$(ls "$TMP"/ok*.0.json 2>/dev/null)
+	if [ -z "$js" ]; then
+		fresh
+		CB=${CBS[0]}
+		KILL_AFTER=5 run_hosts ref "$N" "$@" -O "$TMP/ref.json"
+		js=$TMP/ref.json
+	fi
+	m=$(med_pair $js)
+	[ -n "$m" ] || { echo "no healthy pair measured: cannot set -b $BAD" >&2; exit 1; }
+	BAD="$(python3 -c "print(max(1, round($m * 8000 / ${BAD%x})))")mbit"
+	echo "# a healthy pair: $m GB/s (median); the bad cable: $BAD"
+	;;
+esac
+[ $FAULTY = 1 ] && echo "## $K runs with one host's cable at $BAD"
+for ((k = 0; k < K * FAULTY; k++)); do
 	bad=$(( k % N ))
 	fresh
 	shape_host "$bad" "$BAD"
