@@ -364,22 +364,6 @@ static inline cb_status_t lp_notify_poll(struct lp_ep *lp, uint32_t *notify)
 	return lring_notify_poll(&lp->ring, notify);
 }
 
-/* put(): whether @bytes at @roff fit the peer's exported buffer of @cap
- * bytes; one line if not. */
-static inline cb_status_t lp_put_fits(struct lp_ep *lp, size_t bytes,
-                                      uint64_t roff, uint64_t cap)
-{
-	const struct cb_tp_host *h = lp->lc->host;
-
-	if (roff <= cap && bytes <= cap - roff)
-		return CB_OK;
-	return h->fail(h, CB_ERR_INVALID,
-	               "%s: a put of %zu bytes at offset %llu does not fit "
-	               "rank %d's %llu-byte exported buffer",
-	               lp->lc->tp, bytes, (unsigned long long)roff, lp->peer,
-	               (unsigned long long)cap);
-}
-
 /* A put's data is where it goes: its notification (if any) behind it;
  * 0: no room yet. */
 static inline int lp_put_notify(struct lp_ep *lp, struct cb_tp_req *req)

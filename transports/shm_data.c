@@ -72,11 +72,14 @@ cb_status_t shm_put(struct cb_tp_ep *ep, const void *buf, size_t bytes,
                     const struct cb_tp_mem *mem, struct cb_tp_rmem *rmem,
                     uint64_t roff, uint32_t notify, struct cb_tp_req *req)
 {
+	cb_status_t st;
+
 	(void)mem;
 	if (ep->lp.err)
 		return ep->lp.err;
-	if (lp_put_fits(&ep->lp, bytes, roff, rmem->bytes))
-		return CB_ERR_INVALID;
+	if ((st = tpu_put_fits(ep->ctx->host, "shm", ep->lp.peer, bytes, roff,
+	                       rmem->bytes)))
+		return st;
 	lp_send_init(req, notify, bytes, buf, SEND_PUT, rmem);
 	req->priv.u64[R_ROFF] = roff;
 	return lp_post_send(&ep->lp, req, &shm_send_ops);

@@ -95,8 +95,9 @@ cb_status_t gpu_put(struct cb_tp_ep *ep, const void *buf, size_t bytes,
 
 	if (ep->lp.err)
 		return ep->lp.err;
-	if (lp_put_fits(&ep->lp, bytes, roff, rmem->bytes))
-		return CB_ERR_INVALID;
+	if ((st = tpu_put_fits(ctx->host, "gpu", ep->lp.peer, bytes, roff,
+	                       rmem->bytes)))
+		return st;
 	if ((ev = gpu_ev_take(ep->ev_free, &ep->nev_free)) < 0)
 		return CB_AGAIN;
 	st = gpu_launch_copy(ctx, ep->stream,
