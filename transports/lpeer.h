@@ -19,6 +19,7 @@
 
 #include <stdalign.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,8 @@ struct lp_chan {
 	_Atomic uint32_t cma; /* shm: receiver can read sender */
 	alignas(64) unsigned char slots[];
 };
+_Static_assert(offsetof(struct lp_chan, slots) == 192,
+               "the counters on lines of their own, then the slots");
 
 /* A segment: its head, then one channel per local rank. */
 struct lp_seg {

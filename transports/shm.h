@@ -88,6 +88,9 @@ struct cb_tp_ep {
 	int cma; /* we may post rendezvous to the peer */
 };
 
+_Static_assert(offsetof(struct cb_tp_ep, lp) == 0,
+               "lp_tp() and lp_of(): the endpoint is its struct lp_ep");
+
 struct cb_tp_ctx {
 	struct lp_ctx lp;
 	const struct cb_tp_host *host;

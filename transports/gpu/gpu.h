@@ -193,6 +193,9 @@ struct cb_tp_ep {
 	uint64_t use_clock;
 };
 
+_Static_assert(offsetof(struct cb_tp_ep, lp) == 0,
+               "lp_tp() and lp_of(): the endpoint is its struct lp_ep");
+
 /* How a device message is moved: the copy engine (cuMemcpyAsync) or SMs
  * (the copy kernel's loads and stores). */
 enum { GPU_COPY_CE = 0, GPU_COPY_KERNEL = 1 };
