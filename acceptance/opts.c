@@ -151,6 +151,8 @@ static int out_kind(const char *path)
 enum kind { K_ID, K_FLAG, K_STR, K_NUM, K_INT, K_SIZE, K_DUR, K_RATE };
 enum { O_NP = 256, O_TRANSPORT, O_TCP_IF, O_STAGES, O_FORMAT, O_ROW };
 
+#define MAX_ROWS 32
+
 struct row {
 	const char *name;
 	enum kind kind;
@@ -329,6 +331,8 @@ static void rows_of(struct cb_acc_opts *o, struct row *t, int *n)
 		{ "help", K_ID, .id = 'h' },
 	};
 
+	_Static_assert(sizeof(rows) / sizeof(rows[0]) <= MAX_ROWS,
+	               "MAX_ROWS holds every row");
 	*n = (int)(sizeof(rows) / sizeof(rows[0]));
 	memcpy(t, rows, sizeof(rows));
 }
@@ -337,8 +341,8 @@ cb_status_t cb_acc_parse(int argc, char **argv, struct cb_acc_opts *o)
 {
 	cb_status_t st = CB_OK;
 	int c, n, fmt = CB_ACC_OUT_TABLE;
-	struct row rows[32];
-	struct option lo[33];
+	struct row rows[MAX_ROWS];
+	struct option lo[MAX_ROWS + 1];
 
 	*o = (struct cb_acc_opts){
 		.transport = "auto",
