@@ -145,49 +145,23 @@ static int out_kind(const char *path)
 	                               : -1;
 }
 
-/* One option: its long name, and where its value goes.  A row with a
- * place is parsed by its kind, with the message that kind gives; a row
- * with an id (an O_ below, or the short letter) is one()'s. */
-enum kind { K_ID, K_FLAG, K_STR, K_NUM, K_INT, K_SIZE, K_DUR, K_RATE };
+/* The options: a row of the table (bench/options.h) each.  The code
+ * below takes those with an id (an O_ here, or the short letter); the
+ * rest go into their places by their kinds, with each kind's message. */
+enum { K_NUM = CB_OPT_OWN, K_INT, K_SIZE, K_DUR, K_RATE };
 enum { O_NP = 256, O_TRANSPORT, O_TCP_IF, O_STAGES, O_FORMAT, O_ROW };
-
 #define MAX_ROWS 32
 
-struct row {
-	const char *name;
-	enum kind kind;
-	int id;
-	int *flag;
-	const char **str;
-	double *num;
-	int *i;
-	uint64_t *bytes;
-	double lo, hi;
-	int pct;           /* K_NUM: "90%" is 0.9 */
-	const char *range; /* K_SIZE: lo..hi as the message says it */
-};
-
-static int takes_value(const struct row *r)
+/* Acceptance's own kinds: @r's value (@arg; the option: @what). */
+static cb_status_t value(const struct cb_optrow *r, const char *what,
+                         const char *arg, void *ctx)
 {
-	return r->kind != K_FLAG && r->id != 'v' && r->id != 'h';
-}
-
-/* A row's value (@arg) into its place. */
-static cb_status_t value(const struct row *r, const char *arg)
-{
-	char what[48];
 	cb_status_t st = CB_OK;
 	double d = 0;
 	size_t sz;
 
-	snprintf(what, sizeof(what), "--%s", r->name);
+	(void)ctx;
 	switch (r->kind) {
-	case K_FLAG:
-		*r->flag = 1;
-		break;
-	case K_STR:
-		*r->str = arg;
-		break;
 	case K_NUM:
 		st = cb_acc_number(arg, what, r->lo, r->hi, r->pct, r->num);
 		break;
@@ -201,7 +175,7 @@ static cb_status_t value(const struct row *r, const char *arg)
 			st = cb_fail(CB_ERR_USAGE, "%s '%s' is not in %s", what,
 			             arg, r->range);
 		if (!st)
-			*r->bytes = sz;
+			*r->u64 = sz;
 		break;
 	case K_DUR:
 		st = duration(arg, what, r->num);
@@ -209,13 +183,11 @@ static cb_status_t value(const struct row *r, const char *arg)
 	case K_RATE:
 		st = cb_acc_rate(arg, what, r->num);
 		break;
-	case K_ID:
-		break;
 	}
 	return st;
 }
 
-/* An id row's option (getopt_long's @c, optarg) into @o; *@fmt: --format. */
+/* A coded row's option (getopt_long's @c, optarg) into @o; *@fmt: --format. */
 static cb_status_t one(int c, char **argv, struct cb_acc_opts *o, int *fmt)
 {
 	cb_status_t st = CB_OK;
@@ -279,56 +251,52 @@ static cb_status_t one(int c, char **argv, struct cb_acc_opts *o, int *fmt)
 	case 'h':
 		o->help = 1;
 		break;
-	case ':':
-		st = cb_fail(CB_ERR_USAGE, "%s needs a value",
-		             argv[optind - 1]);
-		break;
-	default:
-		st = cb_fail(CB_ERR_USAGE, "unknown option '%s'",
-		             argv[optind - 1]);
+	default: /* ':' too */
+		st = cb_opt_refuse(c, argv, "");
 	}
 	return st;
 }
 
 /* Every option, with where its value goes in @o; *@n: how many. */
-static void rows_of(struct cb_acc_opts *o, struct row *t, int *n)
+static void rows_of(struct cb_acc_opts *o, struct cb_optrow *t, int *n)
 {
 	struct cb_acc_settings *s = &o->set;
-	const struct row rows[] = {
-		{ "np", K_ID, .id = O_NP },
-		{ "transport", K_ID, .id = O_TRANSPORT },
-		{ "rendezvous", K_STR, .str = &o->rendezvous },
-		{ "rails", K_FLAG, .flag = &s->rails },
-		{ "duration", K_DUR, .num = &s->duration_s },
-		{ "bw-tolerance", K_NUM, .num = &s->bw_tolerance, .lo = 0.01,
+	const struct cb_optrow rows[] = {
+		{ "np", .id = O_NP },
+		{ "transport", .id = O_TRANSPORT },
+		{ "rendezvous", 0, CB_OPT_STR, .str = &o->rendezvous },
+		{ "rails", 0, CB_OPT_FLAG, .i = &s->rails },
+		{ "duration", 0, K_DUR, .num = &s->duration_s },
+		{ "bw-tolerance", 0, K_NUM, .num = &s->bw_tolerance, .lo = 0.01,
 		  .hi = 1, .pct = 1 },
-		{ "lat-tolerance", K_NUM, .num = &s->lat_tolerance, .lo = 1,
+		{ "lat-tolerance", 0, K_NUM, .num = &s->lat_tolerance, .lo = 1,
 		  .hi = 1000 },
-		{ "coll-tolerance", K_NUM, .num = &s->coll_tolerance, .lo = 0,
-		  .hi = 1, .pct = 1 },
-		{ "expect-bw", K_RATE, .num = &s->expect_bw_gbps },
-		{ "expect-lat", K_NUM, .num = &s->expect_lat_us, .lo = 0.001,
+		{ "coll-tolerance", 0, K_NUM, .num = &s->coll_tolerance,
+		  .lo = 0, .hi = 1, .pct = 1 },
+		{ "expect-bw", 0, K_RATE, .num = &s->expect_bw_gbps },
+		{ "expect-lat", 0, K_NUM, .num = &s->expect_lat_us, .lo = 0.001,
 		  .hi = 1e7 },
-		{ "expect", K_STR, .str = &o->expect_file },
-		{ "bw-bytes", K_SIZE, .bytes = &s->bw_bytes, .lo = 8,
+		{ "expect", 0, CB_OPT_STR, .str = &o->expect_file },
+		{ "bw-bytes", 0, K_SIZE, .u64 = &s->bw_bytes, .lo = 8,
 		  .hi = 256u << 20, .range = "8..256M" },
-		{ "lat-iters", K_INT, .i = &s->lat_iters, .lo = 2, .hi = 1e6 },
-		{ "coll-bytes", K_SIZE, .bytes = &s->coll_bytes, .lo = 1024,
+		{ "lat-iters", 0, K_INT, .i = &s->lat_iters, .lo = 2,
+		  .hi = 1e6 },
+		{ "coll-bytes", 0, K_SIZE, .u64 = &s->coll_bytes, .lo = 1024,
 		  .hi = 4ull << 30, .range = "1K..4G" },
-		{ "pair-timeout", K_NUM, .num = &s->pair_timeout_s, .lo = 0.1,
-		  .hi = 3600 },
-		{ "timeout", K_NUM, .num = &o->timeout_s, .lo = 0.1,
+		{ "pair-timeout", 0, K_NUM, .num = &s->pair_timeout_s,
+		  .lo = 0.1, .hi = 3600 },
+		{ "timeout", 0, K_NUM, .num = &o->timeout_s, .lo = 0.1,
 		  .hi = 86400 },
-		{ "tcp-if", K_ID, .id = O_TCP_IF },
-		{ "format", K_ID, .id = O_FORMAT },
-		{ "stages", K_ID, .id = O_STAGES },
-		{ "baseline", K_STR, .str = &o->baseline_file },
-		{ "baseline-tolerance", K_NUM, .num = &s->baseline_tolerance,
+		{ "tcp-if", .id = O_TCP_IF },
+		{ "format", .id = O_FORMAT },
+		{ "stages", .id = O_STAGES },
+		{ "baseline", 0, CB_OPT_STR, .str = &o->baseline_file },
+		{ "baseline-tolerance", 0, K_NUM, .num = &s->baseline_tolerance,
 		  .lo = 0, .hi = 0.99, .pct = 1 },
-		{ "window", K_DUR, .num = &s->window_s },
-		{ "output", K_ID, .id = 'O' },
-		{ "verbose", K_ID, .id = 'v' },
-		{ "help", K_ID, .id = 'h' },
+		{ "window", 0, K_DUR, .num = &s->window_s },
+		{ "output", .id = 'O' },
+		{ "verbose", .id = 'v', .kind = CB_OPT_BARE },
+		{ "help", .id = 'h', .kind = CB_OPT_BARE },
 	};
 
 	_Static_assert(sizeof(rows) / sizeof(rows[0]) <= MAX_ROWS,
@@ -341,7 +309,7 @@ cb_status_t cb_acc_parse(int argc, char **argv, struct cb_acc_opts *o)
 {
 	cb_status_t st = CB_OK;
 	int c, n, fmt = CB_ACC_OUT_TABLE;
-	struct row rows[MAX_ROWS];
+	struct cb_optrow rows[MAX_ROWS];
 	struct option lo[MAX_ROWS + 1];
 
 	*o = (struct cb_acc_opts){
@@ -361,20 +329,11 @@ cb_status_t cb_acc_parse(int argc, char **argv, struct cb_acc_opts *o)
 		.stages = (1u << CB_ACC_NSTAGES) - 1,
 	};
 	rows_of(o, rows, &n);
-	for (int i = 0; i < n; i++) /* an id row's getopt value is its id */
-		lo[i] = (struct option){
-			rows[i].name,
-			takes_value(&rows[i]) ? required_argument : no_argument,
-			NULL, rows[i].id ? rows[i].id : O_ROW + i
-		};
-	lo[n] = (struct option){ 0 };
-	/* 0, not 1: glibc then forgets a cluster (-vx) left half-read by
-	 * an earlier parse, which pointed into that parse's arguments. */
-	optind = 0;
-	opterr = 0;
+	cb_opt_table(rows, n, O_ROW, lo);
 	while (!st && (c = getopt_long(argc, argv, "+:O:vh", lo, NULL)) != -1) {
-		st = c >= O_ROW && c < O_ROW + n
-		             ? value(&rows[c - O_ROW], optarg)
+		const struct cb_optrow *r = cb_opt_row(rows, n, O_ROW, c);
+		st = r && r->kind > CB_OPT_BARE
+		             ? cb_opt_value(r, optarg, value, o)
 		             : one(c, argv, o, &fmt);
 	}
 	o->set.bw_bytes &= ~(uint64_t)7; /* whole 8-byte words */

@@ -99,25 +99,9 @@ enum {
  * docs/options.md lists every one, with the ones kept from perftest. */
 #define SHORTOPTS "+:b:e:f:i:w:n:c:d:o:O:r:vhT:a:z:N:S:J:D:"
 
-/* One option: its long name, its short letter if it has one, and how its
- * value is taken: by code below (K_CODE: the row's id, a letter or an
- * OPT_), or by its kind into its place, with that kind's one message. */
-enum kind { K_CODE, K_FLAG, K_STR, K_INT, K_NUM, K_SIZE, K_VIEW };
-
+/* The plain options' own kinds (the rest: bench/options.h). */
+enum { K_INT = CB_OPT_OWN, K_NUM, K_SIZE, K_VIEW };
 #define MAX_ROWS 64
-
-struct row {
-	const char *name;
-	int id;
-	enum kind kind;
-	int *i; /* K_INT; K_FLAG: set to 1 */
-	double *num;
-	size_t *bytes;
-	const char **str;
-	double lo, hi;
-	int *given;       /* set to 1 when the option is given */
-	const char *what; /* the message's name, when not -x or --name */
-};
 
 static cb_status_t check_transport(const char *t)
 {
@@ -167,10 +151,10 @@ static cb_status_t add_json(struct cb_opts *o, const char *path)
 
 /* Every option, with where a plain value goes in @o (or @ps); *@n: how
  * many. */
-static void rows_of(struct cb_opts *o, struct cb_opts_given *ps, struct row *t,
-                    int *n)
+static void rows_of(struct cb_opts *o, struct cb_opts_given *ps,
+                    struct cb_optrow *t, int *n)
 {
-	const struct row rows[] = {
+	const struct cb_optrow rows[] = {
 		{ "minbytes", 'b', K_SIZE, .bytes = &o->min_bytes,
 		  .given = &ps->bset },
 		{ "maxbytes", 'e', K_SIZE, .bytes = &o->max_bytes,
@@ -181,11 +165,11 @@ static void rows_of(struct cb_opts *o, struct cb_opts_given *ps, struct row *t,
 		{ "iters", 'n', K_INT, .i = &o->iters, .lo = 1, .hi = 100000000,
 		  .given = &o->iters_set },
 		{ "check", 'c', K_INT, .i = &o->check, .hi = 1 },
-		{ "datatype", 'd', K_STR, .str = &ps->dl },
-		{ "op", 'o', K_STR, .str = &ps->ol },
+		{ "datatype", 'd', CB_OPT_STR, .str = &ps->dl },
+		{ "op", 'o', CB_OPT_STR, .str = &ps->ol },
 		{ "output", .id = 'O' },
-		{ "verbose", .id = 'v' },
-		{ "help", .id = 'h' },
+		{ "verbose", .id = 'v', .kind = CB_OPT_BARE },
+		{ "help", .id = 'h', .kind = CB_OPT_BARE },
 		{ "average", 'a', K_INT, .i = &o->average, .hi = 3 },
 		{ "blocking", .id = 'z' },
 		{ "run_cycles", 'N', K_INT, .i = &o->cycles, .hi = 1000000000,
@@ -196,9 +180,9 @@ static void rows_of(struct cb_opts *o, struct cb_opts_given *ps, struct row *t,
 		/* perftest's -D: each point times calls for this long */
 		{ "duration", 'D', K_NUM, .num = &o->duration_s, .lo = 0.001,
 		  .hi = 86400, .what = "-D/--duration" },
-		{ "report_gbits", 0, K_FLAG, .i = &o->report_gbits },
-		{ "coll", 0, K_STR, .str = &ps->cl },
-		{ "algo", 0, K_STR, .str = &o->algo },
+		{ "report_gbits", 0, CB_OPT_FLAG, .i = &o->report_gbits },
+		{ "coll", 0, CB_OPT_STR, .str = &ps->cl },
+		{ "algo", 0, CB_OPT_STR, .str = &o->algo },
 		{ "np", 0, K_INT, .i = &o->np, .lo = 1,
 		  .hi = CB_MAX_LOCAL_RANKS, .given = &o->np_set },
 		{ "transport", .id = OPT_TRANSPORT },
@@ -213,7 +197,7 @@ static void rows_of(struct cb_opts *o, struct cb_opts_given *ps, struct row *t,
 		  .hi = 86400, .what = "--timeout" },
 		{ "format", .id = OPT_FORMAT },
 		{ "chunk-bytes", .id = OPT_CHUNK },
-		{ "version", .id = OPT_VERSION },
+		{ "version", .id = OPT_VERSION, .kind = CB_OPT_BARE },
 		{ "root", 'r', K_INT, .i = &o->root, .hi = 1 << 24,
 		  .what = "--root" },
 		{ "ps-servers", 0, K_INT, .i = &o->ps_servers, .hi = 1 << 24 },
@@ -224,7 +208,7 @@ static void rows_of(struct cb_opts *o, struct cb_opts_given *ps, struct row *t,
 		{ "ranks", .id = OPT_RANKS },
 		{ "nodes", .id = OPT_NODES },
 		{ "scaling-size", 0, K_SIZE, .bytes = &o->scaling_bytes },
-		{ "schedule-log", 0, K_STR, .str = &o->schedule_log },
+		{ "schedule-log", 0, CB_OPT_STR, .str = &o->schedule_log },
 		{ "bind", .id = OPT_TOPO },
 		{ "nic", .id = OPT_TOPO },
 		{ "gpu", .id = OPT_TOPO },
@@ -232,9 +216,9 @@ static void rows_of(struct cb_opts *o, struct cb_opts_given *ps, struct row *t,
 		{ "plot", .id = OPT_PLOT },
 		{ "mem", .id = OPT_MEM },
 		{ "straggler", .id = OPT_STRAGGLER },
-		{ "tuning", 0, K_STR, .str = &o->tuning },
+		{ "tuning", 0, CB_OPT_STR, .str = &o->tuning },
 		{ "rounds", 0, K_INT, .i = &o->rounds, .lo = 1, .hi = 1000 },
-		{ "touch", 0, K_FLAG, .i = &o->touch },
+		{ "touch", 0, CB_OPT_FLAG, .i = &o->touch },
 	};
 
 	_Static_assert(sizeof(rows) / sizeof(rows[0]) <= MAX_ROWS,
@@ -243,33 +227,11 @@ static void rows_of(struct cb_opts *o, struct cb_opts_given *ps, struct row *t,
 	memcpy(t, rows, sizeof(rows));
 }
 
-static int takes_value(const struct row *r)
+/* The plain options' own kinds: @r's value (@arg; the option: @what). */
+static cb_status_t value(const struct cb_optrow *r, const char *what,
+                         const char *arg, void *o)
 {
-	return r->kind != K_FLAG && r->id != 'v' && r->id != 'h' &&
-	       r->id != OPT_VERSION;
-}
-
-/* A plain value (@arg) into @r's place. */
-static cb_status_t value(struct cb_opts *o, const struct row *r,
-                         const char *arg)
-{
-	char what[48];
-
-	if (r->what)
-		snprintf(what, sizeof(what), "%s", r->what);
-	else if (r->id && r->id < OPT_TRANSPORT)
-		snprintf(what, sizeof(what), "-%c", r->id);
-	else
-		snprintf(what, sizeof(what), "--%s", r->name);
-	if (r->given)
-		*r->given = 1;
 	switch (r->kind) {
-	case K_FLAG:
-		*r->i = 1;
-		break;
-	case K_STR:
-		*r->str = arg;
-		break;
 	case K_INT:
 		return parse_int(arg, what, (long)r->lo, (long)r->hi, r->i);
 	case K_NUM:
@@ -278,21 +240,8 @@ static cb_status_t value(struct cb_opts *o, const struct row *r,
 		return cb_parse_size(arg, what, r->bytes);
 	case K_VIEW:
 		return view_int(o, r->name, arg, (long)r->lo, (long)r->hi);
-	case K_CODE:
-		break;
 	}
 	return CB_OK;
-}
-
-/* The row getopt_long's @c names: by its short letter, or OPT_ROW + i. */
-static const struct row *row_of(const struct row *rows, int n, int c)
-{
-	if (c >= OPT_ROW && c < OPT_ROW + n)
-		return &rows[c - OPT_ROW];
-	for (int i = 0; i < n; i++)
-		if (rows[i].id == c)
-			return &rows[i];
-	return NULL;
 }
 
 /* Sizes, iterations, what is measured and how it is reported: 1 if @c is
@@ -527,42 +476,28 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 		                    0,         0,     0,           NULL };
 	cb_status_t st = CB_OK;
 	int c, n, li = 0;
-	struct row rows[MAX_ROWS];
+	struct cb_optrow rows[MAX_ROWS];
 	struct option lo[MAX_ROWS + 1];
 
 	defaults(o);
 	if (command(&argc, &argv, o))
 		return CB_OK;
 	rows_of(o, &ps, rows, &n);
-	for (int i = 0; i < n; i++) /* a row with an id: getopt gives it */
-		lo[i] = (struct option){
-			rows[i].name,
-			takes_value(&rows[i]) ? required_argument : no_argument,
-			NULL, rows[i].id ? rows[i].id : OPT_ROW + i
-		};
-	lo[n] = (struct option){ 0 };
-	/* 0, not 1: glibc then forgets a cluster (-vb8) left half-read by
-	 * an earlier parse, which pointed into that parse's arguments. */
-	optind = 0;
-	opterr = 0;
+	cb_opt_table(rows, n, OPT_ROW, lo);
 	while ((c = getopt_long(argc, argv, SHORTOPTS, lo, &li)) != -1) {
-		const struct row *r = row_of(rows, n, c);
+		const struct cb_optrow *r = cb_opt_row(rows, n, OPT_ROW, c);
 		ps.name = lo[li].name;
 		if (c == 'h' || c == OPT_VERSION) {
 			o->cmd = c == 'h' ? CB_CMD_HELP : CB_CMD_VERSION;
 			return CB_OK;
 		}
-		if (c == ':')
-			st = cb_fail(CB_ERR_USAGE, "option %s needs a value",
-			             argv[optind - 1]);
-		else if (r && r->kind != K_CODE)
-			st = value(o, r, optarg);
-		else if (!opt_measure(c, optarg, o, &st) &&
-		         !opt_coll(c, optarg, o, &st) &&
-		         !opt_transport(c, optarg, o, &ps, &st) &&
-		         !opt_output(c, optarg, o, &st))
-			st = cb_fail(CB_ERR_USAGE, "unknown option '%s'",
-			             argv[optind - 1]);
+		if (r && r->kind > CB_OPT_BARE)
+			st = cb_opt_value(r, optarg, value, o);
+		else if (c == ':' || (!opt_measure(c, optarg, o, &st) &&
+		                      !opt_coll(c, optarg, o, &st) &&
+		                      !opt_transport(c, optarg, o, &ps, &st) &&
+		                      !opt_output(c, optarg, o, &st)))
+			st = cb_opt_refuse(c, argv, "option ");
 		if (st)
 			return st;
 	}
