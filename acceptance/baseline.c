@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "acceptance/accept.h"
+#include "core/mem.h"
 #include "core/strbuf.h"
 
 #define BASE_MAX_BYTES (256u << 20)
@@ -40,10 +41,7 @@ void cb_acc_base_free(struct cb_acc_base *b)
 {
 	if (!b)
 		return;
-	free(b->names);
-	free(b->hosts);
-	free(b->pairs);
-	free(b);
+	cb_free_all(b->names, b->hosts, b->pairs, b);
 }
 
 static json_object *member(json_object *o, const char *k, json_type t)
@@ -405,9 +403,7 @@ static int ratios(const struct cb_acc *a, const struct cb_acc_base *b,
 		}
 	}
 out:
-	free(order);
-	free(map);
-	free(keys);
+	cb_free_all(order, map, keys);
 	return k;
 }
 
@@ -622,8 +618,5 @@ out:
 		            b->path, a->base.compared,
 		            a->base.skipped[0] ? a->base.skipped
 		                               : "no pair measured in both");
-	free(r);
-	free(tmp);
-	free(med);
-	free(named);
+	cb_free_all(r, tmp, med, named);
 }
