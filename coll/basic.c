@@ -107,8 +107,8 @@ static double linear_model_us(const struct cb_model_in *in)
 		return 0.0;
 	/* The root's link carries n-1 copies, one after another. */
 	double t = (in->n - 1) * cb_model_msg_us(in, (double)in->bytes);
-	if (in->coll == CB_COLL_REDUCE && in->gamma_gbps > 0)
-		t += (in->n - 1) * (double)in->bytes / (in->gamma_gbps * 1e3);
+	if (in->coll == CB_COLL_REDUCE)
+		t += cb_model_reduce_us(in, (in->n - 1) * (double)in->bytes);
 	return t;
 }
 

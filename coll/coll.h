@@ -129,6 +129,13 @@ static inline double cb_model_msg_us(const struct cb_model_in *in, double bytes)
 	return in->alpha_us + bytes / (in->beta_gbps * 1e3);
 }
 
+/* Reducing @bytes of input locally (0 when @in's rate is not known). */
+static inline double cb_model_reduce_us(const struct cb_model_in *in,
+                                        double bytes)
+{
+	return in->gamma_gbps > 0 ? bytes / (in->gamma_gbps * 1e3) : 0.0;
+}
+
 /* How many pieces of @chunk bytes a pipeline cuts @bytes into (at least 1:
  * an empty message is still sent). */
 static inline double cb_model_pieces(size_t bytes, size_t chunk)

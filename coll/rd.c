@@ -261,7 +261,7 @@ static struct rd_cost cost_of(const struct cb_model_in *in)
 		             .v = (double)in->bytes,
 		             .bw = in->beta_gbps * 1e3 };
 
-	c.red = in->gamma_gbps > 0 ? c.v / (in->gamma_gbps * 1e3) : 0.0;
+	c.red = cb_model_reduce_us(in, c.v);
 	c.fold_us = (c.f.r > 0) * (2 * in->alpha_us + 2 * c.v / c.bw + c.red);
 	return c;
 }
