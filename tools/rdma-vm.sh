@@ -18,7 +18,8 @@
 #   --keep          keep the run folder (console logs, outputs)
 #   --save DIR      copy into DIR each guest's output and console, and what
 #                   the guests left in /run/rdma-vm as *.log or *.dmesg (a
-#                   test's full logs), replacing such files of an earlier run
+#                   test's full logs), replacing what an earlier --save
+#                   there wrote (listed in DIR/.rdma-vm-saved), nothing else
 #
 # In each guest CMD runs as root in the current directory (the host's / is
 # the guest's, read-only, under a tmpfs overlay: writes vanish at power-off),
@@ -221,8 +222,13 @@ cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	if [ -n "$save" ]; then
-		mkdir -p "$save" && (cd "$save" && rm -f g*.out g*.console ./*.log ./*.dmesg) &&
-			(cd "$run" && cp -- $(ls g*.out g*.console ./*.log ./*.dmesg 2>/dev/null) "$save"/ 2>/dev/null)
+		# what an earlier run saved there goes (its list), nothing else
+		local m=$save/.rdma-vm-saved
+		if mkdir -p "$save"; then
+			[ -f "$m" ] && (cd "$save" && xargs -r rm -f -- <"$m")
+			(cd "$run" && ls g*.out g*.console ./*.log ./*.dmesg 2>/dev/null | sed 's|^\./||') >"$m"
+			(cd "$run" && xargs -r cp -t "$save" -- <"$m")
+		fi
 	fi
 	if [ $keep = 1 ]; then say "run folder kept: $run"; else rm -rf "$run"; fi
 }

@@ -76,6 +76,9 @@ counters >/tmp/after
 lines() { grep '^collbench' "$out" | grep -v -E ': (auto|no job token)|: verbs: rdma_cm (to|from) rank'; }
 [ $rc = 0 ] || fail "collbench ended with status $rc: $(lines | tail -n 2)"
 lines | head -8
+# The trace a stalled handshake would be read from (-vv) is there.
+[ $rc != 0 ] || [ "$cm" = oob ] || grep -q "^collbench: rank $rank: verbs: rdma_cm \(to\|from\) rank [0-9]*, rail 0, [0-9.]* s: HELLO 1 sent" "$out" ||
+	fail "no 'HELLO 1 sent' step in the -vv log: the handshake's trace is gone"
 
 # Every value right: rank 0 prints the table and its verdict.
 if [ "$rank" = 0 ]; then
