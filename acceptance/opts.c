@@ -10,6 +10,7 @@
  */
 #include <getopt.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,60 +81,6 @@ void cb_acc_usage(void)
 	       "available here.\n");
 }
 
-enum {
-	O_NP = 256,
-	O_TRANSPORT,
-	O_RDV,
-	O_RAILS,
-	O_DURATION,
-	O_BW_TOL,
-	O_LAT_TOL,
-	O_COLL_TOL,
-	O_EXPECT_BW,
-	O_EXPECT_LAT,
-	O_EXPECT,
-	O_BW_BYTES,
-	O_LAT_ITERS,
-	O_COLL_BYTES,
-	O_PAIR_TIMEOUT,
-	O_TIMEOUT,
-	O_TCP_IF,
-	O_FORMAT,
-	O_STAGES,
-	O_BASELINE,
-	O_BASE_TOL,
-	O_WINDOW,
-};
-
-static const struct option longopts[] = {
-	{ "np", required_argument, NULL, O_NP },
-	{ "transport", required_argument, NULL, O_TRANSPORT },
-	{ "rendezvous", required_argument, NULL, O_RDV },
-	{ "rails", no_argument, NULL, O_RAILS },
-	{ "duration", required_argument, NULL, O_DURATION },
-	{ "bw-tolerance", required_argument, NULL, O_BW_TOL },
-	{ "lat-tolerance", required_argument, NULL, O_LAT_TOL },
-	{ "coll-tolerance", required_argument, NULL, O_COLL_TOL },
-	{ "expect-bw", required_argument, NULL, O_EXPECT_BW },
-	{ "expect-lat", required_argument, NULL, O_EXPECT_LAT },
-	{ "expect", required_argument, NULL, O_EXPECT },
-	{ "bw-bytes", required_argument, NULL, O_BW_BYTES },
-	{ "lat-iters", required_argument, NULL, O_LAT_ITERS },
-	{ "coll-bytes", required_argument, NULL, O_COLL_BYTES },
-	{ "pair-timeout", required_argument, NULL, O_PAIR_TIMEOUT },
-	{ "timeout", required_argument, NULL, O_TIMEOUT },
-	{ "tcp-if", required_argument, NULL, O_TCP_IF },
-	{ "format", required_argument, NULL, O_FORMAT },
-	{ "stages", required_argument, NULL, O_STAGES },
-	{ "baseline", required_argument, NULL, O_BASELINE },
-	{ "baseline-tolerance", required_argument, NULL, O_BASE_TOL },
-	{ "window", required_argument, NULL, O_WINDOW },
-	{ "output", required_argument, NULL, 'O' },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
-};
-
 /* "90", "90s", "30m", "2h" -> seconds; @what names the option. */
 static cb_status_t duration(const char *s, const char *what, double *out)
 {
@@ -198,12 +145,53 @@ static int out_kind(const char *path)
 	                               : -1;
 }
 
-/* One option (getopt_long's @c, optarg) into @o; *@fmt: --format. */
-static cb_status_t one(int c, char **argv, struct cb_acc_opts *o, int *fmt)
+/* The options: a row of the table (bench/options.h) each.  The code
+ * below takes those with an id (an O_ here, or the short letter); the
+ * rest go into their places by their kinds, with each kind's message. */
+enum { K_NUM = CB_OPT_OWN, K_INT, K_SIZE, K_DUR, K_RATE };
+enum { O_NP = 256, O_TRANSPORT, O_TCP_IF, O_STAGES, O_FORMAT, O_ROW };
+#define MAX_ROWS 32
+
+/* Acceptance's own kinds: @r's value (@arg; the option: @what). */
+static cb_status_t value(const struct cb_optrow *r, const char *what,
+                         const char *arg, void *ctx)
 {
 	cb_status_t st = CB_OK;
 	double d = 0;
 	size_t sz;
+
+	(void)ctx;
+	switch (r->kind) {
+	case K_NUM:
+		st = cb_acc_number(arg, what, r->lo, r->hi, r->pct, r->num);
+		break;
+	case K_INT: /* the whole part */
+		if (!(st = cb_acc_number(arg, what, r->lo, r->hi, 0, &d)))
+			*r->i = (int)d;
+		break;
+	case K_SIZE:
+		st = cb_parse_size(arg, what, &sz);
+		if (!st && (sz < r->lo || sz > r->hi))
+			st = cb_fail(CB_ERR_USAGE, "%s '%s' is not in %s", what,
+			             arg, r->range);
+		if (!st)
+			*r->u64 = sz;
+		break;
+	case K_DUR:
+		st = duration(arg, what, r->num);
+		break;
+	case K_RATE:
+		st = cb_acc_rate(arg, what, r->num);
+		break;
+	}
+	return st;
+}
+
+/* A coded row's option (getopt_long's @c, optarg) into @o; *@fmt: --format. */
+static cb_status_t one(int c, char **argv, struct cb_acc_opts *o, int *fmt)
+{
+	cb_status_t st = CB_OK;
+	double d = 0;
 
 	switch (c) {
 	case O_NP:
@@ -224,81 +212,12 @@ static cb_status_t one(int c, char **argv, struct cb_acc_opts *o, int *fmt)
 			             "shm, verbs or gpu",
 			             optarg);
 		break;
-	case O_RDV:
-		o->rendezvous = optarg;
-		break;
-	case O_RAILS:
-		o->set.rails = 1;
-		break;
-	case O_DURATION:
-		st = duration(optarg, "--duration", &o->set.duration_s);
-		break;
-	case O_BW_TOL:
-		st = cb_acc_number(optarg, "--bw-tolerance", 0.01, 1, 1,
-		                   &o->set.bw_tolerance);
-		break;
-	case O_LAT_TOL:
-		st = cb_acc_number(optarg, "--lat-tolerance", 1, 1000, 0,
-		                   &o->set.lat_tolerance);
-		break;
-	case O_COLL_TOL:
-		st = cb_acc_number(optarg, "--coll-tolerance", 0, 1, 1,
-		                   &o->set.coll_tolerance);
-		break;
-	case O_EXPECT_BW:
-		st = cb_acc_rate(optarg, "--expect-bw", &o->set.expect_bw_gbps);
-		break;
-	case O_EXPECT_LAT:
-		st = cb_acc_number(optarg, "--expect-lat", 0.001, 1e7, 0,
-		                   &o->set.expect_lat_us);
-		break;
-	case O_EXPECT:
-		o->expect_file = optarg;
-		break;
-	case O_BW_BYTES:
-		st = cb_parse_size(optarg, "--bw-bytes", &sz);
-		if (!st && (sz < 8 || sz > (256u << 20)))
-			st = cb_fail(CB_ERR_USAGE,
-			             "--bw-bytes '%s' is not in 8..256M",
-			             optarg);
-		o->set.bw_bytes = sz & ~(size_t)7;
-		break;
-	case O_LAT_ITERS:
-		st = cb_acc_number(optarg, "--lat-iters", 2, 1000000, 0, &d);
-		o->set.lat_iters = (int)d;
-		break;
-	case O_COLL_BYTES:
-		st = cb_parse_size(optarg, "--coll-bytes", &sz);
-		if (!st && (sz < 1024 || sz > (4ull << 30)))
-			st = cb_fail(CB_ERR_USAGE,
-			             "--coll-bytes '%s' is not in 1K..4G",
-			             optarg);
-		o->set.coll_bytes = sz;
-		break;
-	case O_PAIR_TIMEOUT:
-		st = cb_acc_number(optarg, "--pair-timeout", 0.1, 3600, 0,
-		                   &o->set.pair_timeout_s);
-		break;
-	case O_TIMEOUT:
-		st = cb_acc_number(optarg, "--timeout", 0.1, 86400, 0,
-		                   &o->timeout_s);
-		break;
 	case O_TCP_IF:
 		o->tcp_if = optarg;
 		st = cb_optset_put(&o->tp, "tcp-if", optarg);
 		break;
 	case O_STAGES:
 		st = stages(optarg, &o->stages);
-		break;
-	case O_BASELINE:
-		o->baseline_file = optarg;
-		break;
-	case O_BASE_TOL:
-		st = cb_acc_number(optarg, "--baseline-tolerance", 0, 0.99, 1,
-		                   &o->set.baseline_tolerance);
-		break;
-	case O_WINDOW:
-		st = duration(optarg, "--window", &o->set.window_s);
 		break;
 	case O_FORMAT:
 		*fmt = !strcmp(optarg, "table")   ? CB_ACC_OUT_TABLE
@@ -332,21 +251,66 @@ static cb_status_t one(int c, char **argv, struct cb_acc_opts *o, int *fmt)
 	case 'h':
 		o->help = 1;
 		break;
-	case ':':
-		st = cb_fail(CB_ERR_USAGE, "%s needs a value",
-		             argv[optind - 1]);
-		break;
-	default:
-		st = cb_fail(CB_ERR_USAGE, "unknown option '%s'",
-		             argv[optind - 1]);
+	default: /* ':' too */
+		st = cb_opt_refuse(c, argv, "");
 	}
 	return st;
+}
+
+/* Every option, with where its value goes in @o; *@n: how many. */
+static void rows_of(struct cb_acc_opts *o, struct cb_optrow *t, int *n)
+{
+	struct cb_acc_settings *s = &o->set;
+	const struct cb_optrow rows[] = {
+		{ "np", .id = O_NP },
+		{ "transport", .id = O_TRANSPORT },
+		{ "rendezvous", 0, CB_OPT_STR, .str = &o->rendezvous },
+		{ "rails", 0, CB_OPT_FLAG, .i = &s->rails },
+		{ "duration", 0, K_DUR, .num = &s->duration_s },
+		{ "bw-tolerance", 0, K_NUM, .num = &s->bw_tolerance, .lo = 0.01,
+		  .hi = 1, .pct = 1 },
+		{ "lat-tolerance", 0, K_NUM, .num = &s->lat_tolerance, .lo = 1,
+		  .hi = 1000 },
+		{ "coll-tolerance", 0, K_NUM, .num = &s->coll_tolerance,
+		  .lo = 0, .hi = 1, .pct = 1 },
+		{ "expect-bw", 0, K_RATE, .num = &s->expect_bw_gbps },
+		{ "expect-lat", 0, K_NUM, .num = &s->expect_lat_us, .lo = 0.001,
+		  .hi = 1e7 },
+		{ "expect", 0, CB_OPT_STR, .str = &o->expect_file },
+		{ "bw-bytes", 0, K_SIZE, .u64 = &s->bw_bytes, .lo = 8,
+		  .hi = 256u << 20, .range = "8..256M" },
+		{ "lat-iters", 0, K_INT, .i = &s->lat_iters, .lo = 2,
+		  .hi = 1e6 },
+		{ "coll-bytes", 0, K_SIZE, .u64 = &s->coll_bytes, .lo = 1024,
+		  .hi = 4ull << 30, .range = "1K..4G" },
+		{ "pair-timeout", 0, K_NUM, .num = &s->pair_timeout_s,
+		  .lo = 0.1, .hi = 3600 },
+		{ "timeout", 0, K_NUM, .num = &o->timeout_s, .lo = 0.1,
+		  .hi = 86400 },
+		{ "tcp-if", .id = O_TCP_IF },
+		{ "format", .id = O_FORMAT },
+		{ "stages", .id = O_STAGES },
+		{ "baseline", 0, CB_OPT_STR, .str = &o->baseline_file },
+		{ "baseline-tolerance", 0, K_NUM, .num = &s->baseline_tolerance,
+		  .lo = 0, .hi = 0.99, .pct = 1 },
+		{ "window", 0, K_DUR, .num = &s->window_s },
+		{ "output", .id = 'O' },
+		{ "verbose", .id = 'v', .kind = CB_OPT_BARE },
+		{ "help", .id = 'h', .kind = CB_OPT_BARE },
+	};
+
+	_Static_assert(sizeof(rows) / sizeof(rows[0]) <= MAX_ROWS,
+	               "MAX_ROWS holds every row");
+	*n = (int)(sizeof(rows) / sizeof(rows[0]));
+	memcpy(t, rows, sizeof(rows));
 }
 
 cb_status_t cb_acc_parse(int argc, char **argv, struct cb_acc_opts *o)
 {
 	cb_status_t st = CB_OK;
-	int c, fmt = CB_ACC_OUT_TABLE;
+	int c, n, fmt = CB_ACC_OUT_TABLE;
+	struct cb_optrow rows[MAX_ROWS];
+	struct option lo[MAX_ROWS + 1];
 
 	*o = (struct cb_acc_opts){
 		.transport = "auto",
@@ -364,12 +328,15 @@ cb_status_t cb_acc_parse(int argc, char **argv, struct cb_acc_opts *o)
 		.argv = argv,
 		.stages = (1u << CB_ACC_NSTAGES) - 1,
 	};
-	optind = 1;
-	opterr = 0;
-	while (!st &&
-	       (c = getopt_long(argc, argv, "+:O:vh", longopts, NULL)) != -1) {
-		st = one(c, argv, o, &fmt);
+	rows_of(o, rows, &n);
+	cb_opt_table(rows, n, O_ROW, lo);
+	while (!st && (c = getopt_long(argc, argv, "+:O:vh", lo, NULL)) != -1) {
+		const struct cb_optrow *r = cb_opt_row(rows, n, O_ROW, c);
+		st = r && r->kind > CB_OPT_BARE
+		             ? cb_opt_value(r, optarg, value, o)
+		             : one(c, argv, o, &fmt);
 	}
+	o->set.bw_bytes &= ~(uint64_t)7; /* whole 8-byte words */
 	if (!st && optind < argc)
 		st = cb_fail(CB_ERR_USAGE, "unexpected argument '%s'",
 		             argv[optind]);

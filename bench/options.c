@@ -75,36 +75,23 @@ static cb_status_t add_output(struct cb_opts *o, const char *path)
 	return CB_OK;
 }
 
+/* The options code below takes (a row's id), past the short letters. */
 enum {
-	OPT_COLL = 256,
-	OPT_ALGO,
-	OPT_NP,
-	OPT_TRANSPORT,
+	OPT_TRANSPORT = 256,
 	OPT_RENDEZVOUS,
 	OPT_TCP_IF,
-	OPT_TCP_STREAMS,
-	OPT_GID_INDEX,
-	OPT_IB_SL,
 	OPT_VERBS_CM,
 	OPT_VERBS_EAGER,
 	OPT_FORMAT,
 	OPT_CHUNK,
 	OPT_VERSION,
-	OPT_PS_SERVERS,
-	OPT_ALPHA,
-	OPT_BETA,
 	OPT_RANKS,
 	OPT_NODES,
-	OPT_SCALING_SIZE,
-	OPT_SCHEDULE_LOG,
 	OPT_TOPO, /* --bind, --nic, --gpu, --topo-xml: checked by topo/ */
 	OPT_PLOT,
 	OPT_MEM,
 	OPT_STRAGGLER,
-	OPT_TUNING,
-	OPT_ROUNDS,
-	OPT_TOUCH,
-	OPT_REPORT_GBITS,
+	OPT_ROW, /* rows[i] without an id: getopt_long gives OPT_ROW + i */
 };
 
 /* The short options; nccl-tests' letters mean what they mean there
@@ -112,61 +99,9 @@ enum {
  * docs/options.md lists every one, with the ones kept from perftest. */
 #define SHORTOPTS "+:b:e:f:i:w:n:c:d:o:O:r:vhT:a:z:N:S:J:D:"
 
-static const struct option longopts[] = {
-	{ "minbytes", required_argument, NULL, 'b' },
-	{ "maxbytes", required_argument, NULL, 'e' },
-	{ "stepfactor", required_argument, NULL, 'f' },
-	{ "stepbytes", required_argument, NULL, 'i' },
-	{ "warmup_iters", required_argument, NULL, 'w' },
-	{ "iters", required_argument, NULL, 'n' },
-	{ "check", required_argument, NULL, 'c' },
-	{ "datatype", required_argument, NULL, 'd' },
-	{ "op", required_argument, NULL, 'o' },
-	{ "output", required_argument, NULL, 'O' },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "average", required_argument, NULL, 'a' },
-	{ "blocking", required_argument, NULL, 'z' },
-	{ "run_cycles", required_argument, NULL, 'N' },
-	{ "report_timestamps", required_argument, NULL, 'S' },
-	{ "output_file", required_argument, NULL, 'J' },
-	{ "duration", required_argument, NULL, 'D' },
-	{ "report_gbits", no_argument, NULL, OPT_REPORT_GBITS },
-	{ "coll", required_argument, NULL, OPT_COLL },
-	{ "algo", required_argument, NULL, OPT_ALGO },
-	{ "np", required_argument, NULL, OPT_NP },
-	{ "transport", required_argument, NULL, OPT_TRANSPORT },
-	{ "rendezvous", required_argument, NULL, OPT_RENDEZVOUS },
-	{ "tcp-if", required_argument, NULL, OPT_TCP_IF },
-	{ "tcp-streams", required_argument, NULL, OPT_TCP_STREAMS },
-	{ "gid-index", required_argument, NULL, OPT_GID_INDEX },
-	{ "ib-sl", required_argument, NULL, OPT_IB_SL },
-	{ "verbs-cm", required_argument, NULL, OPT_VERBS_CM },
-	{ "verbs-eager-bytes", required_argument, NULL, OPT_VERBS_EAGER },
-	{ "timeout", required_argument, NULL, 'T' },
-	{ "format", required_argument, NULL, OPT_FORMAT },
-	{ "chunk-bytes", required_argument, NULL, OPT_CHUNK },
-	{ "version", no_argument, NULL, OPT_VERSION },
-	{ "root", required_argument, NULL, 'r' },
-	{ "ps-servers", required_argument, NULL, OPT_PS_SERVERS },
-	{ "alpha-us", required_argument, NULL, OPT_ALPHA },
-	{ "beta-gbps", required_argument, NULL, OPT_BETA },
-	{ "ranks", required_argument, NULL, OPT_RANKS },
-	{ "nodes", required_argument, NULL, OPT_NODES },
-	{ "scaling-size", required_argument, NULL, OPT_SCALING_SIZE },
-	{ "schedule-log", required_argument, NULL, OPT_SCHEDULE_LOG },
-	{ "bind", required_argument, NULL, OPT_TOPO },
-	{ "nic", required_argument, NULL, OPT_TOPO },
-	{ "gpu", required_argument, NULL, OPT_TOPO },
-	{ "topo-xml", required_argument, NULL, OPT_TOPO },
-	{ "plot", required_argument, NULL, OPT_PLOT },
-	{ "mem", required_argument, NULL, OPT_MEM },
-	{ "straggler", required_argument, NULL, OPT_STRAGGLER },
-	{ "tuning", required_argument, NULL, OPT_TUNING },
-	{ "rounds", required_argument, NULL, OPT_ROUNDS },
-	{ "touch", no_argument, NULL, OPT_TOUCH },
-	{ NULL, 0, NULL, 0 },
-};
+/* The plain options' own kinds (the rest: bench/options.h). */
+enum { K_INT = CB_OPT_OWN, K_NUM, K_SIZE, K_VIEW };
+#define MAX_ROWS 64
 
 static cb_status_t check_transport(const char *t)
 {
@@ -214,20 +149,107 @@ static cb_status_t add_json(struct cb_opts *o, const char *path)
 	return CB_OK;
 }
 
+/* Every option, with where a plain value goes in @o (or @ps); *@n: how
+ * many. */
+static void rows_of(struct cb_opts *o, struct cb_opts_given *ps,
+                    struct cb_optrow *t, int *n)
+{
+	const struct cb_optrow rows[] = {
+		{ "minbytes", 'b', K_SIZE, .bytes = &o->min_bytes,
+		  .given = &ps->bset },
+		{ "maxbytes", 'e', K_SIZE, .bytes = &o->max_bytes,
+		  .given = &ps->eset },
+		{ "stepfactor", .id = 'f' },
+		{ "stepbytes", .id = 'i' },
+		{ "warmup_iters", 'w', K_INT, .i = &o->warmup, .hi = 1000000 },
+		{ "iters", 'n', K_INT, .i = &o->iters, .lo = 1, .hi = 100000000,
+		  .given = &o->iters_set },
+		{ "check", 'c', K_INT, .i = &o->check, .hi = 1 },
+		{ "datatype", 'd', CB_OPT_STR, .str = &ps->dl },
+		{ "op", 'o', CB_OPT_STR, .str = &ps->ol },
+		{ "output", .id = 'O' },
+		{ "verbose", .id = 'v', .kind = CB_OPT_BARE },
+		{ "help", .id = 'h', .kind = CB_OPT_BARE },
+		{ "average", 'a', K_INT, .i = &o->average, .hi = 3 },
+		{ "blocking", .id = 'z' },
+		{ "run_cycles", 'N', K_INT, .i = &o->cycles, .hi = 1000000000,
+		  .given = &ps->cycles_set },
+		{ "report_timestamps", 'S', K_INT, .i = &o->timestamps,
+		  .hi = 1 },
+		{ "output_file", .id = 'J' },
+		/* perftest's -D: each point times calls for this long */
+		{ "duration", 'D', K_NUM, .num = &o->duration_s, .lo = 0.001,
+		  .hi = 86400, .what = "-D/--duration" },
+		{ "report_gbits", 0, CB_OPT_FLAG, .i = &o->report_gbits },
+		{ "coll", 0, CB_OPT_STR, .str = &ps->cl },
+		{ "algo", 0, CB_OPT_STR, .str = &o->algo },
+		{ "np", 0, K_INT, .i = &o->np, .lo = 1,
+		  .hi = CB_MAX_LOCAL_RANKS, .given = &o->np_set },
+		{ "transport", .id = OPT_TRANSPORT },
+		{ "rendezvous", .id = OPT_RENDEZVOUS },
+		{ "tcp-if", .id = OPT_TCP_IF },
+		{ "tcp-streams", 0, K_VIEW, .lo = 1, .hi = 8 },
+		{ "gid-index", 0, K_VIEW, .hi = 255 },
+		{ "ib-sl", 0, K_VIEW, .hi = 15 },
+		{ "verbs-cm", .id = OPT_VERBS_CM },
+		{ "verbs-eager-bytes", .id = OPT_VERBS_EAGER },
+		{ "timeout", 'T', K_NUM, .num = &o->timeout_s, .lo = 0.1,
+		  .hi = 86400, .what = "--timeout" },
+		{ "format", .id = OPT_FORMAT },
+		{ "chunk-bytes", .id = OPT_CHUNK },
+		{ "version", .id = OPT_VERSION, .kind = CB_OPT_BARE },
+		{ "root", 'r', K_INT, .i = &o->root, .hi = 1 << 24,
+		  .what = "--root" },
+		{ "ps-servers", 0, K_INT, .i = &o->ps_servers, .hi = 1 << 24 },
+		{ "alpha-us", 0, K_NUM, .num = &o->alpha_us, .lo = 1e-6,
+		  .hi = 1e7 },
+		{ "beta-gbps", 0, K_NUM, .num = &o->beta_gbps, .lo = 1e-6,
+		  .hi = 1e6 },
+		{ "ranks", .id = OPT_RANKS },
+		{ "nodes", .id = OPT_NODES },
+		{ "scaling-size", 0, K_SIZE, .bytes = &o->scaling_bytes },
+		{ "schedule-log", 0, CB_OPT_STR, .str = &o->schedule_log },
+		{ "bind", .id = OPT_TOPO },
+		{ "nic", .id = OPT_TOPO },
+		{ "gpu", .id = OPT_TOPO },
+		{ "topo-xml", .id = OPT_TOPO },
+		{ "plot", .id = OPT_PLOT },
+		{ "mem", .id = OPT_MEM },
+		{ "straggler", .id = OPT_STRAGGLER },
+		{ "tuning", 0, CB_OPT_STR, .str = &o->tuning },
+		{ "rounds", 0, K_INT, .i = &o->rounds, .lo = 1, .hi = 1000 },
+		{ "touch", 0, CB_OPT_FLAG, .i = &o->touch },
+	};
+
+	_Static_assert(sizeof(rows) / sizeof(rows[0]) <= MAX_ROWS,
+	               "MAX_ROWS holds every row");
+	*n = (int)(sizeof(rows) / sizeof(rows[0]));
+	memcpy(t, rows, sizeof(rows));
+}
+
+/* The plain options' own kinds: @r's value (@arg; the option: @what). */
+static cb_status_t value(const struct cb_optrow *r, const char *what,
+                         const char *arg, void *o)
+{
+	switch (r->kind) {
+	case K_INT:
+		return parse_int(arg, what, (long)r->lo, (long)r->hi, r->i);
+	case K_NUM:
+		return parse_double(arg, what, r->lo, r->hi, r->num);
+	case K_SIZE:
+		return cb_parse_size(arg, what, r->bytes);
+	case K_VIEW:
+		return view_int(o, r->name, arg, (long)r->lo, (long)r->hi);
+	}
+	return CB_OK;
+}
+
 /* Sizes, iterations, what is measured and how it is reported: 1 if @c is
  * one of them (*@st its verdict), else 0. */
 static int opt_measure(int c, const char *arg, struct cb_opts *o,
-                       struct cb_opts_given *ps, cb_status_t *st)
+                       cb_status_t *st)
 {
 	switch (c) {
-	case 'b':
-		*st = cb_parse_size(arg, "-b", &o->min_bytes);
-		ps->bset = 1;
-		return 1;
-	case 'e':
-		*st = cb_parse_size(arg, "-e", &o->max_bytes);
-		ps->eset = 1;
-		return 1;
 	case 'f':
 		*st = parse_double(arg, "-f", 1.0001, 1024, &o->factor);
 		o->step_bytes = 0;
@@ -237,29 +259,6 @@ static int opt_measure(int c, const char *arg, struct cb_opts *o,
 		if (!*st && o->step_bytes == 0)
 			*st = cb_fail(CB_ERR_USAGE, "-i must be above 0");
 		return 1;
-	case 'w':
-		*st = parse_int(arg, "-w", 0, 1000000, &o->warmup);
-		return 1;
-	case 'n':
-		*st = parse_int(arg, "-n", 1, 100000000, &o->iters);
-		o->iters_set = 1;
-		return 1;
-	case 'c':
-		*st = parse_int(arg, "-c", 0, 1, &o->check);
-		return 1;
-	case 'd':
-		ps->dl = arg;
-		return 1;
-	case 'o':
-		ps->ol = arg;
-		return 1;
-	case 'a':
-		*st = parse_int(arg, "-a", 0, 3, &o->average);
-		return 1;
-	case 'N':
-		*st = parse_int(arg, "-N", 0, 1000000000, &o->cycles);
-		ps->cycles_set = 1;
-		return 1;
 	case 'z':
 		*st = cb_fail(CB_ERR_USAGE,
 		              "-z %s: collbench's calls are always blocking "
@@ -267,23 +266,6 @@ static int opt_measure(int c, const char *arg, struct cb_opts *o,
 		              "is no other mode (perftest's -z is --verbs-cm "
 		              "rdma_cm)",
 		              arg);
-		return 1;
-	case 'D':
-		/* perftest's -D: each point times calls for this long */
-		*st = parse_double(arg, "-D/--duration", 0.001, 86400,
-		                   &o->duration_s);
-		return 1;
-	case OPT_REPORT_GBITS:
-		o->report_gbits = 1;
-		return 1;
-	case 'S':
-		*st = parse_int(arg, "-S", 0, 1, &o->timestamps);
-		return 1;
-	case OPT_ROUNDS:
-		*st = parse_int(arg, "--rounds", 1, 1000, &o->rounds);
-		return 1;
-	case OPT_TOUCH:
-		o->touch = 1;
 		return 1;
 	}
 	return 0;
@@ -309,30 +291,9 @@ static cb_status_t parse_straggler(const char *arg, struct cb_opts *o)
 }
 
 /* Collectives, algorithms and the model. */
-static int opt_coll(int c, const char *arg, struct cb_opts *o,
-                    struct cb_opts_given *ps, cb_status_t *st)
+static int opt_coll(int c, const char *arg, struct cb_opts *o, cb_status_t *st)
 {
 	switch (c) {
-	case OPT_COLL:
-		ps->cl = arg;
-		return 1;
-	case OPT_ALGO:
-		o->algo = arg;
-		return 1;
-	case 'r':
-		*st = parse_int(arg, "--root", 0, 1 << 24, &o->root);
-		return 1;
-	case OPT_PS_SERVERS:
-		*st = parse_int(arg, "--ps-servers", 0, 1 << 24,
-		                &o->ps_servers);
-		return 1;
-	case OPT_ALPHA:
-		*st = parse_double(arg, "--alpha-us", 1e-6, 1e7, &o->alpha_us);
-		return 1;
-	case OPT_BETA:
-		*st = parse_double(arg, "--beta-gbps", 1e-6, 1e6,
-		                   &o->beta_gbps);
-		return 1;
 	case OPT_RANKS:
 	case OPT_NODES: {
 		int tmp[CB_MAX_COUNTS], n;
@@ -342,17 +303,11 @@ static int opt_coll(int c, const char *arg, struct cb_opts *o,
 		*(c == OPT_RANKS ? &o->ranks : &o->nodes) = arg;
 		return 1;
 	}
-	case OPT_SCALING_SIZE:
-		*st = cb_parse_size(arg, "--scaling-size", &o->scaling_bytes);
-		return 1;
 	case OPT_CHUNK:
 		*st = cb_parse_size(arg, "--chunk-bytes", &o->chunk_bytes);
 		if (!*st && o->chunk_bytes < 8)
 			*st = cb_fail(CB_ERR_USAGE,
 			              "--chunk-bytes must be at least 8");
-		return 1;
-	case OPT_TUNING:
-		o->tuning = arg;
 		return 1;
 	case OPT_STRAGGLER:
 		*st = parse_straggler(arg, o);
@@ -368,10 +323,6 @@ static int opt_transport(int c, const char *arg, struct cb_opts *o,
 	char h[256], p[16];
 
 	switch (c) {
-	case OPT_NP:
-		*st = parse_int(arg, "--np", 1, CB_MAX_LOCAL_RANKS, &o->np);
-		o->np_set = 1;
-		return 1;
 	case OPT_TRANSPORT:
 		o->transport = arg;
 		*st = check_transport(arg);
@@ -387,20 +338,8 @@ static int opt_transport(int c, const char *arg, struct cb_opts *o,
 		o->rendezvous = arg;
 		*st = cb_boot_parse_hostport(arg, h, sizeof(h), p, sizeof(p));
 		return 1;
-	case 'T':
-		*st = parse_double(arg, "--timeout", 0.1, 86400, &o->timeout_s);
-		return 1;
 	case OPT_TCP_IF:
 		*st = cb_optset_put(&o->tp, "tcp-if", arg);
-		return 1;
-	case OPT_TCP_STREAMS:
-		*st = view_int(o, "tcp-streams", arg, 1, 8);
-		return 1;
-	case OPT_GID_INDEX:
-		*st = view_int(o, "gid-index", arg, 0, 255);
-		return 1;
-	case OPT_IB_SL:
-		*st = view_int(o, "ib-sl", arg, 0, 15);
 		return 1;
 	case OPT_VERBS_CM:
 		if (strcmp(arg, "oob") && strcmp(arg, "rdma_cm"))
@@ -449,9 +388,6 @@ static int opt_output(int c, const char *arg, struct cb_opts *o,
 		return 1;
 	case 'v':
 		o->verbose++;
-		return 1;
-	case OPT_SCHEDULE_LOG:
-		o->schedule_log = arg;
 		return 1;
 	case OPT_FORMAT:
 		if (!strcmp(arg, "table"))
@@ -539,30 +475,29 @@ cb_status_t cb_opts_parse(int argc, char **argv, struct cb_opts *o)
 	struct cb_opts_given ps = { "float32", "sum", "allreduce", 0,
 		                    0,         0,     0,           NULL };
 	cb_status_t st = CB_OK;
-	int c, li = 0;
+	int c, n, li = 0;
+	struct cb_optrow rows[MAX_ROWS];
+	struct option lo[MAX_ROWS + 1];
 
 	defaults(o);
 	if (command(&argc, &argv, o))
 		return CB_OK;
-	/* 0, not 1: glibc then forgets a cluster (-vb8) left half-read by
-	 * an earlier parse, which pointed into that parse's arguments. */
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, SHORTOPTS, longopts, &li)) != -1) {
-		ps.name = longopts[li].name;
+	rows_of(o, &ps, rows, &n);
+	cb_opt_table(rows, n, OPT_ROW, lo);
+	while ((c = getopt_long(argc, argv, SHORTOPTS, lo, &li)) != -1) {
+		const struct cb_optrow *r = cb_opt_row(rows, n, OPT_ROW, c);
+		ps.name = lo[li].name;
 		if (c == 'h' || c == OPT_VERSION) {
 			o->cmd = c == 'h' ? CB_CMD_HELP : CB_CMD_VERSION;
 			return CB_OK;
 		}
-		if (c == ':')
-			st = cb_fail(CB_ERR_USAGE, "option %s needs a value",
-			             argv[optind - 1]);
-		else if (!opt_measure(c, optarg, o, &ps, &st) &&
-		         !opt_coll(c, optarg, o, &ps, &st) &&
-		         !opt_transport(c, optarg, o, &ps, &st) &&
-		         !opt_output(c, optarg, o, &st))
-			st = cb_fail(CB_ERR_USAGE, "unknown option '%s'",
-			             argv[optind - 1]);
+		if (r && r->kind > CB_OPT_BARE)
+			st = cb_opt_value(r, optarg, value, o);
+		else if (c == ':' || (!opt_measure(c, optarg, o, &st) &&
+		                      !opt_coll(c, optarg, o, &st) &&
+		                      !opt_transport(c, optarg, o, &ps, &st) &&
+		                      !opt_output(c, optarg, o, &st)))
+			st = cb_opt_refuse(c, argv, "option ");
 		if (st)
 			return st;
 	}

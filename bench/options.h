@@ -109,6 +109,52 @@ cb_status_t cb_parse_counts(const char *s, const char *what, int max, int *out,
  * anything else, negative numbers and overflow included. */
 cb_status_t cb_parse_size(const char *s, const char *what, size_t *bytes);
 
+/* A command's options as one table (bench/options.c, acceptance/opts.c,
+ * cli/topo_cmd.c): a row names an option and says how its value is
+ * taken: by the command's code (CB_OPT_CODE, CB_OPT_BARE without a value:
+ * getopt_long gives the row's id, a short letter or the command's own),
+ * or by its kind into its place.  The kinds every command shares are
+ * these; a command's own (its numbers, with their messages) follow
+ * CB_OPT_OWN. */
+enum { CB_OPT_CODE, CB_OPT_BARE, CB_OPT_FLAG, CB_OPT_STR, CB_OPT_OWN };
+
+struct cb_optrow {
+	const char *name; /* the long option, without "--" */
+	int id;           /* the short letter or the command's id; 0 none */
+	int kind;
+	int *i;            /* CB_OPT_FLAG: set to 1; or a whole number */
+	double *num;       /* a number */
+	size_t *bytes;     /* a size */
+	uint64_t *u64;     /* a size, kept as 64 bits */
+	const char **str;  /* CB_OPT_STR: the value as given */
+	double lo, hi;     /* the value's range */
+	int pct;           /* "90%" is 0.9 */
+	const char *range; /* the range as the message says it */
+	int *given;        /* set to 1 when the option is given */
+	const char *what;  /* its messages' name, where not "-x" or "--name" */
+};
+
+struct option;
+/* getopt_long's table for @rows (@n of them; @lo holds @n + 1): a row's
+ * value is its id, else @base + its index.  And getopt set to start over
+ * at optind 0: glibc then forgets a cluster ("-vb8") an earlier parse left
+ * half-read, which pointed into that parse's arguments. */
+void cb_opt_table(const struct cb_optrow *rows, int n, int base,
+                  struct option *lo);
+/* The row getopt_long's @c stands for, or NULL. */
+const struct cb_optrow *cb_opt_row(const struct cb_optrow *rows, int n,
+                                   int base, int c);
+/* @r's value (@arg) into its place: the shared kinds here, a command's
+ * own kinds by @own, given the option as its messages name it. */
+typedef cb_status_t (*cb_opt_own_fn)(const struct cb_optrow *r,
+                                     const char *what, const char *arg,
+                                     void *ctx);
+cb_status_t cb_opt_value(const struct cb_optrow *r, const char *arg,
+                         cb_opt_own_fn own, void *ctx);
+/* getopt_long's ':' (@argv's last word wants a value: "@needs%s needs a
+ * value") or anything else ("unknown option '%s'"), as one line. */
+cb_status_t cb_opt_refuse(int c, char **argv, const char *needs);
+
 /* Fill @o from the command line.  CB_ERR_USAGE with a recorded one-line
  * reason on bad input.  The options are docs/options.md's, the man
  * page's and --help's (tests/integration/options_doc.sh holds them

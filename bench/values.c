@@ -2,12 +2,14 @@
 /*
  * bench/values.c - the values options take that other commands share:
  * sizes with K/M/G/T suffixes and lists or ranges of counts (--ranks,
- * --nodes).  Bad input gets one usage line (cb_fail), never a guess.
+ * --nodes), and the table of a command's options (bench/options.h).  Bad
+ * input gets one usage line (cb_fail), never a guess.
  */
 #include "bench/options.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -154,4 +156,61 @@ bad:
 	               "%s '%s' is not a list of counts (e.g. 2,4,8 or "
 	               "2:max:x2 or 1:8:+1)",
 	               what, s);
+}
+
+void cb_opt_table(const struct cb_optrow *rows, int n, int base,
+                  struct option *lo)
+{
+	for (int i = 0; i < n; i++) {
+		int bare = rows[i].kind == CB_OPT_BARE ||
+		           rows[i].kind == CB_OPT_FLAG;
+		lo[i] = (struct option){ rows[i].name,
+			                 bare ? no_argument : required_argument,
+			                 NULL,
+			                 rows[i].id ? rows[i].id : base + i };
+	}
+	lo[n] = (struct option){ 0 };
+	optind = 0;
+	opterr = 0;
+}
+
+const struct cb_optrow *cb_opt_row(const struct cb_optrow *rows, int n,
+                                   int base, int c)
+{
+	if (c >= base && c < base + n && !rows[c - base].id)
+		return &rows[c - base];
+	for (int i = 0; i < n; i++)
+		if (rows[i].id == c)
+			return &rows[i];
+	return NULL;
+}
+
+cb_status_t cb_opt_value(const struct cb_optrow *r, const char *arg,
+                         cb_opt_own_fn own, void *ctx)
+{
+	char what[48];
+
+	if (r->what)
+		snprintf(what, sizeof(what), "%s", r->what);
+	else if (r->id > 0 && r->id < 128)
+		snprintf(what, sizeof(what), "-%c", r->id);
+	else
+		snprintf(what, sizeof(what), "--%s", r->name);
+	if (r->given)
+		*r->given = 1;
+	if (r->kind == CB_OPT_FLAG)
+		*r->i = 1;
+	else if (r->kind == CB_OPT_STR)
+		*r->str = arg;
+	else if (r->kind >= CB_OPT_OWN)
+		return own(r, what, arg, ctx);
+	return CB_OK;
+}
+
+cb_status_t cb_opt_refuse(int c, char **argv, const char *needs)
+{
+	if (c == ':')
+		return cb_fail(CB_ERR_USAGE, "%s%s needs a value", needs,
+		               argv[optind - 1]);
+	return cb_fail(CB_ERR_USAGE, "unknown option '%s'", argv[optind - 1]);
 }

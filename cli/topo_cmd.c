@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "bench/cli.h"
+#include "bench/options.h"
 #include "cli/topo_cmd.h"
 #include "bench/place.h"
 #include "core/bootstrap.h"
@@ -55,35 +56,11 @@ static void usage(void)
 	       "hwloc in this build.\n");
 }
 
-enum {
-	O_FORMAT = 256,
-	O_TOPO_XML,
-	O_SYNTHETIC,
-	O_XML,
-	O_NP,
-	O_BIND,
-	O_NIC,
-	O_GPU,
-	O_ALL,
-	O_RDV,
-	O_TIMEOUT,
-};
-
-static const struct option longopts[] = {
-	{ "format", required_argument, NULL, O_FORMAT },
-	{ "topo-xml", required_argument, NULL, O_TOPO_XML },
-	{ "synthetic", required_argument, NULL, O_SYNTHETIC },
-	{ "xml", required_argument, NULL, O_XML },
-	{ "np", required_argument, NULL, O_NP },
-	{ "bind", required_argument, NULL, O_BIND },
-	{ "nic", required_argument, NULL, O_NIC },
-	{ "gpu", required_argument, NULL, O_GPU },
-	{ "all", no_argument, NULL, O_ALL },
-	{ "rendezvous", required_argument, NULL, O_RDV },
-	{ "timeout", required_argument, NULL, O_TIMEOUT },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
-};
+/* The options: a row of the table (bench/options.h) each; --format and
+ * --bind are the code's, the rest go into their places by their kinds. */
+enum { K_NUM = CB_OPT_OWN, K_WHOLE, K_GPU };
+enum { O_FORMAT = 256, O_BIND, O_ROW };
+#define MAX_ROWS 16
 
 static cb_status_t parse_num(const char *s, const char *what, double lo,
                              double hi, double *out)
@@ -112,25 +89,68 @@ static cb_status_t parse_int(const char *s, const char *what, int lo, int hi,
 	return st;
 }
 
+/* topo's own kinds: @r's value (@arg; the option: @what). */
+static cb_status_t value(const struct cb_optrow *r, const char *what,
+                         const char *arg, void *ctx)
+{
+	(void)ctx;
+	if (r->kind == K_NUM)
+		return parse_num(arg, what, r->lo, r->hi, r->num);
+	return parse_int(arg, what, (int)r->lo, (int)r->hi,
+	                 r->kind == K_GPU ? "a GPU index" : "a whole number",
+	                 r->i);
+}
+
+/* Every option, with where its value goes in @o; *@n: how many. */
+static void rows_of(struct topo_opts *o, struct cb_optrow *t, int *n)
+{
+	/* --np, --bind, --nic and --gpu ask for the binding plan */
+	const struct cb_optrow rows[] = {
+		{ "format", .id = O_FORMAT },
+		{ "topo-xml", 0, CB_OPT_STR, .str = &o->topo_xml },
+		{ "synthetic", 0, CB_OPT_STR, .str = &o->synthetic },
+		{ "xml", 0, CB_OPT_STR, .str = &o->xml_out },
+		{ "np", 0, K_WHOLE, .i = &o->np, .lo = 1, .hi = 256,
+		  .given = &o->np_set },
+		{ "bind", .id = O_BIND },
+		{ "nic", 0, CB_OPT_STR, .str = &o->nic, .given = &o->plan },
+		{ "gpu", 0, K_GPU, .i = &o->gpu, .hi = 1023,
+		  .given = &o->plan },
+		{ "all", 0, CB_OPT_FLAG, .i = &o->all },
+		{ "rendezvous", 0, CB_OPT_STR, .str = &o->rendezvous },
+		{ "timeout", 0, K_NUM, .num = &o->timeout_s, .lo = 0.1,
+		  .hi = 86400 },
+		{ "help", .id = 'h', .kind = CB_OPT_BARE },
+	};
+
+	_Static_assert(sizeof(rows) / sizeof(rows[0]) <= MAX_ROWS,
+	               "MAX_ROWS holds every row");
+	*n = (int)(sizeof(rows) / sizeof(rows[0]));
+	memcpy(t, rows, sizeof(rows));
+}
+
 /* 1: help shown; 0: parsed; -1: usage error (recorded). */
 static int parse(int argc, char **argv, struct topo_opts *o)
 {
 	cb_status_t st = CB_OK;
-	int c;
+	int c, n;
+	struct cb_optrow rows[MAX_ROWS];
+	struct option lo[MAX_ROWS + 1];
 
 	*o = (struct topo_opts){
 		.np = 1, .gpu = -1, .mode = CB_TOPO_BIND_AUTO, .timeout_s = 30
 	};
-	/* 0, not 1: glibc then forgets a cluster (-vb8) left half-read by
-	 * an earlier parse, which pointed into that parse's arguments. */
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
+	rows_of(o, rows, &n);
+	cb_opt_table(rows, n, O_ROW, lo);
+	while ((c = getopt_long(argc, argv, "+:h", lo, NULL)) != -1) {
+		const struct cb_optrow *r = cb_opt_row(rows, n, O_ROW, c);
+		if (c == 'h') {
 			usage();
 			return 1;
-		case O_FORMAT:
+		}
+		if (r && r->kind > CB_OPT_BARE)
+			st = cb_opt_value(r, optarg, value, NULL);
+		else if (c == O_FORMAT) {
 			if (!strcmp(optarg, "json") || !strcmp(optarg, "table"))
 				o->json = !strcmp(optarg, "json");
 			else
@@ -138,56 +158,15 @@ static int parse(int argc, char **argv, struct topo_opts *o)
 				        CB_ERR_USAGE,
 				        "unknown format '%s' (table or json)",
 				        optarg);
-			break;
-		case O_TOPO_XML:
-			o->topo_xml = optarg;
-			break;
-		case O_SYNTHETIC:
-			o->synthetic = optarg;
-			break;
-		case O_XML:
-			o->xml_out = optarg;
-			break;
-		case O_NP:
-			st = parse_int(optarg, "--np", 1, 256, "a whole number",
-			               &o->np);
-			o->np_set = o->plan = 1;
-			break;
-		case O_BIND:
+		} else if (c == O_BIND) {
 			st = cb_topo_bind_parse(optarg, "--bind", &o->mode);
 			o->plan = 1;
-			break;
-		case O_NIC:
-			o->nic = optarg;
-			o->plan = 1;
-			break;
-		case O_GPU:
-			st = parse_int(optarg, "--gpu", 0, 1023, "a GPU index",
-			               &o->gpu);
-			o->plan = 1;
-			break;
-		case O_ALL:
-			o->all = 1;
-			break;
-		case O_RDV:
-			o->rendezvous = optarg;
-			break;
-		case O_TIMEOUT:
-			st = parse_num(optarg, "--timeout", 0.1, 86400,
-			               &o->timeout_s);
-			break;
-		case ':':
-			st = cb_fail(CB_ERR_USAGE, "option %s needs a value",
-			             argv[optind - 1]);
-			break;
-		default:
-			st = cb_fail(CB_ERR_USAGE, "unknown option '%s'",
-			             argv[optind - 1]);
-			break;
-		}
+		} else
+			st = cb_opt_refuse(c, argv, "option ");
 		if (st)
 			return -1;
 	}
+	o->plan |= o->np_set;
 	if (optind < argc) {
 		cb_fail(CB_ERR_USAGE, "unexpected argument '%s'", argv[optind]);
 		return -1;

@@ -13,8 +13,8 @@
  *
  * A pure data structure over memory both processes map: no system call,
  * nothing of the core, no state beyond struct lring.  Each transport keeps
- * its slot size and count and what its other slot kinds mean; its slot type
- * starts with struct lring_hdr, its data right behind.  Header only: every
+ * its slot size and count; a slot is a struct lring_hdr, its data right
+ * behind; the other slot kinds are transports/lpeer.h's.  Header only: every
  * call is on the message path (each transport links apart, so a shared .c
  * would be compiled twice anyway).
  */
@@ -43,6 +43,7 @@ struct lring_hdr {
 	uint32_t kind;
 	uint32_t frag_bytes; /* bytes of data in this slot */
 };
+_Static_assert(sizeof(struct lring_hdr) == 40, "a slot's head: 40 bytes");
 
 /* One endpoint's two rings: the one it writes (in the peer's segment), the
  * one it reads (in its own). */

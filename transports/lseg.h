@@ -90,8 +90,8 @@ static inline int lseg_local_index(const struct cb_tp_host *h, int *index)
 	return n;
 }
 
-/* The head of a segment of slot rings (shm's struct shm_seg, gpu's
- * struct gpu_seg: its channels follow). */
+/* The head of a segment of slot rings (transports/lpeer.h's struct
+ * lp_seg: its channels follow). */
 struct lseg_head {
 	uint64_t magic, job_id;
 	int32_t owner, nchan; /* its rank; the channels: one per local rank */

@@ -56,8 +56,6 @@
 #include "transports/lseg.h"
 #include "transports/shm.h"
 
-/* A memfd of @bytes, reserved (a full tmpfs fails here, with a line, not
- * later with a SIGBUS) and mapped. */
 static cb_status_t shm_parse_opts(const struct cb_tp_host *h,
                                   struct cb_tp_ctx *ctx)
 {
@@ -96,37 +94,23 @@ static cb_status_t shm_open_ctx(const struct cb_tp_host *h,
 {
 	struct cb_tp_ctx *ctx = calloc(1, sizeof(*ctx));
 	cb_status_t st;
-	int n = 0;
-	void *seg;
 
 	if (!ctx)
 		return h->fail(h, CB_ERR_NOMEM, "shm: out of memory");
 	ctx->host = h;
-	ctx->seg_fd = -1;
 	ctx->next_region_id = 1;
-	if ((st = shm_parse_opts(h, ctx)))
+	if ((st = lp_open(&ctx->lp, h, "shm", SHM_MAGIC, SHM_SLOT_BYTES,
+	                  SHM_SLOTS, &ctx->stats)) ||
+	    (st = shm_parse_opts(h, ctx)))
 		goto fail;
-	ctx->local_index = calloc((size_t)h->world, sizeof(int));
-	ctx->eps = calloc((size_t)h->world, sizeof(*ctx->eps));
-	ctx->active = calloc((size_t)h->world, sizeof(int));
-	ctx->bounce = aligned_alloc(4096, SHM_BOUNCE_BYTES);
-	if (!ctx->local_index || !ctx->eps || !ctx->active || !ctx->bounce) {
+	if (!(ctx->bounce = aligned_alloc(4096, SHM_BOUNCE_BYTES))) {
 		st = h->fail(h, CB_ERR_NOMEM, "shm: out of memory");
 		goto fail;
 	}
-	n = lseg_local_index(h, ctx->local_index);
-	ctx->seg_bytes =
-	        sizeof(struct shm_seg) + (size_t)n * sizeof(struct shm_chan);
-	if ((st = lseg_segment(h, "shm", "collbench-shm", SHM_MAGIC,
-	                       ctx->seg_bytes, n, &ctx->seg_fd, &seg)))
+	if ((st = lp_segment(&ctx->lp, "collbench-shm", &ctx->addr.lp)))
 		goto fail;
-	ctx->seg = seg;
-	ctx->addr = (struct shm_addr){ .magic = SHM_MAGIC,
-		                       .rank = h->rank,
-		                       .pid = getpid(),
-		                       .seg_fd = ctx->seg_fd,
-		                       .seg_addr = (uint64_t)(uintptr_t)seg,
-		                       .seg_bytes = ctx->seg_bytes };
+	ctx->addr.seg_addr = (uint64_t)(uintptr_t)ctx->lp.seg;
+	ctx->addr.seg_bytes = ctx->lp.seg_bytes;
 	*out = ctx;
 	return CB_OK;
 fail:
@@ -134,25 +118,17 @@ fail:
 	return st;
 }
 
-static void shm_views_drop(struct cb_tp_ep *ep)
+static void shm_ep_free(struct cb_tp_ep *ep)
 {
 	for (int i = 0; i < ep->nviews; i++)
 		if (ep->views[i].id)
 			munmap(ep->views[i].base, ep->views[i].bytes);
-	ep->nviews = 0;
+	free(ep);
 }
 
 static void shm_close(struct cb_tp_ctx *ctx)
 {
-	for (int p = 0; ctx->eps && p < ctx->host->world; p++) {
-		struct cb_tp_ep *ep = ctx->eps[p];
-		if (!ep)
-			continue;
-		if (ep->peer_seg)
-			munmap(ep->peer_seg, ep->peer_seg_bytes);
-		shm_views_drop(ep);
-		free(ep);
-	}
+	lp_close(&ctx->lp, shm_ep_free);
 	while (ctx->regions) {
 		struct cb_tp_mr *r = ctx->regions;
 		ctx->regions = r->next;
@@ -160,14 +136,7 @@ static void shm_close(struct cb_tp_ctx *ctx)
 		close(r->fd);
 		free(r);
 	}
-	if (ctx->seg)
-		munmap(ctx->seg, ctx->seg_bytes);
-	if (ctx->seg_fd >= 0)
-		close(ctx->seg_fd);
 	free(ctx->bounce);
-	free(ctx->local_index);
-	free(ctx->eps);
-	free(ctx->active);
 	free(ctx);
 }
 
@@ -180,102 +149,72 @@ static cb_status_t shm_ep_create(struct cb_tp_ctx *ctx, int peer,
                                  struct cb_tp_ep **out, void *blob,
                                  size_t *bytes)
 {
-	const struct cb_tp_host *h = ctx->host;
-	struct cb_tp_ep *ep;
-	cb_status_t st;
+	int fresh;
+	cb_status_t st =
+	        lp_ep_create(&ctx->lp, peer, "", sizeof(**out), out, &fresh);
 
 	(void)blob;
 	*bytes = 0;
-	if ((st = lseg_local_peer(h, "shm", ctx->local_index, peer, "")))
-		return st;
-	if (ctx->eps[peer]) {
-		*out = ctx->eps[peer];
-		return CB_OK;
-	}
-	if (!(ep = calloc(1, sizeof(*ep))))
-		return h->fail(h, CB_ERR_NOMEM, "shm: out of memory");
-	ep->ctx = ctx;
-	ep->peer = peer;
-	ep->rx = &ctx->seg->chan[ctx->local_index[peer]];
-	lring_init_rx(&ep->ring, ep->rx->slots, &ep->rx->consumed,
-	              sizeof(struct shm_slot), SHM_SLOTS);
-	ctx->eps[peer] = ep;
-	*out = ep;
-	return CB_OK;
+	if (!st && fresh)
+		(*out)->ctx = ctx;
+	return st;
+}
+
+/* Can we copy out of process @pid's memory?  Tried once on its segment's
+ * head (at @seg_addr there), where we know what to expect. */
+static int shm_cma_probe(struct cb_tp_ep *ep, pid_t pid, uint64_t seg_addr)
+{
+	const struct cb_tp_host *h = ep->ctx->host;
+	uint64_t magic = 0;
+	struct iovec l = { &magic, sizeof(magic) };
+	struct iovec r = { (void *)(uintptr_t)seg_addr, sizeof(magic) };
+
+	if (!ep->ctx->allow_cma)
+		return CMA_NO;
+	if (process_vm_readv(pid, &l, 1, &r, 1, 0) == sizeof(magic) &&
+	    magic == SHM_MAGIC)
+		return CMA_YES;
+	h->log(h, CB_TP_LOG_INFO,
+	       "CMA (process_vm_readv) from rank %d refused: %s; messages "
+	       "from it are copied through slots",
+	       ep->lp.peer, strerror(errno));
+	return CMA_NO;
 }
 
 static cb_status_t shm_ep_connect(struct cb_tp_ep *ep, const void *blob,
                                   size_t bytes, const void *pblob,
                                   size_t pbytes)
 {
-	struct cb_tp_ctx *ctx = ep->ctx;
-	const struct cb_tp_host *h = ctx->host;
 	struct shm_addr a;
+	cb_status_t st = lp_ep_address(&ep->lp, blob, bytes, &a, sizeof(a));
 
 	(void)pblob;
 	(void)pbytes;
-	memcpy(&a, blob, bytes < sizeof(a) ? bytes : sizeof(a));
-	if (bytes != sizeof(a) || a.magic != SHM_MAGIC || a.rank != ep->peer)
-		return h->fail(h, CB_ERR_PROTO,
-		               "shm: the address of rank %d does not parse",
-		               ep->peer);
-	if (ep->peer_seg)
-		return CB_OK;
-	ep->pid = a.pid;
-	void *seg;
-	cb_status_t st = lseg_attach(h, "shm", "segment", SHM_MAGIC, ep->peer,
-	                             a.pid, a.seg_fd, a.seg_bytes, &seg);
-	if (seg) {
-		ep->peer_seg = seg;
-		ep->peer_seg_bytes = a.seg_bytes;
-	}
-	if (st)
+	if (st || ep->lp.peer_seg)
 		return st;
-	ep->tx = &ep->peer_seg->chan[ctx->local_index[h->rank]];
-	lring_init_tx(&ep->ring, ep->tx->slots, &ep->tx->consumed);
-
-	/* Can we copy out of the peer's memory?  Try once on its segment
-	 * header, where we know what to expect. */
-	int cma = CMA_NO;
-	if (ctx->allow_cma) {
-		uint64_t magic = 0;
-		struct iovec l = { &magic, sizeof(magic) };
-		struct iovec r = { (void *)(uintptr_t)a.seg_addr,
-			           sizeof(magic) };
-		if (process_vm_readv(a.pid, &l, 1, &r, 1, 0) == sizeof(magic) &&
-		    magic == SHM_MAGIC)
-			cma = CMA_YES;
-		else
-			h->log(h, CB_TP_LOG_INFO,
-			       "CMA (process_vm_readv) from rank %d refused: "
-			       "%s; messages from it are copied through slots",
-			       ep->peer, strerror(errno));
-	}
-	atomic_store_explicit(&ep->rx->cma, (uint32_t)cma,
+	if ((st = lp_ep_attach(&ep->lp, "segment", &a.lp, a.seg_bytes)))
+		return st;
+	atomic_store_explicit(&ep->lp.rx->cma,
+	                      (uint32_t)shm_cma_probe(ep, a.lp.pid, a.seg_addr),
 	                      memory_order_release);
-	atomic_store_explicit(&ep->tx->attached, 1, memory_order_release);
+	lp_ep_attached(&ep->lp);
 	return CB_OK;
 }
 
 static cb_status_t shm_ep_test(struct cb_tp_ep *ep)
 {
-	struct cb_tp_ctx *ctx = ep->ctx;
-
-	if (ep->connected)
+	if (ep->lp.connected)
 		return CB_OK;
 	/* Connected once the peer has mapped our segment and told us
 	 * whether it can read our memory. */
-	if (!ep->tx ||
-	    !atomic_load_explicit(&ep->rx->attached, memory_order_acquire))
+	if (!lp_ep_both_attached(&ep->lp))
 		return CB_AGAIN;
-	uint32_t cma = atomic_load_explicit(&ep->tx->cma, memory_order_acquire);
+	uint32_t cma =
+	        atomic_load_explicit(&ep->lp.tx->cma, memory_order_acquire);
 	if (cma == CMA_UNKNOWN)
 		return CB_AGAIN;
 	ep->cma = cma == CMA_YES;
-	ep->connected = 1;
-	ctx->active[ctx->nactive++] = ep->peer;
-	ctx->stats.connects++;
-	return CB_OK;
+	return lp_ep_up(&ep->lp);
 }
 
 static void shm_ep_close(struct cb_tp_ep *ep)
@@ -364,7 +303,7 @@ static cb_status_t shm_mem_export(struct cb_tp_ctx *ctx,
 	if (*bytes < sizeof(x))
 		return CB_ERR_INVALID;
 	x = (struct shm_export){ .magic = SHM_MAGIC,
-		                 .pid = ctx->addr.pid,
+		                 .pid = ctx->addr.lp.pid,
 		                 .fd = r->fd,
 		                 .id = r->id,
 		                 .region_base = (uint64_t)(uintptr_t)r->base,
@@ -385,18 +324,18 @@ static cb_status_t shm_mem_import(struct cb_tp_ep *ep, const void *blob,
 	struct cb_tp_rmem *rm;
 
 	memcpy(&x, blob, bytes < sizeof(x) ? bytes : sizeof(x));
-	if (bytes != sizeof(x) || x.magic != SHM_MAGIC || x.pid != ep->pid ||
+	if (bytes != sizeof(x) || x.magic != SHM_MAGIC || x.pid != ep->lp.pid ||
 	    x.base < x.region_base ||
 	    x.base + x.bytes > x.region_base + x.region_bytes)
 		return h->fail(h, CB_ERR_PROTO,
 		               "shm: rank %d's exported memory handle does not "
 		               "parse",
-		               ep->peer);
+		               ep->lp.peer);
 	struct shm_view *v = shm_view_get(ep, &x);
 	if (!v)
 		return h->fail(h, CB_ERR_UNSUPPORTED,
 		               "shm: cannot map rank %d's exported memory",
-		               ep->peer);
+		               ep->lp.peer);
 	if (!(rm = calloc(1, sizeof(*rm))))
 		return h->fail(h, CB_ERR_NOMEM, "shm: out of memory");
 	v->refs++;

@@ -14,54 +14,25 @@
 
 #include <collbench/transport.h>
 
-#include "transports/lring.h"
-#include "transports/lseg.h"
-#include "transports/tputil.h"
+#include "transports/lpeer.h"
 
 #define SHM_MAGIC      0x434253484d303032ull /* "CBSHM002" */
 #define SHM_SLOTS      16u
 #define SHM_SLOT_BYTES 4096u
-#define SHM_HDR_BYTES  40u
-#define SHM_DATA_BYTES (SHM_SLOT_BYTES - SHM_HDR_BYTES)
+#define SHM_DATA_BYTES (SHM_SLOT_BYTES - sizeof(struct lring_hdr))
 
 #define SHM_BOUNCE_BYTES (256u << 10)
 
 #define SHM_HIDDEN __attribute__((visibility("hidden")))
 
-enum { KIND_EAGER = 1, KIND_RNDV = 2, KIND_NOTIFY = LRING_NOTIFY };
+_Static_assert((SHM_SLOTS & (SHM_SLOTS - 1)) == 0, "slots: a power of two");
+
 enum { CMA_UNKNOWN = 0, CMA_YES = 1, CMA_NO = 2 };
-
-/* A slot of the ring (transports/lring.h): its head, then the data (an
- * eager fragment, or a rendezvous's struct shm_export). */
-struct shm_slot {
-	struct lring_hdr h;
-	uint8_t data[SHM_DATA_BYTES];
-};
-_Static_assert(sizeof(struct lring_hdr) == SHM_HDR_BYTES &&
-                       offsetof(struct shm_slot, data) == SHM_HDR_BYTES &&
-                       (SHM_SLOTS & (SHM_SLOTS - 1)) == 0,
-               "the slot's data follows its head; slots: a power of two");
-
-/* In the receiver's segment; slots written by one sender. */
-struct shm_chan {
-	alignas(64) _Atomic uint64_t consumed;  /* receiver: slots freed */
-	alignas(64) _Atomic uint64_t rndv_done; /* receiver: copies done */
-	alignas(64) _Atomic uint32_t attached;  /* sender: mapped us */
-	_Atomic uint32_t cma;                   /* receiver: can read sender */
-	alignas(64) struct shm_slot slots[SHM_SLOTS];
-};
-
-struct shm_seg {
-	struct lseg_head head;
-	alignas(64) struct shm_chan chan[];
-};
 
 /* The context's address: where its segment is (a memfd of this process,
  * opened by peers through /proc, so no name is ever left in /dev/shm). */
 struct shm_addr {
-	uint64_t magic;
-	int32_t rank, pid;
-	int32_t seg_fd, pad;
+	struct lp_addr lp;
 	uint64_t seg_addr; /* the owner's own mapping, for the CMA probe */
 	uint64_t seg_bytes;
 };
@@ -107,35 +78,23 @@ struct cb_tp_rmem {
 
 #define SHM_MAX_VIEWS 64
 
+/* An endpoint: the slot rings' (transports/lpeer.h: a rendezvous is a
+ * single-copy send), then shm's own. */
 struct cb_tp_ep {
+	struct lp_ep lp;
 	struct cb_tp_ctx *ctx;
 	struct shm_view views[SHM_MAX_VIEWS];
 	int nviews, no_map;
-	int peer;
-	int connected;
-	pid_t pid;
 	int cma; /* we may post rendezvous to the peer */
-	struct shm_seg *peer_seg;
-	size_t peer_seg_bytes;
-	struct shm_chan *tx; /* in the peer's segment */
-	struct shm_chan *rx; /* in ours */
-	struct lring ring;   /* over tx->slots and rx->slots */
-	uint64_t tx_rndv;
-	struct cb_tp_req *sq_head, *sq_tail; /* sends not fully posted */
-	struct cb_tp_req *rq_head, *rq_tail; /* receives not complete */
-	cb_status_t err;
 };
 
+_Static_assert(offsetof(struct cb_tp_ep, lp) == 0,
+               "lp_tp() and lp_of(): the endpoint is its struct lp_ep");
+
 struct cb_tp_ctx {
+	struct lp_ctx lp;
 	const struct cb_tp_host *host;
-	struct shm_seg *seg;
-	size_t seg_bytes;
-	int seg_fd;
 	struct shm_addr addr;
-	int *local_index; /* [world]: index among this host's ranks, or -1 */
-	struct cb_tp_ep **eps;
-	int *active; /* peers with an endpoint, for progress */
-	int nactive;
 	int allow_cma, allow_map;
 	size_t rndv_bytes;
 	struct cb_tp_mr *regions;
@@ -144,20 +103,9 @@ struct cb_tp_ctx {
 	struct cb_tp_stats stats;
 };
 
-/* Request private state. */
-enum {
-	R_DONE,
-	R_BUF,
-	R_CAP,
-	R_OFF,
-	R_STARTED,
-	R_RNDV,
-	R_SRC,
-	R_RED,
-};
-/* A send's kind, in R_CAP (sends have no capacity). */
-enum { SEND_MSG = 0, SEND_PUT = 1 };
-/* A put's extra state: R_SRC = the rmem, R_STARTED = roff, R_RED = notify */
+/* A request's state: transports/lpeer.h's; a put's offset in its rmem in
+ * R_ROFF. */
+#define R_ROFF R_OWN
 
 /* shm_data.c: the data path, below shm.c (set-up and the ops table):
  * shm_isend, _irecv, _test, _progress, _put, _notify_poll, _irecv_reduce */

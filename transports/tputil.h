@@ -13,6 +13,7 @@
 #define CB_TRANSPORTS_TPUTIL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <collbench/transport.h>
 
@@ -53,6 +54,21 @@
 static inline const char *tpu_host(const struct cb_tp_host *h, int rank)
 {
 	return h->hosts[h->host_of_rank[rank]];
+}
+
+/* put(): whether @bytes at @roff fit rank @peer's exported buffer of @cap
+ * bytes; one line (transport @tp's) and CB_ERR_INVALID if not. */
+static inline cb_status_t tpu_put_fits(const struct cb_tp_host *h,
+                                       const char *tp, int peer, size_t bytes,
+                                       uint64_t roff, uint64_t cap)
+{
+	if (roff <= cap && bytes <= cap - roff)
+		return CB_OK;
+	return h->fail(h, CB_ERR_INVALID,
+	               "%s: a put of %zu bytes at offset %llu does not fit "
+	               "rank %d's %llu-byte exported buffer",
+	               tp, bytes, (unsigned long long)roff, peer,
+	               (unsigned long long)cap);
 }
 
 /* A FIFO of requests through their next pointers: @r at the tail. */

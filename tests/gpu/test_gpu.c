@@ -443,7 +443,7 @@ out:
 
 static void test_exports(void)
 {
-	struct cb_tp_ep ep = { .peer = 3, .pid = 1234 };
+	struct cb_tp_ep ep = { .lp = { .peer = 3, .pid = 1234 } };
 	struct gpu_export ok = { .magic = GPU_MAGIC,
 		                 .pid = 1234,
 		                 .rank = 3,

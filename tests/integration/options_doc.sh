@@ -51,8 +51,10 @@ def same(what, want, got, wname, gname):
 LONG = r"--[a-z][a-z_-]+"
 # ---- options ----
 opts_c = read(src, "bench", "options.c")
-table = set("--" + n for n in re.findall(r'\{\s*"([a-z][a-z_-]+)",\s*\w+_argument',
-                                         opts_c))
+# the rows of the run's option table (rows_of), each { "name", ...
+rows = re.search(r"const struct cb_optrow rows\[\] = \{(.*?)\n\t\};", opts_c, re.S)
+table = set("--" + n for n in re.findall(r'\{\s*"([a-z][a-z_-]+)",',
+                                         rows.group(1) if rows else ""))
 m = re.search(r'#define SHORTOPTS "\+?:?([^"]*)"', opts_c)
 shorts = set("-" + c for c in re.sub(r"[:+]", "", m.group(1))) if m else set()
 if len(table) < 40 or len(shorts) < 15:

@@ -132,6 +132,15 @@ expect_fail 2 "does not parse" "$CB" topo --synthetic "pack:two"
 expect_fail 2 "cannot write" "$CB" topo --topo-xml "$X24" --xml /nonexistent/dir/t.xml
 expect_fail 2 "'bogus'" "$CB" topo bogus
 expect_fail 2 "--all" "$CB" topo --all --topo-xml "$X24"
+# each option's value: the line it always had (cli/topo_cmd.c's rows)
+expect_fail 2 "--np '1.5' is not a whole number" "$CB" topo --np 1.5
+expect_fail 2 "--np '257' is not a number in 1..256" "$CB" topo --np 257
+expect_fail 2 "--gpu '1.5' is not a GPU index" "$CB" topo --gpu 1.5
+expect_fail 2 "--gpu '1024' is not a number in 0..1023" "$CB" topo --gpu 1024
+expect_fail 2 "--timeout 't' is not a number in 0.1..86400" "$CB" topo --timeout t
+expect_fail 2 "option --np needs a value" "$CB" topo --np
+expect_fail 2 "unknown option '--frob'" "$CB" topo --frob
+expect_fail 2 "unexpected argument 'x'" "$CB" topo --all x
 
 # ---- the inventory ----
 "$CB" topo --all --np 2 >"$TMP/all.out" 2>"$TMP/all.err"

@@ -61,6 +61,104 @@ static int usage_err(const char *line, const char *needle)
 	return ok;
 }
 
+/* @line is refused (usage) with exactly @msg. */
+static int refused(const char *line, const char *msg)
+{
+	struct cb_opts o;
+	cb_status_t st = parse(line, &o);
+	const char *got = cb_fail_msg() ? cb_fail_msg() : "";
+	int ok = st == CB_ERR_USAGE && !strcmp(got, msg);
+
+	if (!ok)
+		fprintf(stderr, "  '%s' -> %d '%s'\n    want '%s'\n", line, st,
+		        got, msg);
+	return ok;
+}
+
+/* The options with a plain value (a number, a size, a name): the short
+ * and the long spelling land in one place, and a bad value gets one line
+ * that names the option as it always did. */
+static void plain_values(void)
+{
+	struct cb_opts o;
+
+	CHECK(parse("--minbytes 1K --maxbytes 2K --warmup_iters 3 "
+	            "--check 0 --average 2 --run_cycles 5 "
+	            "--report_timestamps 1 --duration 0.5 --root 1 "
+	            "--ps-servers 2 --alpha-us 3 --beta-gbps 4 --rounds 6 "
+	            "--scaling-size 8K --np 3 --timeout 9 --report_gbits "
+	            "--touch --datatype int8 --op max --coll broadcast "
+	            "--algo linear --schedule-log s.txt --tuning t.csv",
+	            &o) == CB_OK);
+	CHECK(o.min_bytes == 1024 && o.max_bytes == 2048 && o.warmup == 3 &&
+	      o.check == 0 && o.average == 2 && o.cycles == 5 &&
+	      o.timestamps == 1 && o.duration_s == 0.5 && o.root == 1 &&
+	      o.ps_servers == 2 && o.alpha_us == 3 && o.beta_gbps == 4 &&
+	      o.rounds == 6 && o.scaling_bytes == 8192 && o.np == 3 &&
+	      o.np_set && o.timeout_s == 9 && o.report_gbits && o.touch &&
+	      o.dtypes[0] == CB_DT_INT8 && o.ops[0] == CB_OP_MAX &&
+	      o.colls[0] == CB_COLL_BROADCAST && !strcmp(o.algo, "linear") &&
+	      !strcmp(o.schedule_log, "s.txt") && !strcmp(o.tuning, "t.csv"));
+	CHECK(parse("-b 16 -w 1 -c 0 -a 0 -N 0 -S 1 -D 2 -r 0 -T 1", &o) ==
+	              CB_OK &&
+	      o.min_bytes == 16 && o.warmup == 1 && o.check == 0 &&
+	      o.average == 0 && o.cycles == 0 && o.timestamps == 1 &&
+	      o.duration_s == 2 && o.root == 0 && o.timeout_s == 1);
+	CHECK(parse("--tcp-streams 2 --gid-index 3 --ib-sl 4", &o) == CB_OK &&
+	      !strcmp(cb_optset_get(&o.tp, "tcp-streams"), "2") &&
+	      !strcmp(cb_optset_get(&o.tp, "gid-index"), "3") &&
+	      !strcmp(cb_optset_get(&o.tp, "ib-sl"), "4"));
+	/* -n and -D: one or the other */
+	CHECK(parse("--iters 4", &o) == CB_OK && o.iters == 4 && o.iters_set);
+	CHECK(parse("-n 5", &o) == CB_OK && o.iters == 5 && o.iters_set);
+	CHECK(refused("-w -1", "-w '-1' is not a whole number in 0..1000000"));
+	CHECK(refused("--warmup_iters x",
+	              "-w 'x' is not a whole number in 0..1000000"));
+	CHECK(refused("--iters 0",
+	              "-n '0' is not a whole number in 1..100000000"));
+	CHECK(refused("--check 2", "-c '2' is not a whole number in 0..1"));
+	CHECK(refused("--average 4", "-a '4' is not a whole number in 0..3"));
+	CHECK(refused("--run_cycles -1",
+	              "-N '-1' is not a whole number in 0..1000000000"));
+	CHECK(refused("--report_timestamps 2",
+	              "-S '2' is not a whole number in 0..1"));
+	CHECK(refused("--rounds 0",
+	              "--rounds '0' is not a whole number in 1..1000"));
+	CHECK(refused("-r x",
+	              "--root 'x' is not a whole number in 0..16777216"));
+	CHECK(refused("--ps-servers -1", "--ps-servers '-1' is not a whole "
+	                                 "number in 0..16777216"));
+	CHECK(refused("--np 0", "--np '0' is not a whole number in 1..256"));
+	CHECK(refused("--stepfactor 1", "-f '1' is not a number in "
+	                                "1.0001..1024"));
+	CHECK(refused("--duration 0",
+	              "-D/--duration '0' is not a number in 0.001..86400"));
+	CHECK(refused("-T 0", "--timeout '0' is not a number in 0.1..86400"));
+	CHECK(refused("--alpha-us 0",
+	              "--alpha-us '0' is not a number in 1e-06..1e+07"));
+	CHECK(refused("--beta-gbps 1e7",
+	              "--beta-gbps '1e7' is not a number in 1e-06..1e+06"));
+	CHECK(refused("--minbytes 1Q", "-b '1Q' is not a size (a number with "
+	                               "an optional K, M, G or T suffix)"));
+	CHECK(refused("--maxbytes x", "-e 'x' is not a size (a number with an "
+	                              "optional K, M, G or T suffix)"));
+	CHECK(refused("--scaling-size x", "--scaling-size 'x' is not a size (a "
+	                                  "number with an optional K, M, G or "
+	                                  "T suffix)"));
+	CHECK(refused("--stepbytes 0", "-i must be above 0"));
+	CHECK(refused("--chunk-bytes 7", "--chunk-bytes must be at least 8"));
+	CHECK(refused("--tcp-streams 0",
+	              "--tcp-streams '0' is not a whole number in 1..8"));
+	CHECK(refused("--gid-index 256",
+	              "--gid-index '256' is not a whole number in 0..255"));
+	CHECK(refused("--ib-sl 16", "--ib-sl '16' is not a whole number in "
+	                            "0..15"));
+	CHECK(refused("--np", "option --np needs a value"));
+	CHECK(refused("-w", "option -w needs a value"));
+	CHECK(refused("--touch=1", "unknown option '--touch=1'"));
+	CHECK(refused("-Q", "unknown option '-Q'"));
+}
+
 int main(void)
 {
 	/* sizes */
@@ -370,6 +468,7 @@ int main(void)
 		      cb_fail_msg() && strstr(cb_fail_msg(), "one-more"));
 		CHECK(cb_optset_get(NULL, "a") == NULL);
 	}
+	plain_values();
 	/* inputs differ between ranks, or the check would prove little */
 	CHECK(cb_input_value(CB_OP_SUM, 0, 3) !=
 	      cb_input_value(CB_OP_SUM, 1, 3));

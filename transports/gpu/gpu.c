@@ -28,11 +28,11 @@
  * again.  Host buffers (and zero-byte messages) go through the channel's
  * slots in fragments, as shm's eager path does.
  *
- * The control channel is shm's design, smaller: every rank owns a memfd
- * segment with one inbound ring of slots per local peer, written by that
- * peer alone (sequence numbers published with release stores, polled with
- * acquire loads), which peers map through /proc/PID/fd; nothing is named
- * in /dev/shm.
+ * The control channel is shm's, with smaller slots (transports/lpeer.h,
+ * the code both run): every rank owns a memfd segment with one inbound
+ * ring of slots per local peer, written by that peer alone (sequence
+ * numbers published with release stores, polled with acquire loads),
+ * which peers map through /proc/PID/fd; nothing is named in /dev/shm.
  *
  * One-sided: mem_export gives the IPC handle of a device region, mem_import
  * maps it (a device address: kernels on this GPU load and store through
@@ -153,7 +153,7 @@ static cb_status_t gpu_open_device(struct cb_tp_ctx *ctx)
 		if (cu->DeviceGet(&d, i) == CUDA_SUCCESS)
 			cu->DeviceGetPCIBusId(pci[i], sizeof(pci[i]), d);
 	}
-	int local = ctx->local_index[h->rank];
+	int local = ctx->lp.local_index[h->rank];
 	ctx->dev_index = gpu_pick_device((const char(*)[16])pci, n, h->gpu,
 	                                 local, why, sizeof(why));
 	if (ctx->dev_index < 0)
@@ -214,23 +214,12 @@ static cb_status_t gpu_open_device(struct cb_tp_ctx *ctx)
 
 static cb_status_t gpu_segment(struct cb_tp_ctx *ctx)
 {
-	const struct cb_tp_host *h = ctx->host;
-	void *seg;
-	cb_status_t st;
+	cb_status_t st = lp_segment(&ctx->lp, "collbench-gpu", &ctx->addr.lp);
 
-	ctx->seg_bytes = sizeof(struct gpu_seg) +
-	                 (size_t)ctx->nlocal * sizeof(struct gpu_chan);
-	if ((st = lseg_segment(h, "gpu", "collbench-gpu", GPU_MAGIC,
-	                       ctx->seg_bytes, ctx->nlocal, &ctx->seg_fd,
-	                       &seg)))
+	if (st)
 		return st;
-	ctx->seg = seg;
-	ctx->addr = (struct gpu_addr){ .magic = GPU_MAGIC,
-		                       .rank = h->rank,
-		                       .pid = getpid(),
-		                       .seg_fd = ctx->seg_fd,
-		                       .dev = ctx->dev_index,
-		                       .seg_bytes = ctx->seg_bytes };
+	ctx->addr.lp.own = ctx->dev_index;
+	ctx->addr.seg_bytes = ctx->lp.seg_bytes;
 	snprintf(ctx->addr.pci, sizeof(ctx->addr.pci), "%s", ctx->pci);
 	return CB_OK;
 }
@@ -246,16 +235,9 @@ static cb_status_t gpu_open_ctx(const struct cb_tp_host *h,
 	if (!ctx)
 		return h->fail(h, CB_ERR_NOMEM, "gpu: out of memory");
 	ctx->host = h;
-	ctx->seg_fd = -1;
-	ctx->local_index = calloc((size_t)h->world, sizeof(int));
-	ctx->eps = calloc((size_t)h->world, sizeof(*ctx->eps));
-	ctx->active = calloc((size_t)h->world, sizeof(int));
-	if (!ctx->local_index || !ctx->eps || !ctx->active) {
-		st = h->fail(h, CB_ERR_NOMEM, "gpu: out of memory");
-		goto fail;
-	}
-	ctx->nlocal = lseg_local_index(h, ctx->local_index);
-	if ((st = gpu_parse_opts(h, ctx)) || (st = gpu_open_device(ctx)) ||
+	if ((st = lp_open(&ctx->lp, h, "gpu", GPU_MAGIC, GPU_SLOT_BYTES,
+	                  GPU_SLOTS, &ctx->stats)) ||
+	    (st = gpu_parse_opts(h, ctx)) || (st = gpu_open_device(ctx)) ||
 	    (st = gpu_segment(ctx)))
 		goto fail;
 	h->log(h, CB_TP_LOG_INFO,
@@ -278,16 +260,18 @@ static void gpu_events_destroy(struct gpu_cu *cu, CUevent *ev, unsigned n)
 			cu->EventDestroy(ev[i]);
 }
 
+/* An endpoint's own (its mapping of the peer's segment: lp_close). */
 static void gpu_ep_free(struct cb_tp_ep *ep)
 {
 	struct gpu_cu *cu = &ep->ctx->cu;
 
+	if (ep->stream)
+		cu->StreamSynchronize(ep->stream);
 	gpu_imports_drop(ep);
 	gpu_events_destroy(cu, ep->ev, GPU_EP_EVENTS);
 	if (ep->stream)
 		cu->StreamDestroy(ep->stream);
-	if (ep->peer_seg)
-		munmap(ep->peer_seg, ep->peer_seg_bytes);
+	ep->ctx->lp.eps[ep->lp.peer] = NULL;
 	free(ep);
 }
 
@@ -297,13 +281,7 @@ static void gpu_close(struct cb_tp_ctx *ctx)
 
 	if (ctx->lstream)
 		cu->StreamSynchronize(ctx->lstream);
-	for (int p = 0; ctx->eps && p < ctx->host->world; p++) {
-		if (!ctx->eps[p])
-			continue;
-		if (ctx->eps[p]->stream)
-			cu->StreamSynchronize(ctx->eps[p]->stream);
-		gpu_ep_free(ctx->eps[p]);
-	}
+	lp_close(&ctx->lp, gpu_ep_free);
 	gpu_events_destroy(cu, ctx->lev, GPU_LOC_EVENTS);
 	if (ctx->lstream)
 		cu->StreamDestroy(ctx->lstream);
@@ -312,13 +290,6 @@ static void gpu_close(struct cb_tp_ctx *ctx)
 	if (ctx->cuctx)
 		cu->DevicePrimaryCtxRelease(ctx->dev);
 	gpu_cu_unload(cu);
-	if (ctx->seg)
-		munmap(ctx->seg, ctx->seg_bytes);
-	if (ctx->seg_fd >= 0)
-		close(ctx->seg_fd);
-	free(ctx->local_index);
-	free(ctx->eps);
-	free(ctx->active);
 	free(ctx);
 }
 
@@ -333,29 +304,22 @@ static cb_status_t gpu_ep_create(struct cb_tp_ctx *ctx, int peer,
                                  struct cb_tp_ep **out, void *blob,
                                  size_t *bytes)
 {
-	const struct cb_tp_host *h = ctx->host;
 	struct cb_tp_ep *ep;
 	CUresult r;
-	cb_status_t st;
+	int fresh;
+	cb_status_t st = lp_ep_create(&ctx->lp, peer,
+	                              ": GPU peer copy reaches ranks of one "
+	                              "host (use --transport auto, which "
+	                              "moves device memory between hosts "
+	                              "over tcp)",
+	                              sizeof(*ep), out, &fresh);
 
 	(void)blob;
 	*bytes = 0;
-	if ((st = lseg_local_peer(h, "gpu", ctx->local_index, peer,
-	                          ": GPU peer copy reaches ranks of one host "
-	                          "(use --transport auto, which moves device "
-	                          "memory between hosts over tcp)")))
+	if (st || !fresh)
 		return st;
-	if (ctx->eps[peer]) {
-		*out = ctx->eps[peer];
-		return CB_OK;
-	}
-	if (!(ep = calloc(1, sizeof(*ep))))
-		return h->fail(h, CB_ERR_NOMEM, "gpu: out of memory");
+	ep = *out;
 	ep->ctx = ctx;
-	ep->peer = peer;
-	ep->rx = &ctx->seg->chan[ctx->local_index[peer]];
-	lring_init_rx(&ep->ring, ep->rx->slots, &ep->rx->consumed,
-	              sizeof(struct gpu_slot), GPU_SLOTS);
 	/* One stream per peer: copies from different peers overlap, those
 	 * from one peer stay in order. */
 	if ((r = ctx->cu.StreamCreate(&ep->stream, CU_STREAM_NON_BLOCKING)) !=
@@ -374,8 +338,6 @@ static cb_status_t gpu_ep_create(struct cb_tp_ctx *ctx, int peer,
 		}
 		gpu_ev_give(ep->ev_free, &ep->nev_free, (int)i);
 	}
-	ctx->eps[peer] = ep;
-	*out = ep;
 	return CB_OK;
 }
 
@@ -383,50 +345,27 @@ static cb_status_t gpu_ep_connect(struct cb_tp_ep *ep, const void *blob,
                                   size_t bytes, const void *pblob,
                                   size_t pbytes)
 {
-	struct cb_tp_ctx *ctx = ep->ctx;
-	const struct cb_tp_host *h = ctx->host;
 	struct gpu_addr a;
-	void *seg;
+	cb_status_t st = lp_ep_address(&ep->lp, blob, bytes, &a, sizeof(a));
 
 	(void)pblob;
 	(void)pbytes;
-	memcpy(&a, blob, bytes < sizeof(a) ? bytes : sizeof(a));
-	if (bytes != sizeof(a) || a.magic != GPU_MAGIC || a.rank != ep->peer)
-		return h->fail(h, CB_ERR_PROTO,
-		               "gpu: the address of rank %d does not parse",
-		               ep->peer);
-	if (ep->peer_seg)
-		return CB_OK;
-	ep->pid = a.pid;
-	snprintf(ep->pci, sizeof(ep->pci), "%.15s", a.pci);
-	cb_status_t st =
-	        lseg_attach(h, "gpu", "control segment", GPU_MAGIC, ep->peer,
-	                    a.pid, a.seg_fd, a.seg_bytes, &seg);
-	if (seg) {
-		ep->peer_seg = seg;
-		ep->peer_seg_bytes = a.seg_bytes;
-	}
-	if (st)
+	if (st || ep->lp.peer_seg)
 		return st;
-	ep->tx = &ep->peer_seg->chan[ctx->local_index[h->rank]];
-	lring_init_tx(&ep->ring, ep->tx->slots, &ep->tx->consumed);
-	atomic_store_explicit(&ep->tx->attached, 1, memory_order_release);
+	snprintf(ep->pci, sizeof(ep->pci), "%.15s", a.pci);
+	if ((st = lp_ep_attach(&ep->lp, "control segment", &a.lp, a.seg_bytes)))
+		return st;
+	lp_ep_attached(&ep->lp);
 	return CB_OK;
 }
 
 static cb_status_t gpu_ep_test(struct cb_tp_ep *ep)
 {
-	struct cb_tp_ctx *ctx = ep->ctx;
-
-	if (ep->connected)
+	if (ep->lp.connected)
 		return CB_OK;
-	if (!ep->tx ||
-	    !atomic_load_explicit(&ep->rx->attached, memory_order_acquire))
+	if (!lp_ep_both_attached(&ep->lp))
 		return CB_AGAIN;
-	ep->connected = 1;
-	ctx->active[ctx->nactive++] = ep->peer;
-	ctx->stats.connects++;
-	return CB_OK;
+	return lp_ep_up(&ep->lp);
 }
 
 static void gpu_ep_close(struct cb_tp_ep *ep)

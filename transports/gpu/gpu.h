@@ -17,9 +17,7 @@
 
 #include <collbench/transport.h>
 
-#include "transports/lring.h"
-#include "transports/lseg.h"
-#include "transports/tputil.h"
+#include "transports/lpeer.h"
 
 #define GPU_HIDDEN __attribute__((visibility("hidden")))
 
@@ -115,29 +113,18 @@ GPU_HIDDEN void gpu_probe(const char *libcuda, struct gpu_probe *p);
 #define GPU_MAGIC      0x434247505530303dull /* "CBGPU00=" */
 #define GPU_SLOTS      32u
 #define GPU_SLOT_BYTES 2048u
-#define GPU_HDR_BYTES  40u
-#define GPU_DATA_BYTES (GPU_SLOT_BYTES - GPU_HDR_BYTES)
+#define GPU_DATA_BYTES (GPU_SLOT_BYTES - sizeof(struct lring_hdr))
 #define GPU_EP_EVENTS  64u  /* copies, reductions and puts in flight per peer */
 #define GPU_LOC_EVENTS 256u /* local operations in flight */
 #define GPU_IMPORTS    32u  /* peers' regions kept mapped, per peer */
 
-/*
- * Slot kinds.  EAGER: host memory, copied through the slot in fragments.
- * RTS: a device buffer the receiver copies (or reduces) from directly;
- * the slot carries struct gpu_rts.  NOTIFY: a put's notification.
- */
-enum { GPU_EAGER = 1, GPU_RTS = 2, GPU_NOTIFY = LRING_NOTIFY };
+_Static_assert((GPU_SLOTS & (GPU_SLOTS - 1)) == 0, "slots: a power of two");
 
-/* A slot of the ring (transports/lring.h, shm's): its head, then the data
- * (an eager fragment, or an RTS's struct gpu_export). */
-struct gpu_slot {
-	struct lring_hdr h;
-	uint8_t data[GPU_DATA_BYTES];
-};
-_Static_assert(sizeof(struct lring_hdr) == GPU_HDR_BYTES &&
-                       offsetof(struct gpu_slot, data) == GPU_HDR_BYTES &&
-                       (GPU_SLOTS & (GPU_SLOTS - 1)) == 0,
-               "the slot's data follows its head; slots: a power of two");
+/*
+ * The slots (transports/lpeer.h, shm's): EAGER fragments of host memory;
+ * SINGLE, an RTS: a device buffer the receiver copies (or reduces) from
+ * directly, the slot carrying its struct gpu_export; a put's NOTIFY.
+ */
 
 /*
  * A device region as a peer reaches it (an RTS's payload, and mem_export's
@@ -152,24 +139,9 @@ struct gpu_export {
 	CUipcMemHandle handle;
 };
 
-/* In the receiver's segment; slots written by one sender. */
-struct gpu_chan {
-	alignas(64) _Atomic uint64_t consumed; /* receiver: slots freed */
-	alignas(64) _Atomic uint64_t done;     /* receiver: RTS copies done */
-	alignas(64) _Atomic uint32_t attached; /* sender: mapped us */
-	alignas(64) struct gpu_slot slots[GPU_SLOTS];
-};
-
-struct gpu_seg {
-	struct lseg_head head;
-	alignas(64) struct gpu_chan chan[];
-};
-
 /* The context's address: where its segment is, and its GPU. */
 struct gpu_addr {
-	uint64_t magic;
-	int32_t rank, pid;
-	int32_t seg_fd, dev;
+	struct lp_addr lp; /* own: the device's ordinal */
 	uint64_t seg_bytes;
 	char pci[16];
 };
@@ -207,35 +179,29 @@ struct cb_tp_rmem {
 
 /* ---- contexts, endpoints, requests ---- */
 
+/* An endpoint: the slot rings' (transports/lpeer.h), then the GPU's. */
 struct cb_tp_ep {
+	struct lp_ep lp;
 	struct cb_tp_ctx *ctx;
-	int peer, connected;
-	pid_t pid;
 	char pci[16]; /* the peer's GPU */
-	struct gpu_seg *peer_seg;
-	size_t peer_seg_bytes;
-	struct gpu_chan *tx; /* in the peer's segment */
-	struct gpu_chan *rx; /* in ours */
-	struct lring ring;   /* over tx->slots and rx->slots */
-	uint64_t tx_rts;
 	CUstream stream;
 	CUevent ev[GPU_EP_EVENTS];
 	uint16_t ev_free[GPU_EP_EVENTS];
 	int nev_free;
-	struct cb_tp_req *sq_head, *sq_tail; /* sends and puts not finished
-	                                      * on our side */
-	struct cb_tp_req *rq_head, *rq_tail; /* receives not matched */
 	struct cb_tp_req *fq_head, *fq_tail; /* receives copying */
 	struct gpu_import imp[GPU_IMPORTS];
 	uint64_t use_clock;
-	cb_status_t err;
 };
+
+_Static_assert(offsetof(struct cb_tp_ep, lp) == 0,
+               "lp_tp() and lp_of(): the endpoint is its struct lp_ep");
 
 /* How a device message is moved: the copy engine (cuMemcpyAsync) or SMs
  * (the copy kernel's loads and stores). */
 enum { GPU_COPY_CE = 0, GPU_COPY_KERNEL = 1 };
 
 struct cb_tp_ctx {
+	struct lp_ctx lp;
 	const struct cb_tp_host *host;
 	struct gpu_cu cu;
 	CUdevice dev;
@@ -252,42 +218,16 @@ struct cb_tp_ctx {
 	uint16_t lev_free[GPU_LOC_EVENTS];
 	int nlev_free;
 	int lev_seq_busy; /* debugging aid: local events in flight */
-	struct gpu_seg *seg;
-	size_t seg_bytes;
-	int seg_fd;
 	struct gpu_addr addr;
-	int *local_index; /* [world]: index among this host's ranks, or -1 */
-	int nlocal;
-	struct cb_tp_ep **eps;
-	int *active;
-	int nactive;
 	struct cb_tp_stats stats;
 	char bounce[GPU_DATA_BYTES]; /* an eager fragment on its way to the
 	                              * device */
 };
 
-/*
- * Request private state (struct cb_tp_req.priv.u64[]).  Sends: R_BUF the
- * buffer, R_MR its registration, R_OFF eager bytes sent, R_KIND, R_SEQ the
- * RTS's number (done when the peer's done counter reaches it), R_EV the
- * put's event.  Receives: R_BUF, R_CAP, R_OFF bytes in, R_STARTED, R_RED
- * the reduction (NULL: a plain receive), R_SRC its other operand, R_EV the
- * copy's event, R_DEV the destination is device memory.
- */
-enum {
-	R_DONE,
-	R_BUF,
-	R_CAP,
-	R_OFF,
-	R_KIND,
-	R_SEQ,
-	R_EV,
-	R_RED,
-};
-#define R_MR      R_CAP /* sends have no capacity */
-#define R_SRC     R_SEQ /* receives have no RTS number */
-#define R_STARTED R_KIND
-enum { SEND_EAGER = 0, SEND_RTS = 1, SEND_PUT = 2 };
+/* A request's state: transports/lpeer.h's; R_EV the event of a put or of
+ * a receive's copy.  A receive's flag: its destination is device memory. */
+#define R_EV R_OWN
+enum { RECV_DEV = 16 };
 #define R_NOEV UINT64_MAX
 
 /*

@@ -19,50 +19,69 @@
 
 #include "transports/gpu/gpu.h"
 
-/* A receive's R_KIND: RECV, with flags. */
-enum { RECV = 4, RECV_STARTED = 8, RECV_DEV = 16 };
-
 static inline CUdeviceptr dptr(const void *p)
 {
 	return (CUdeviceptr)(uintptr_t)p;
 }
 
-static int gpu_send_progress(struct cb_tp_ep *ep);
-
-static cb_status_t gpu_post_send(struct cb_tp_ep *ep, struct cb_tp_req *req)
+/* A put at the head of the queue: its copy done, then its notification. */
+static int gpu_send_put(struct cb_tp_ep *ep, struct cb_tp_req *req)
 {
-	tpu_q_push(&ep->sq_head, &ep->sq_tail, req);
-	/* nothing ahead of it: publish now, the peer may be polling */
-	if (ep->sq_head == req)
-		gpu_send_progress(ep);
-	return ep->err;
+	struct cb_tp_ctx *ctx = ep->ctx;
+
+	if (!req->priv.u64[R_OFF]) {
+		int ev = (int)req->priv.u64[R_EV];
+		CUresult r = ctx->cu.EventQuery(ep->ev[ev]);
+		if (r == CUDA_ERROR_NOT_READY)
+			return 0;
+		gpu_ev_give(ep->ev_free, &ep->nev_free, ev);
+		req->priv.u64[R_EV] = R_NOEV;
+		if (r != CUDA_SUCCESS) {
+			lp_fail(&ep->lp, gpu_cu_fail(ctx, r, "a put"));
+			return 0;
+		}
+		req->priv.u64[R_OFF] = 1;
+	}
+	return lp_put_notify(&ep->lp, req);
 }
+
+/* A send from device memory: an RTS, the slot describing our buffer. */
+static uint32_t gpu_send_rts(struct cb_tp_ep *ep, struct cb_tp_req *req,
+                             struct lring_hdr *s)
+{
+	struct gpu_export x;
+
+	if (req->priv.u64[R_KIND] != SEND_SINGLE)
+		return 0;
+	gpu_export_of(ep->ctx, req->priv.ptr[R_MR],
+	              (uint64_t)(uintptr_t)req->priv.ptr[R_BUF], req->bytes,
+	              &x);
+	s->off = 0;
+	memcpy(lring_data(s), &x, sizeof(x));
+	ep->ctx->stats.zcopy_msgs++;
+	ep->ctx->stats.zcopy_bytes += req->bytes;
+	return sizeof(x);
+}
+
+static const struct lp_send_ops gpu_send_ops = { gpu_send_put, gpu_send_rts };
 
 cb_status_t gpu_isend(struct cb_tp_ep *ep, const void *buf, size_t bytes,
                       const struct cb_tp_mem *mem, uint64_t tag,
                       struct cb_tp_req *req)
 {
 	const struct cb_tp_mr *mr = mem->mr;
+	int rts = mem->kind == CB_MEM_GPU && bytes;
 
-	if (ep->err)
-		return ep->err;
-	req->tag = tag;
-	req->bytes = bytes;
-	req->priv.u64[R_DONE] = 0;
-	req->priv.ptr[R_BUF] = (void *)buf;
-	req->priv.ptr[R_MR] = (void *)mr;
-	req->priv.u64[R_OFF] = 0;
-	req->priv.u64[R_SEQ] = 0;
+	if (ep->lp.err)
+		return ep->lp.err;
+	lp_send_init(req, tag, bytes, buf, rts ? SEND_SINGLE : SEND_EAGER, mr);
 	req->priv.u64[R_EV] = R_NOEV;
-	req->priv.u64[R_KIND] =
-	        mem->kind == CB_MEM_GPU && bytes ? SEND_RTS : SEND_EAGER;
-	if (req->priv.u64[R_KIND] == SEND_RTS &&
-	    (!mr || mr->kind != CB_MEM_GPU || !mr->have_handle))
+	if (rts && (!mr || mr->kind != CB_MEM_GPU || !mr->have_handle))
 		return ep->ctx->host->fail(
 		        ep->ctx->host, CB_ERR_UNSUPPORTED,
 		        "gpu: a send from device memory that has no IPC handle "
 		        "(not registered, or not from cuMemAlloc)");
-	return gpu_post_send(ep, req);
+	return lp_post_send(&ep->lp, req, &gpu_send_ops);
 }
 
 cb_status_t gpu_put(struct cb_tp_ep *ep, const void *buf, size_t bytes,
@@ -74,15 +93,11 @@ cb_status_t gpu_put(struct cb_tp_ep *ep, const void *buf, size_t bytes,
 	CUresult r;
 	int ev;
 
-	if (ep->err)
-		return ep->err;
-	if (roff > rmem->bytes || bytes > rmem->bytes - roff)
-		return ctx->host->fail(
-		        ctx->host, CB_ERR_INVALID,
-		        "gpu: a put of %zu bytes at offset %llu does not fit "
-		        "rank %d's %llu-byte exported buffer",
-		        bytes, (unsigned long long)roff, ep->peer,
-		        (unsigned long long)rmem->bytes);
+	if (ep->lp.err)
+		return ep->lp.err;
+	if ((st = tpu_put_fits(ctx->host, "gpu", ep->lp.peer, bytes, roff,
+	                       rmem->bytes)))
+		return st;
 	if ((ev = gpu_ev_take(ep->ev_free, &ep->nev_free)) < 0)
 		return CB_AGAIN;
 	st = gpu_launch_copy(ctx, ep->stream,
@@ -96,34 +111,17 @@ cb_status_t gpu_put(struct cb_tp_ep *ep, const void *buf, size_t bytes,
 		gpu_ev_give(ep->ev_free, &ep->nev_free, ev);
 		return st;
 	}
-	req->tag = notify;
-	req->bytes = bytes;
-	req->priv.u64[R_DONE] = 0;
-	req->priv.u64[R_KIND] = SEND_PUT;
+	/* R_OFF 1: the copy is done, the notification is not out yet */
+	lp_send_init(req, notify, bytes, buf, SEND_PUT, rmem);
 	req->priv.u64[R_EV] = (uint64_t)ev;
-	req->priv.u64[R_OFF] = 0; /* 1: the copy is done, the notification
-	                            is not out yet */
-	return gpu_post_send(ep, req);
+	return lp_post_send(&ep->lp, req, &gpu_send_ops);
 }
 
 cb_status_t gpu_irecv(struct cb_tp_ep *ep, void *buf, size_t cap,
                       const struct cb_tp_mem *mem, uint64_t tag,
                       struct cb_tp_req *req)
 {
-	if (ep->err)
-		return ep->err;
-	req->tag = tag;
-	req->bytes = 0;
-	req->priv.u64[R_DONE] = 0;
-	req->priv.ptr[R_BUF] = buf;
-	req->priv.u64[R_CAP] = cap;
-	req->priv.u64[R_OFF] = 0;
-	req->priv.u64[R_KIND] = RECV | (mem->kind == CB_MEM_GPU ? RECV_DEV : 0);
-	req->priv.ptr[R_SRC] = NULL;
-	req->priv.u64[R_EV] = R_NOEV;
-	req->priv.ptr[R_RED] = NULL;
-	tpu_q_push(&ep->rq_head, &ep->rq_tail, req);
-	return CB_OK;
+	return gpu_irecv_reduce(ep, buf, NULL, cap, mem, NULL, tag, req);
 }
 
 cb_status_t gpu_irecv_reduce(struct cb_tp_ep *ep, void *dst, const void *src,
@@ -131,136 +129,19 @@ cb_status_t gpu_irecv_reduce(struct cb_tp_ep *ep, void *dst, const void *src,
                              const struct cb_tp_reduce *red, uint64_t tag,
                              struct cb_tp_req *req)
 {
-	cb_status_t st = gpu_irecv(ep, dst, bytes, mem, tag, req);
-
-	req->priv.ptr[R_SRC] = (void *)src;
-	req->priv.ptr[R_RED] = (void *)red;
-	return st;
+	req->priv.u64[R_EV] = R_NOEV;
+	return lp_irecv(&ep->lp, req, dst, bytes, tag,
+	                mem->kind == CB_MEM_GPU ? RECV_DEV : 0, src, red);
 }
 
 cb_status_t gpu_test(struct cb_tp_ep *ep, struct cb_tp_req *req)
 {
-	if (req->priv.u64[R_DONE])
-		return CB_OK;
-	if (req->priv.u64[R_KIND] == SEND_RTS && req->priv.u64[R_SEQ] &&
-	    atomic_load_explicit(&ep->tx->done, memory_order_acquire) >=
-	            req->priv.u64[R_SEQ]) {
-		req->priv.u64[R_DONE] = 1;
-		return CB_OK;
-	}
-	return ep->err ? ep->err : CB_AGAIN;
-}
-
-/* ---- the slots ---- */
-
-static cb_status_t ep_fail(struct cb_tp_ep *ep, cb_status_t st)
-{
-	if (!ep->err)
-		ep->err = st;
-	return ep->err;
-}
-
-/* A put at the head of the queue: its copy done, then its notification. */
-static int gpu_send_put(struct cb_tp_ep *ep, struct cb_tp_req *req)
-{
-	struct cb_tp_ctx *ctx = ep->ctx;
-	uint32_t notify = (uint32_t)req->tag;
-
-	if (!req->priv.u64[R_OFF]) {
-		int ev = (int)req->priv.u64[R_EV];
-		CUresult r = ctx->cu.EventQuery(ep->ev[ev]);
-		if (r == CUDA_ERROR_NOT_READY)
-			return 0;
-		gpu_ev_give(ep->ev_free, &ep->nev_free, ev);
-		req->priv.u64[R_EV] = R_NOEV;
-		if (r != CUDA_SUCCESS) {
-			ep_fail(ep, gpu_cu_fail(ctx, r, "a put"));
-			return 0;
-		}
-		req->priv.u64[R_OFF] = 1;
-	}
-	if (notify && !lring_tx_notify(&ep->ring, notify))
-		return 0;
-	ctx->stats.put_msgs++;
-	ctx->stats.put_bytes += req->bytes;
-	req->priv.u64[R_DONE] = 1;
-	return 1;
-}
-
-static int gpu_send_progress(struct cb_tp_ep *ep)
-{
-	struct cb_tp_ctx *ctx = ep->ctx;
-	int moved = 0;
-
-	while (ep->sq_head && !ep->err) {
-		struct cb_tp_req *req = ep->sq_head;
-		struct lring_hdr *s;
-
-		if (req->priv.u64[R_KIND] == SEND_PUT) {
-			if (!gpu_send_put(ep, req))
-				break;
-			tpu_q_pop(&ep->sq_head, &ep->sq_tail);
-			moved = 1;
-			continue;
-		}
-		if (!(s = lring_tx_slot(&ep->ring)))
-			break;
-		s->tag = req->tag;
-		s->bytes = req->bytes;
-		moved = 1;
-		if (req->priv.u64[R_KIND] == SEND_RTS) {
-			struct gpu_export x;
-			gpu_export_of(ctx, req->priv.ptr[R_MR],
-			              (uint64_t)(uintptr_t)req->priv.ptr[R_BUF],
-			              req->bytes, &x);
-			s->kind = GPU_RTS;
-			s->off = 0;
-			s->frag_bytes = sizeof(x);
-			memcpy(lring_data(s), &x, sizeof(x));
-			req->priv.u64[R_SEQ] = ++ep->tx_rts;
-			lring_tx_publish(&ep->ring, s);
-			tpu_q_pop(&ep->sq_head, &ep->sq_tail);
-			ctx->stats.zcopy_msgs++;
-			ctx->stats.zcopy_bytes += req->bytes;
-			continue;
-		}
-		size_t off = lring_tx_eager(&ep->ring, s, GPU_EAGER,
-		                            req->priv.ptr[R_BUF], req->bytes,
-		                            req->priv.u64[R_OFF]);
-		req->priv.u64[R_OFF] = off;
-		if (off == req->bytes) {
-			req->priv.u64[R_DONE] = 1;
-			tpu_q_pop(&ep->sq_head, &ep->sq_tail);
-			ctx->stats.eager_msgs++;
-			ctx->stats.eager_bytes += req->bytes;
-		}
-	}
-	return moved;
-}
-
-static cb_status_t gpu_recv_fail(struct cb_tp_ep *ep, cb_status_t st,
-                                 unsigned long long a, unsigned long long b)
-{
-	const struct cb_tp_host *h = ep->ctx->host;
-
-	if (st == CB_ERR_PROTO)
-		return ep_fail(ep, h->fail(h, st,
-		                           "gpu: rank %d sent message tag "
-		                           "0x%llx where this rank expected "
-		                           "0x%llx (schedules disagree)",
-		                           ep->peer, a, b));
-	return ep_fail(ep,
-	               h->fail(h, st,
-	                       "gpu: rank %d sent %llu bytes to a %llu-byte "
-	                       "receive",
-	                       ep->peer, a, b));
+	return lp_test(&ep->lp, req);
 }
 
 cb_status_t gpu_notify_poll(struct cb_tp_ep *ep, uint32_t *notify)
 {
-	if (ep->err)
-		return ep->err;
-	return lring_notify_poll(&ep->ring, notify);
+	return lp_notify_poll(&ep->lp, notify);
 }
 
 /*
@@ -288,7 +169,7 @@ static cb_status_t gpu_start_rts(struct cb_tp_ep *ep, struct cb_tp_req *req,
 			        ctx->host, CB_ERR_UNSUPPORTED,
 			        "gpu: rank %d's device data cannot be reduced "
 			        "into host memory here",
-			        ep->peer);
+			        ep->lp.peer);
 		st = gpu_launch_copy(ctx, ep->stream, GPU_COPY_CE, dst, peer,
 		                     req->bytes);
 		if (!st &&
@@ -326,13 +207,7 @@ static cb_status_t gpu_recv_eager(struct cb_tp_ep *ep, struct cb_tp_req *req,
 	if (!s->frag_bytes)
 		return CB_OK;
 	if (!(req->priv.u64[R_KIND] & RECV_DEV)) {
-		if (red)
-			ctx->host->reduce(
-			        ctx->host, red->dtype, red->op, dst,
-			        (const char *)req->priv.ptr[R_SRC] + s->off,
-			        lring_data(s), s->frag_bytes / red->elem_bytes);
-		else
-			memcpy(dst, lring_data(s), s->frag_bytes);
+		lp_recv_host(ctx->host, req, s);
 		return CB_OK;
 	}
 	/* host data into device memory (mixed kinds: correct, not fast) */
@@ -340,7 +215,7 @@ static cb_status_t gpu_recv_eager(struct cb_tp_ep *ep, struct cb_tp_req *req,
 		return ctx->host->fail(ctx->host, CB_ERR_UNSUPPORTED,
 		                       "gpu: rank %d's host data cannot be "
 		                       "reduced into device memory here",
-		                       ep->peer);
+		                       ep->lp.peer);
 	memcpy(ctx->bounce, lring_data(s), s->frag_bytes);
 	r = ctx->cu.MemcpyAsync(dptr(dst), dptr(ctx->bounce), s->frag_bytes,
 	                        ep->stream);
@@ -350,74 +225,39 @@ static cb_status_t gpu_recv_eager(struct cb_tp_ep *ep, struct cb_tp_req *req,
 	                         : gpu_cu_fail(ctx, r, "copying to the GPU");
 }
 
-static int gpu_recv_progress(struct cb_tp_ep *ep)
+/* An RTS into the receive @req: the copy (or the reduction) queued, the
+ * receive waiting for its event. */
+static int gpu_recv_rts(struct cb_tp_ep *ep, struct cb_tp_req *req,
+                        const struct lring_hdr *s)
 {
-	struct cb_tp_ctx *ctx = ep->ctx;
-	int moved = lring_take_notifies(&ep->ring);
+	const struct cb_tp_host *h = ep->ctx->host;
+	struct gpu_export x;
 	cb_status_t st;
+	int ev = gpu_ev_take(ep->ev_free, &ep->nev_free);
 
-	while (ep->rq_head && !ep->err) {
-		struct cb_tp_req *req = ep->rq_head;
-		const struct lring_hdr *s = lring_rx_next(&ep->ring, &moved);
-
-		if (!s)
-			break;
-		if (!(req->priv.u64[R_KIND] & RECV_STARTED)) {
-			if (s->tag != req->tag) {
-				gpu_recv_fail(ep, CB_ERR_PROTO, s->tag,
-				              req->tag);
-				return moved;
-			}
-			if (s->bytes > req->priv.u64[R_CAP]) {
-				gpu_recv_fail(ep, CB_ERR_TRUNCATE, s->bytes,
-				              req->priv.u64[R_CAP]);
-				return moved;
-			}
-			req->priv.u64[R_KIND] |= RECV_STARTED;
-			req->bytes = s->bytes;
-		}
-		if (s->kind == GPU_RTS) {
-			struct gpu_export x;
-			int ev = gpu_ev_take(ep->ev_free, &ep->nev_free);
-			if (ev < 0)
-				break; /* 64 copies in flight: later */
-			memcpy(&x, lring_data(s), sizeof(x));
-			if (s->frag_bytes != sizeof(x) ||
-			    !gpu_export_ok(ep, &x) || x.bytes != s->bytes) {
-				gpu_ev_give(ep->ev_free, &ep->nev_free, ev);
-				ep_fail(ep,
-				        ctx->host->fail(
-				                ctx->host, CB_ERR_PROTO,
-				                "gpu: rank %d's device buffer "
-				                "description does not parse",
-				                ep->peer));
-				return moved;
-			}
-			if ((st = gpu_start_rts(ep, req, &x, ev))) {
-				gpu_ev_give(ep->ev_free, &ep->nev_free, ev);
-				ep_fail(ep, st);
-				return moved;
-			}
-			lring_rx_consume(&ep->ring);
-			tpu_q_pop(&ep->rq_head, &ep->rq_tail);
-			tpu_q_push(&ep->fq_head, &ep->fq_tail, req);
-			moved = 1;
-			continue;
-		}
-		if ((st = gpu_recv_eager(ep, req, s))) {
-			ep_fail(ep, st);
-			return moved;
-		}
-		req->priv.u64[R_OFF] += s->frag_bytes;
-		lring_rx_consume(&ep->ring);
-		moved = 1;
-		if (req->priv.u64[R_OFF] == req->bytes) {
-			req->priv.u64[R_DONE] = 1;
-			tpu_q_pop(&ep->rq_head, &ep->rq_tail);
-		}
+	if (ev < 0)
+		return 0; /* 64 copies in flight: later */
+	memcpy(&x, lring_data(s), sizeof(x));
+	if (s->frag_bytes != sizeof(x) || !gpu_export_ok(ep, &x) ||
+	    x.bytes != s->bytes)
+		st = h->fail(h, CB_ERR_PROTO,
+		             "gpu: rank %d's device buffer description does "
+		             "not parse",
+		             ep->lp.peer);
+	else
+		st = gpu_start_rts(ep, req, &x, ev);
+	if (st) {
+		gpu_ev_give(ep->ev_free, &ep->nev_free, ev);
+		lp_fail(&ep->lp, st);
+		return 0;
 	}
-	return moved;
+	lring_rx_consume(&ep->lp.ring);
+	tpu_q_pop(&ep->lp.rq_head, &ep->lp.rq_tail);
+	tpu_q_push(&ep->fq_head, &ep->fq_tail, req);
+	return 1;
 }
+
+static const struct lp_recv_ops gpu_recv_ops = { gpu_recv_rts, gpu_recv_eager };
 
 /* Receives whose copies were queued: done when their events are, in order;
  * each one frees the sender's buffer. */
@@ -426,7 +266,7 @@ static int gpu_copies_progress(struct cb_tp_ep *ep)
 	struct cb_tp_ctx *ctx = ep->ctx;
 	int moved = 0;
 
-	while (ep->fq_head && !ep->err) {
+	while (ep->fq_head && !ep->lp.err) {
 		struct cb_tp_req *req = ep->fq_head;
 		int ev = (int)req->priv.u64[R_EV];
 		CUresult r = ctx->cu.EventQuery(ep->ev[ev]);
@@ -438,13 +278,13 @@ static int gpu_copies_progress(struct cb_tp_ep *ep)
 		if (r != CUDA_SUCCESS) {
 			char what[64];
 			snprintf(what, sizeof(what), "a copy from rank %d",
-			         ep->peer);
-			ep_fail(ep, gpu_cu_fail(ctx, r, what));
+			         ep->lp.peer);
+			lp_fail(&ep->lp, gpu_cu_fail(ctx, r, what));
 			return moved;
 		}
 		tpu_q_pop(&ep->fq_head, &ep->fq_tail);
 		req->priv.u64[R_DONE] = 1;
-		atomic_fetch_add_explicit(&ep->rx->done, 1,
+		atomic_fetch_add_explicit(&ep->lp.rx->done, 1,
 		                          memory_order_release);
 		moved = 1;
 	}
@@ -453,18 +293,17 @@ static int gpu_copies_progress(struct cb_tp_ep *ep)
 
 static cb_status_t gpu_ep_progress(struct cb_tp_ep *ep, int *moved)
 {
-	if (ep->err)
-		return ep->err;
-	if (ep->sq_head)
-		*moved |= gpu_send_progress(ep);
-	*moved |= gpu_recv_progress(ep);
+	if (ep->lp.err)
+		return ep->lp.err;
+	if (ep->lp.sq_head)
+		*moved |= lp_send_progress(&ep->lp, &gpu_send_ops);
+	*moved |= lp_recv_progress(&ep->lp, &gpu_recv_ops);
 	if (ep->fq_head)
 		*moved |= gpu_copies_progress(ep);
-	return ep->err;
+	return ep->lp.err;
 }
 
 cb_status_t gpu_progress(struct cb_tp_ctx *ctx)
 {
-	return tpu_progress(ctx->eps, ctx->active, ctx->nactive,
-	                    gpu_ep_progress);
+	return lp_progress(&ctx->lp, gpu_ep_progress);
 }

@@ -107,7 +107,7 @@ void gpu_export_of(struct cb_tp_ctx *ctx, const struct cb_tp_mr *mr,
                    uint64_t base, uint64_t bytes, struct gpu_export *x)
 {
 	*x = (struct gpu_export){ .magic = GPU_MAGIC,
-		                  .pid = ctx->addr.pid,
+		                  .pid = ctx->addr.lp.pid,
 		                  .rank = ctx->host->rank,
 		                  .alloc_base = mr->alloc_base,
 		                  .alloc_bytes = mr->alloc_bytes,
@@ -167,7 +167,7 @@ cb_status_t gpu_import_get(struct cb_tp_ep *ep, const struct gpu_export *x,
 			        ctx->host, CB_ERR_NOMEM,
 			        "gpu: more than %u of rank %d's buffers "
 			        "imported at once",
-			        GPU_IMPORTS, ep->peer);
+			        GPU_IMPORTS, ep->lp.peer);
 		ctx->cu.IpcCloseMemHandle(slot->base);
 		memset(slot, 0, sizeof(*slot));
 	}
@@ -179,8 +179,8 @@ cb_status_t gpu_import_get(struct cb_tp_ep *ep, const struct gpu_export *x,
 		        what, sizeof(what),
 		        "cannot map rank %d's device memory (GPU %s) here (GPU "
 		        "%s) with cuIpcOpenMemHandle",
-		        ep->peer, ep->pci, ctx->pci);
-		return ep->err = gpu_cu_fail(ctx, r, what);
+		        ep->lp.peer, ep->pci, ctx->pci);
+		return ep->lp.err = gpu_cu_fail(ctx, r, what);
 	}
 	*slot = (struct gpu_import){ .base = p,
 		                     .handle = x->handle,
@@ -203,8 +203,8 @@ void gpu_imports_drop(struct cb_tp_ep *ep)
  * the peer's? */
 int gpu_export_ok(const struct cb_tp_ep *ep, const struct gpu_export *x)
 {
-	return x->magic == GPU_MAGIC && x->pid == ep->pid &&
-	       x->rank == ep->peer && x->base >= x->alloc_base &&
+	return x->magic == GPU_MAGIC && x->pid == ep->lp.pid &&
+	       x->rank == ep->lp.peer && x->base >= x->alloc_base &&
 	       x->bytes <= x->alloc_bytes &&
 	       x->base - x->alloc_base <= x->alloc_bytes - x->bytes;
 }
@@ -223,7 +223,7 @@ cb_status_t gpu_mem_import(struct cb_tp_ep *ep, const void *blob, size_t bytes,
 		return h->fail(h, CB_ERR_PROTO,
 		               "gpu: rank %d's exported memory handle does not "
 		               "parse",
-		               ep->peer);
+		               ep->lp.peer);
 	if ((st = gpu_import_get(ep, &x, &imp)))
 		return st;
 	if (!(rm = calloc(1, sizeof(*rm))))

@@ -370,10 +370,7 @@ static void vb_mem_unimport(struct cb_tp_ep *ep, struct cb_tp_rmem *rm)
 	free(rm);
 }
 
-static void vb_stats(struct cb_tp_ctx *ctx, struct cb_tp_stats *out)
-{
-	*out = ctx->stats;
-}
+TPU_STATS(vb)
 
 static void vb_describe(struct cb_tp_ctx *ctx, char *buf, size_t bytes)
 {

@@ -57,14 +57,24 @@ static inline int rndv(const struct cb_tp_ctx *ctx, size_t bytes,
 	return bytes > ctx->eager_max || (mem->kind == CB_MEM_GPU && bytes);
 }
 
-static void sq_push(struct cb_tp_ep *ep, struct cb_tp_req *req)
+/* What a send and a put set alike in @req, which then joins the send
+ * queue: its tag (a put's: the notification), bytes, buffer and its
+ * registration, its kind; R_SEQ, R_CAP: @seq, @cap. */
+static void sq_post(struct cb_tp_ep *ep, struct cb_tp_req *req, uint64_t tag,
+                    size_t bytes, const void *buf, const struct cb_tp_mem *mem,
+                    uint64_t kind, uint64_t seq, uint64_t cap)
 {
-	req->next = NULL;
-	if (ep->sq_tail)
-		ep->sq_tail->next = req;
-	else
-		ep->sq_head = req;
-	ep->sq_tail = req;
+	req->tag = tag;
+	req->bytes = bytes;
+	req->priv.u64[R_DONE] = 0;
+	req->priv.ptr[R_BUF] = (void *)buf;
+	req->priv.u64[R_KIND] = kind;
+	req->priv.ptr[R_MR] = mem->mr;
+	req->priv.u64[R_SEQ] = seq;
+	req->priv.u64[R_CAP] = cap;
+	req->priv.u64[R_WAIT] = 0;
+	req->priv.u64[R_OFF] = 0;
+	tpu_q_push(&ep->sq_head, &ep->sq_tail, req);
 }
 
 cb_status_t vb_isend(struct cb_tp_ep *ep, const void *buf, size_t bytes,
@@ -77,19 +87,11 @@ cb_status_t vb_isend(struct cb_tp_ep *ep, const void *buf, size_t bytes,
 		return ep->err;
 	if (big && ep->rndv_send[ep->send_seq % VB_RNDV_Q])
 		return CB_AGAIN; /* too many large sends in flight */
-	req->tag = tag;
-	req->bytes = bytes;
-	req->priv.u64[R_DONE] = 0;
-	req->priv.ptr[R_BUF] = (void *)buf;
-	req->priv.u64[R_KIND] = K_SEND;
-	req->priv.ptr[R_MR] = mem->mr;
-	req->priv.u64[R_SEQ] = ep->send_seq++;
-	req->priv.u64[R_WAIT] = 0;
-	req->priv.u64[R_OFF] = 0;
-	req->priv.u64[R_CAP] = big; /* sends have no capacity: zero-copy */
 	if (big)
-		ep->rndv_send[req->priv.u64[R_SEQ] % VB_RNDV_Q] = req;
-	sq_push(ep, req);
+		ep->rndv_send[ep->send_seq % VB_RNDV_Q] = req;
+	/* sends have no capacity: R_CAP says zero-copy */
+	sq_post(ep, req, tag, bytes, buf, mem, K_SEND, ep->send_seq++,
+	        (uint64_t)big);
 	return CB_OK;
 }
 
@@ -101,28 +103,19 @@ cb_status_t vb_put(struct cb_tp_ep *ep, const void *buf, size_t bytes,
 
 	if (ep->err)
 		return ep->err;
-	if (roff > rm->bytes || bytes > rm->bytes - roff)
-		return h->fail(h, CB_ERR_INVALID,
-		               "verbs: a put of %zu bytes at offset %llu does "
-		               "not fit rank %d's %llu-byte exported buffer",
-		               bytes, (unsigned long long)roff, ep->peer,
-		               (unsigned long long)rm->bytes);
+	cb_status_t st;
+
+	if ((st = tpu_put_fits(h, "verbs", ep->peer, bytes, roff, rm->bytes)))
+		return st;
 	if (notify & VB_IMM_RNDV)
 		return h->fail(h, CB_ERR_INVALID,
 		               "verbs: put notifications are below 2^31");
 	if (!mem->mr)
 		return h->fail(h, CB_ERR_UNSUPPORTED,
 		               "verbs: a put needs registered memory");
-	req->tag = notify;
-	req->bytes = bytes;
-	req->priv.u64[R_DONE] = 0;
-	req->priv.ptr[R_BUF] = (void *)buf;
-	req->priv.u64[R_KIND] = K_PUT;
-	req->priv.ptr[R_MR] = mem->mr;
-	req->priv.u64[R_CAP] = rm->addr + roff;
-	req->priv.u64[R_SEQ] = rm->rkey[0];
-	req->priv.u64[R_WAIT] = 0;
-	sq_push(ep, req);
+	/* a put's R_CAP: where it goes, R_SEQ: its rkey */
+	sq_post(ep, req, notify, bytes, buf, mem, K_PUT, rm->rkey[0],
+	        rm->addr + roff);
 	return CB_OK;
 }
 

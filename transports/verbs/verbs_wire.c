@@ -166,24 +166,22 @@ int vb_wire_msg(const void *buf, uint32_t len, const struct vb_wire_win *w,
 			           h->seq, VB_RNDV_Q, w->send_seq);
 		break;
 	case VB_FRAG:
-		if (!posted(w, h->seq))
-			return bad(why, n,
-			           "sent a piece of message %u, which this "
-			           "rank does not receive",
-			           h->seq);
-		break;
 	case VB_FIN:
-		if (h->addr < 1 || h->addr > (uint64_t)w->nrails ||
-		    (uint64_t)w->rail >= h->addr)
+		if (h->type == VB_FIN &&
+		    (h->addr < 1 || h->addr > (uint64_t)w->nrails ||
+		     (uint64_t)w->rail >= h->addr))
 			return bad(why, n,
 			           "finished message %u over %llu rail(s), on "
 			           "rail %d of %d",
 			           h->seq, (unsigned long long)h->addr, w->rail,
 			           w->nrails);
+		/* a piece or the end of a message a receive is posted for */
 		if (!posted(w, h->seq))
 			return bad(why, n,
-			           "finished message %u, which this rank does "
-			           "not receive",
+			           "%s message %u, which this rank does not "
+			           "receive",
+			           h->type == VB_FRAG ? "sent a piece of"
+			                              : "finished",
 			           h->seq);
 		break;
 	case VB_NOTIFY:
