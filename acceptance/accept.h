@@ -11,7 +11,8 @@
  *   stage.c  inventory, collectives, the burn's counters; every rank's
  *            retransmission and link counters at each gather
  *   counters.c  what those counters name (lossy, flapping), pure
- *   baseline.c  --baseline: an earlier run's JSON, and what dropped since
+ *   baseline.c  --baseline: what dropped since an earlier run's JSON
+ *   baseline_read.c  that JSON read
  *   expect.c --expect FILE's lines, flat and per size band
  *
  * The record itself (struct cb_acc) and its writers are reports/accept.h.
@@ -214,7 +215,7 @@ struct cb_acc_base {
 	double sigma_rep; /* its noise between repeats; 0 unknown */
 };
 
-/* Read @path (malformed: one line, CB_ERR_USAGE). */
+/* Read @path (malformed: one line, CB_ERR_USAGE; baseline_read.c). */
 cb_status_t cb_acc_base_load(const char *path, struct cb_acc_base **out);
 void cb_acc_base_free(struct cb_acc_base *b);
 /* Refuse (CB_ERR_USAGE, one line) a baseline of another cluster: no host

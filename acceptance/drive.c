@@ -22,6 +22,7 @@
 
 #include "acceptance/accept.h"
 #include "acceptance/plan.h"
+#include "core/mem.h"
 
 static const char *label(const struct cb_acc *a, int x, char *buf, size_t n)
 {
@@ -246,11 +247,7 @@ static void rails_free(struct rails *R)
 {
 	for (int i = 0; R->P && i < R->n; i++)
 		cb_accp_free(R->P[i]);
-	free(R->P);
-	free(R->map);
-	free(R->done);
-	free(R->at);
-	free(R->cnt);
+	cb_free_all(R->P, R->map, R->done, R->at, R->cnt);
 }
 
 static cb_status_t rails_new(struct cb_acc_ctx *x, struct rails *R)

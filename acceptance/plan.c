@@ -42,6 +42,7 @@
 #include <string.h>
 
 #include "acceptance/accept.h"
+#include "core/mem.h"
 
 static const char *const stage_names[CB_ACCP_NSTAGES] = { "quick", "repeat",
 	                                                  "locate", "confirm" };
@@ -133,21 +134,9 @@ void cb_accp_free(struct cb_accp *p)
 {
 	if (!p)
 		return;
-	free(p->order);
-	free(p->batch);
-	free(p->first);
-	free(p->who);
-	free(p->m);
-	free(p->f);
-	free(p->dropped);
-	free(p->need);
-	free(p->used);
-	free(p->lv);
-	free(p->pool);
-	free(p->conf);
-	free(p->redo);
-	free(p->good);
-	free(p);
+	cb_free_all(p->order, p->batch, p->first, p->who, p->m, p->f,
+	            p->dropped, p->need, p->used, p->lv, p->pool, p->conf,
+	            p->redo, p->good, p);
 }
 
 void cb_accp_drop(struct cb_accp *p, int x)

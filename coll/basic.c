@@ -106,10 +106,9 @@ static double linear_model_us(const struct cb_model_in *in)
 	if (in->n < 2)
 		return 0.0;
 	/* The root's link carries n-1 copies, one after another. */
-	double t = (in->n - 1) *
-	           (in->alpha_us + (double)in->bytes / (in->beta_gbps * 1e3));
-	if (in->coll == CB_COLL_REDUCE && in->gamma_gbps > 0)
-		t += (in->n - 1) * (double)in->bytes / (in->gamma_gbps * 1e3);
+	double t = (in->n - 1) * cb_model_msg_us(in, (double)in->bytes);
+	if (in->coll == CB_COLL_REDUCE)
+		t += cb_model_reduce_us(in, (in->n - 1) * (double)in->bytes);
 	return t;
 }
 
@@ -167,8 +166,7 @@ static double pairwise_model_us(const struct cb_model_in *in)
 	if (in->n < 2)
 		return 0.0;
 	/* bytes is the whole buffer: n blocks, n-1 of them leave */
-	return (in->n - 1) * (in->alpha_us + (double)in->bytes / in->n /
-	                                             (in->beta_gbps * 1e3));
+	return (in->n - 1) * cb_model_msg_us(in, (double)in->bytes / in->n);
 }
 
 const struct cb_algo cb_algo_pairwise = {
@@ -251,7 +249,7 @@ static double direct_model_us(const struct cb_model_in *in)
 {
 	if (in->n < 2)
 		return 0.0;
-	return in->alpha_us + (double)in->bytes / (in->beta_gbps * 1e3);
+	return cb_model_msg_us(in, (double)in->bytes);
 }
 
 const struct cb_algo cb_algo_direct = {
@@ -332,7 +330,7 @@ static const struct cb_sched_algo bibw_sa = { pp_size, bibw_gen };
 /* Per row (the row's time is per message, see time_div). */
 static double pp_model_us(const struct cb_model_in *in)
 {
-	return in->alpha_us + (double)in->bytes / (in->beta_gbps * 1e3);
+	return cb_model_msg_us(in, (double)in->bytes);
 }
 
 static double stream_model_us(const struct cb_model_in *in)

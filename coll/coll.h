@@ -122,6 +122,29 @@ struct cb_model_in {
 	double alpha_us, beta_gbps, gamma_gbps;
 };
 
+/* One message of @bytes on @in's links: a latency, then the bytes at the
+ * link's rate (GB/s is 1e3 bytes per us). */
+static inline double cb_model_msg_us(const struct cb_model_in *in, double bytes)
+{
+	return in->alpha_us + bytes / (in->beta_gbps * 1e3);
+}
+
+/* Reducing @bytes of input locally (0 when @in's rate is not known). */
+static inline double cb_model_reduce_us(const struct cb_model_in *in,
+                                        double bytes)
+{
+	return in->gamma_gbps > 0 ? bytes / (in->gamma_gbps * 1e3) : 0.0;
+}
+
+/* How many pieces of @chunk bytes a pipeline cuts @bytes into (at least 1:
+ * an empty message is still sent). */
+static inline double cb_model_pieces(size_t bytes, size_t chunk)
+{
+	size_t k = (bytes + chunk - 1) / chunk;
+
+	return k ? (double)k : 1.0;
+}
+
 /* cb_algo.flags */
 #define CB_ALGO_ONEWAY 1u /* pingpong bw: only group index 1 has a result */
 /* Runs only when named: not one of auto's candidates, not in --algo all

@@ -209,7 +209,7 @@ static const struct cb_sched_algo ps_sa = { ps_size, ps_gen };
 static double ps_model_us(const struct cb_model_in *in)
 {
 	double v = (double)in->bytes, bw = in->beta_gbps * 1e3;
-	double red = in->gamma_gbps > 0 ? v / (in->gamma_gbps * 1e3) : 0.0;
+	double red = cb_model_reduce_us(in, v);
 	int ks = in->ps_servers, w = in->n - ks;
 
 	if (in->n < 2 || ks < 0 || ks >= in->n)

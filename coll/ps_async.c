@@ -45,6 +45,7 @@
 #include "coll/ps_async_int.h"
 #include "coll/sched.h"
 #include "core/log.h"
+#include "core/mem.h"
 #include "core/worker.h"
 
 static const char *psa_refuse(enum cb_coll coll, int n, int ps_servers)
@@ -75,13 +76,8 @@ static void psa_free(struct cb_plan *p)
 		cb_comm_mem_free(p->c, p->stage, (size_t)p->w * sb);
 		cb_comm_mem_free(p->c, p->snap, (size_t)p->w * sb);
 	}
-	free(p->members);
-	free(p->links);
-	free(p->hbufs);
-	free(p->counts);
-	free(p->others_at_read);
-	free(p->whdr);
-	free(p);
+	cb_free_all(p->members, p->links, p->hbufs, p->counts,
+	            p->others_at_read, p->whdr, p);
 }
 
 static cb_status_t psa_build(struct cb_comm *c, const struct cb_plan_cfg *cfg,

@@ -246,10 +246,13 @@ static void rd_gen(struct cb_sched *s, const struct cb_plan_cfg *cfg,
 static const struct cb_sched_algo rd_sa = { rd_size, rd_gen };
 
 /* What both models start from: the fold for the call's ranks, the bytes,
- * the link's bytes per us, the time one reduction of the bytes takes. */
+ * the link's bytes per us, the time one reduction of the bytes takes, and
+ * what folding the extra ranks in and out costs an allreduce (an extra
+ * rank's whole vector in, reduced, the result back out; 0 when n is a
+ * power of two). */
 struct rd_cost {
 	struct fold f;
-	double v, bw, red;
+	double v, bw, red, fold_us;
 };
 
 static struct rd_cost cost_of(const struct cb_model_in *in)
@@ -258,7 +261,8 @@ static struct rd_cost cost_of(const struct cb_model_in *in)
 		             .v = (double)in->bytes,
 		             .bw = in->beta_gbps * 1e3 };
 
-	c.red = in->gamma_gbps > 0 ? c.v / (in->gamma_gbps * 1e3) : 0.0;
+	c.red = cb_model_reduce_us(in, c.v);
+	c.fold_us = (c.f.r > 0) * (2 * in->alpha_us + 2 * c.v / c.bw + c.red);
 	return c;
 }
 
@@ -279,8 +283,7 @@ static double rd_model_us(const struct cb_model_in *in)
 		}
 		return t + extra * in->n * blk / c.bw;
 	}
-	return c.f.lg * (in->alpha_us + c.v / c.bw + c.red) +
-	       extra * (2 * in->alpha_us + 2 * c.v / c.bw + c.red);
+	return c.f.lg * (in->alpha_us + c.v / c.bw + c.red) + c.fold_us;
 }
 
 const struct cb_algo cb_algo_rd = {
@@ -474,8 +477,7 @@ static double rab_model_us(const struct cb_model_in *in)
 		       (c.f.r > 0) * (2 * in->alpha_us + c.v / c.bw +
 		                      c.v / in->n / c.bw + c.red);
 	return 2 * c.f.lg * in->alpha_us + 2 * part * c.v / c.bw +
-	       part * c.red +
-	       (c.f.r > 0) * (2 * in->alpha_us + 2 * c.v / c.bw + c.red);
+	       part * c.red + c.fold_us;
 }
 
 const struct cb_algo cb_algo_rabenseifner = {

@@ -479,25 +479,18 @@ static double ring_model_us(const struct cb_model_in *in)
 	switch (in->coll) {
 	case CB_COLL_ALLREDUCE:
 		t = 2.0 * (p - 1) * in->alpha_us + 2.0 * (p - 1) / p * m / bw;
-		if (in->gamma_gbps > 0)
-			t += (double)(p - 1) / p * m / (in->gamma_gbps * 1e3);
-		return t;
+		return t + cb_model_reduce_us(in, (double)(p - 1) / p * m);
 	case CB_COLL_REDUCE_SCATTER:
 	case CB_COLL_ALLGATHER:
 		/* m is the row's size, all p blocks */
-		k = (double)((in->bytes / (size_t)p + RING_CHUNK_DEFAULT - 1) /
-		             RING_CHUNK_DEFAULT);
-		t = (p - 1) * (k > 1 ? k : 1) * in->alpha_us +
-		    (double)(p - 1) / p * m / bw;
-		if (in->coll == CB_COLL_REDUCE_SCATTER && in->gamma_gbps > 0)
-			t += (double)(p - 1) / p * m / (in->gamma_gbps * 1e3);
+		k = cb_model_pieces(in->bytes / (size_t)p, RING_CHUNK_DEFAULT);
+		t = (p - 1) * k * in->alpha_us + (double)(p - 1) / p * m / bw;
+		if (in->coll == CB_COLL_REDUCE_SCATTER)
+			t += cb_model_reduce_us(in, (double)(p - 1) / p * m);
 		return t;
 	case CB_COLL_BROADCAST:
-		k = (double)((in->bytes + RING_CHUNK_DEFAULT - 1) /
-		             RING_CHUNK_DEFAULT);
-		if (k < 1)
-			k = 1;
-		return (p - 2 + k) * (in->alpha_us + m / k / bw);
+		k = cb_model_pieces(in->bytes, RING_CHUNK_DEFAULT);
+		return (p - 2 + k) * cb_model_msg_us(in, m / k);
 	default:
 		return 0.0;
 	}

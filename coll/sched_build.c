@@ -10,6 +10,7 @@
 
 #include "coll/sched_int.h"
 #include "core/log.h"
+#include "core/mem.h"
 
 static int add(struct cb_sched *s, const struct cb_sop *op)
 {
@@ -392,27 +393,15 @@ void cb_sched_destroy(struct cb_sched *s)
 {
 	if (!s)
 		return;
-	free(s->members);
-	free(s->ops);
-	free(s->state);
-	free(s->chain_next);
-	free(s->tag);
-	free(s->slot);
-	free(s->req);
-	free(s->seg_first);
-	free(s->ord);
-	free(s->cnt);
-	free(s->segs);
-	free(s->want);
-	free(s->head_send);
 	if (s->tmp)
 		cb_comm_mem_free(s->comm, s->tmp, s->cfg.tmp_bytes);
 	if (s->stage_dev) {
 		cb_comm_mem_free(s->comm, s->stage, s->stage_total);
-	} else {
-		if (s->stage_mem)
-			cb_comm_mem_dereg(s->comm, s->stage);
-		free(s->stage);
+		s->stage = NULL; /* not the heap's */
+	} else if (s->stage_mem) {
+		cb_comm_mem_dereg(s->comm, s->stage);
 	}
-	free(s);
+	cb_free_all(s->members, s->ops, s->state, s->chain_next, s->tag,
+	            s->slot, s->req, s->seg_first, s->ord, s->cnt, s->segs,
+	            s->want, s->head_send, s->stage, s);
 }

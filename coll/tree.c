@@ -443,8 +443,7 @@ static double tree_model_us(const struct cb_model_in *in)
 {
 	int p = in->n;
 	/* beta and gamma in GB/s = 1e3 bytes per us */
-	double bw = in->beta_gbps * 1e3,
-	       gw = in->gamma_gbps > 0 ? in->gamma_gbps * 1e3 : 0;
+	double bw = in->beta_gbps * 1e3;
 	double m = (double)in->bytes, k, s;
 	int lg = cb_ceil_log2(p), depth = 0;
 
@@ -453,20 +452,19 @@ static double tree_model_us(const struct cb_model_in *in)
 	switch (in->coll) {
 	case CB_COLL_BROADCAST:
 	case CB_COLL_REDUCE:
-		k = in->bytes ? (double)cb_div_up(in->bytes, TREE_CHUNK_DEFAULT)
-		              : 1;
-		return lg * (k * in->alpha_us + m / bw +
-		             (in->coll == CB_COLL_REDUCE && gw ? m / gw : 0));
+		k = cb_model_pieces(in->bytes, TREE_CHUNK_DEFAULT);
+		return lg *
+		       (k * in->alpha_us + m / bw +
+		        (in->coll == CB_COLL_REDUCE ? cb_model_reduce_us(in, m)
+		                                    : 0));
 	case CB_COLL_ALLREDUCE:
 		for (int i = 1; i < p; i++)
 			if (bt_depth(p, i) > depth)
 				depth = bt_depth(p, i);
-		k = (double)cb_div_up((in->bytes + 1) / 2, TREE_CHUNK_DEFAULT);
-		if (k < 1)
-			k = 1;
+		k = cb_model_pieces((in->bytes + 1) / 2, TREE_CHUNK_DEFAULT);
 		s = m / (2 * k);
-		return (2 * depth + 4 * (k - 1)) * (in->alpha_us + s / bw) +
-		       (gw ? (depth + 2 * (k - 1)) * s / gw : 0);
+		return (2 * depth + 4 * (k - 1)) * cb_model_msg_us(in, s) +
+		       cb_model_reduce_us(in, (depth + 2 * (k - 1)) * s);
 	default:
 		return 0.0;
 	}

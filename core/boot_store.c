@@ -24,6 +24,7 @@
 
 #include "core/boot_wire.h"
 #include "core/log.h"
+#include "core/mem.h"
 
 struct kv {
 	struct kv *next;
@@ -31,6 +32,11 @@ struct kv {
 	void *val;
 	uint32_t bytes;
 };
+
+static void kv_entry_free(struct kv *e)
+{
+	cb_free_all(e->key, e->val, e);
+}
 
 /* A client waiting for a key (GET). */
 struct waiter {
@@ -222,9 +228,7 @@ static void kv_del(struct boot_kv *srv, const char *key)
 		if (!strcmp((*p)->key, key)) {
 			struct kv *e = *p;
 			*p = e->next;
-			free(e->key);
-			free(e->val);
-			free(e);
+			kv_entry_free(e);
 			srv->nkeys--;
 			return;
 		}
@@ -536,9 +540,7 @@ void boot_kv_free(struct boot_kv *srv)
 	for (int b = 0; b < KV_BUCKETS; b++)
 		for (struct kv *e = srv->kv[b], *n; e; e = n) {
 			n = e->next;
-			free(e->key);
-			free(e->val);
-			free(e);
+			kv_entry_free(e);
 		}
 	free(srv);
 }

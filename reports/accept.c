@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "core/mem.h"
 #include "reports/markup.h"
 
 #define MATRIX_MAX 32 /* nodes shown as a matrix; more: the slowest pairs */
@@ -147,13 +148,8 @@ void cb_acc_free(struct cb_acc *a)
 {
 	if (!a)
 		return;
-	free(a->hosts);
-	free(a->nodes);
-	free(a->pairs);
-	free(a->findings);
-	free(a->warnings);
-	free(a->passes);
-	free(a->windows);
+	cb_free_all(a->hosts, a->nodes, a->pairs, a->findings, a->warnings,
+	            a->passes, a->windows);
 	memset(a, 0, sizeof(*a));
 }
 

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "core/mem.h"
 
 cb_status_t cb_results_new(struct cb_results **out)
 {
@@ -40,9 +41,7 @@ void cb_results_free(struct cb_results *r)
 	if (!r)
 		return;
 	json_object_put(r->run);
-	free(r->rows);
-	free(r->path);
-	free(r);
+	cb_free_all(r->rows, r->path, r);
 }
 
 cb_status_t cb_results_add(struct cb_results *r, const struct cb_row *row)
@@ -503,11 +502,7 @@ cb_status_t cb_results_parse(const char *path, const char *buf, size_t len,
 	*out = r;
 	return CB_OK;
 fail:
-	if (r) {
-		free(r->rows);
-		free(r->path);
-		free(r);
-	}
+	cb_results_free(r); /* r->run is still NULL: doc is put below */
 	json_object_put(doc);
 	return st;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "core/mem.h"
 
 #define MAX_ROUNDS 1000
 
@@ -29,11 +30,11 @@ cb_status_t cb_tuner_new(struct cb_tuner **out)
 
 void cb_tuner_free(struct cb_tuner *t)
 {
-	for (int i = 0; t && i < t->n; i++)
+	if (!t)
+		return;
+	for (int i = 0; i < t->n; i++)
 		free(t->v[i].t);
-	if (t)
-		free(t->v);
-	free(t);
+	cb_free_all(t->v, t);
 }
 
 static int same_shape(const struct sample *s, const struct cb_row *r)

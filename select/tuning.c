@@ -31,6 +31,7 @@
 
 #include "cb_config.h"
 #include "core/log.h"
+#include "core/mem.h"
 
 struct shape {
 	char coll[24], transport[32];
@@ -76,11 +77,11 @@ cb_status_t cb_tuning_new(struct cb_tuning **out)
 
 void cb_tuning_free(struct cb_tuning *t)
 {
-	for (int i = 0; t && i < t->n; i++)
+	if (!t)
+		return;
+	for (int i = 0; i < t->n; i++)
 		free(t->shapes[i].pts);
-	if (t)
-		free(t->shapes);
-	free(t);
+	cb_free_all(t->shapes, t);
 }
 
 int cb_tuning_shapes(const struct cb_tuning *t)

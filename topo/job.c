@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "core/mem.h"
 #include "core/strbuf.h"
 #include "topo/share.h"
 #include "topo/topo.h"
@@ -452,14 +453,10 @@ void cb_topo_job_free(struct cb_topo_job *j)
 {
 	if (!j)
 		return;
-	free(j->binding);
-	free(j->inventory);
-	free(j->gpu_paths);
-	free(j->hosts);
-	free(j->diff);
 	if (j->share_fd >= 0)
 		close(j->share_fd);
-	free(j);
+	cb_free_all(j->binding, j->inventory, j->gpu_paths, j->hosts, j->diff,
+	            j);
 }
 
 const char *cb_topo_job_binding(const struct cb_topo_job *j)

@@ -140,14 +140,16 @@ static void ethtool_drvinfo(struct cb_nic_info *n)
 	close(fd);
 }
 
-static int netdev_counters_read(const char *sysroot, struct cb_nic_info *n)
+/* @n's counters @names, each a file of @dir (0 where one is missing);
+ * -1 when none could be read. */
+static int counters_in(const char *dir, const char *const *names,
+                       struct cb_nic_info *n)
 {
-	char path[512];
+	char path[1024];
 	int got = 0;
 
-	for (int i = 0; netdev_counters[i]; i++) {
-		snprintf(path, sizeof(path), "%s/class/net/%s/statistics/%s",
-		         sysroot, n->name, netdev_counters[i]);
+	for (int i = 0; names[i]; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
 		n->counters[i] = 0;
 		got += read_u64(path, &n->counters[i]) == 0;
 	}
@@ -155,9 +157,37 @@ static int netdev_counters_read(const char *sysroot, struct cb_nic_info *n)
 	return got ? 0 : -1;
 }
 
+/* The driver a sysfs device's @dev_dir/driver links to, and the version
+ * its module says. */
+static void driver_of(const char *sysroot, const char *dev_dir,
+                      struct cb_nic_info *n)
+{
+	char path[600], v[256];
+
+	snprintf(path, sizeof(path), "%s/driver", dev_dir);
+	ssize_t k = readlink(path, v, sizeof(v) - 1);
+	if (k <= 0)
+		return;
+	v[k] = '\0';
+	snprintf(n->driver, sizeof(n->driver), "%.31s",
+	         strrchr(v, '/') ? strrchr(v, '/') + 1 : v);
+	snprintf(path, sizeof(path), "%s/module/%s/version", sysroot,
+	         n->driver);
+	cb_sysfs_line(path, n->driver_version, sizeof(n->driver_version));
+}
+
+static int netdev_counters_read(const char *sysroot, struct cb_nic_info *n)
+{
+	char dir[512];
+
+	snprintf(dir, sizeof(dir), "%s/class/net/%s/statistics", sysroot,
+	         n->name);
+	return counters_in(dir, netdev_counters, n);
+}
+
 static void netdev_fill(const char *sysroot, struct cb_nic_info *n)
 {
-	char path[512], v[256];
+	char path[512];
 	uint64_t x;
 	int live = !strcmp(sysroot, "/sys");
 
@@ -174,18 +204,9 @@ static void netdev_fill(const char *sysroot, struct cb_nic_info *n)
 		n->speed_mbps = (int32_t)x;
 	snprintf(path, sizeof(path), "%s/class/net/%s/mtu", sysroot, n->name);
 	n->mtu = read_u64(path, &x) ? -1 : (int32_t)x;
-	snprintf(path, sizeof(path), "%s/class/net/%s/device/driver", sysroot,
+	snprintf(path, sizeof(path), "%s/class/net/%s/device", sysroot,
 	         n->name);
-	ssize_t k = readlink(path, v, sizeof(v) - 1);
-	if (k > 0) {
-		v[k] = '\0';
-		snprintf(n->driver, sizeof(n->driver), "%.31s",
-		         strrchr(v, '/') ? strrchr(v, '/') + 1 : v);
-		snprintf(path, sizeof(path), "%s/module/%s/version", sysroot,
-		         n->driver);
-		cb_sysfs_line(path, n->driver_version,
-		              sizeof(n->driver_version));
-	}
+	driver_of(sysroot, path, n);
 	/* An RDMA-capable NIC's firmware is in its infiniband directory. */
 	snprintf(path, sizeof(path), "%s/class/net/%s/device/infiniband",
 	         sysroot, n->name);
@@ -293,22 +314,15 @@ static const unsigned char ib_is_error[] = { 1, 1, 1, 1, 1, 0, 1, 1 };
 
 static int ib_counters_read(const char *sysroot, struct cb_nic_info *n)
 {
-	char dev[32], path[600];
+	char dev[32], dir[600];
 	const char *slash = strchr(n->name, '/');
-	int got = 0;
 
 	if (!slash)
 		return -1;
 	snprintf(dev, sizeof(dev), "%.*s", (int)(slash - n->name), n->name);
-	for (int i = 0; ib_counters[i]; i++) {
-		snprintf(path, sizeof(path),
-		         "%s/class/infiniband/%s/ports/%s/counters/%s", sysroot,
-		         dev, slash + 1, ib_counters[i]);
-		n->counters[i] = 0;
-		got += read_u64(path, &n->counters[i]) == 0;
-	}
-	n->ncounters = got ? CB_NIC_COUNTERS : 0;
-	return got ? 0 : -1;
+	snprintf(dir, sizeof(dir), "%s/class/infiniband/%s/ports/%s/counters",
+	         sysroot, dev, slash + 1);
+	return counters_in(dir, ib_counters, n);
 }
 
 /* "4: ACTIVE" -> "active"; "100 Gb/sec (4X EDR)" -> 100000 */
@@ -337,18 +351,9 @@ static void ib_port(const char *sysroot, const char *dev, const char *port,
 	snprintf(path, sizeof(path), "%s/class/infiniband/%s/fw_ver", sysroot,
 	         dev);
 	cb_sysfs_line(path, n->firmware, sizeof(n->firmware));
-	snprintf(path, sizeof(path), "%s/class/infiniband/%s/device/driver",
-	         sysroot, dev);
-	ssize_t k = readlink(path, v, sizeof(v) - 1);
-	if (k > 0) {
-		v[k] = '\0';
-		snprintf(n->driver, sizeof(n->driver), "%.31s",
-		         strrchr(v, '/') ? strrchr(v, '/') + 1 : v);
-		snprintf(path, sizeof(path), "%s/module/%s/version", sysroot,
-		         n->driver);
-		cb_sysfs_line(path, n->driver_version,
-		              sizeof(n->driver_version));
-	}
+	snprintf(path, sizeof(path), "%s/class/infiniband/%s/device", sysroot,
+	         dev);
+	driver_of(sysroot, path, n);
 	ib_counters_read(sysroot, n);
 }
 

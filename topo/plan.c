@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "core/mem.h"
 #include "core/strbuf.h"
 #include "topo/topo.h"
 
@@ -195,9 +196,7 @@ cb_status_t cb_topo_plan(const struct cb_topo *t, enum cb_topo_bind mode,
 	int *load = calloc((size_t)t->nnics + 1, sizeof(int));
 	int *with_cores = calloc((size_t)t->nnuma + 1, sizeof(int));
 	if (!used || !load || !with_cores) {
-		free(used);
-		free(load);
-		free(with_cores);
+		cb_free_all(used, load, with_cores);
 		return cb_fail(CB_ERR_NOMEM, "out of memory");
 	}
 	for (int i = 0; i < t->nnuma; i++)
@@ -240,9 +239,7 @@ cb_status_t cb_topo_plan(const struct cb_topo *t, enum cb_topo_bind mode,
 		else
 			pick_nic(t, s, load);
 	}
-	free(used);
-	free(load);
-	free(with_cores);
+	cb_free_all(used, load, with_cores);
 	return CB_OK;
 }
 

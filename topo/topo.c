@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "core/mem.h"
 #include "topo/topo.h"
 
 const char *cb_topo_path_name(enum cb_topo_path p)
@@ -103,9 +104,5 @@ void cb_topo_free(struct cb_topo *t)
 		return;
 	if (t->hw && t->hw_free)
 		t->hw_free(t->hw);
-	free(t->numa);
-	free(t->cores);
-	free(t->dev);
-	free(t->path);
-	free(t);
+	cb_free_all(t->numa, t->cores, t->dev, t->path, t);
 }

@@ -29,6 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/mem.h"
+
 struct cb_accsim {
 	struct cb_accsim_cfg c;
 	uint64_t rng;
@@ -124,11 +126,7 @@ void cb_accsim_free(struct cb_accsim *s)
 {
 	if (!s)
 		return;
-	free(s->fault);
-	free(s->factor);
-	free(s->upbad);
-	free(s->cross);
-	free(s);
+	cb_free_all(s->fault, s->factor, s->upbad, s->cross, s);
 }
 
 int cb_accsim_leaf_of(const struct cb_accsim *s, int x)
