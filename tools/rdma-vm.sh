@@ -16,6 +16,10 @@
 #   --timeout S     CMD's deadline in every guest, after boot (300)
 #   --smp N --mem MB    per guest (1, 1024); --mtu BYTES (eth0/dummy0, 1500)
 #   --keep          keep the run folder (console logs, outputs)
+#   --save DIR      copy into DIR each guest's output and console, and what
+#                   the guests left in /run/rdma-vm as *.log or *.dmesg (a
+#                   test's full logs), replacing what an earlier --save
+#                   there wrote (listed in DIR/.rdma-vm-saved), nothing else
 #
 # In each guest CMD runs as root in the current directory (the host's / is
 # the guest's, read-only, under a tmpfs overlay: writes vanish at power-off),
@@ -55,16 +59,16 @@ refuse() {
 }
 usage() {
 	say "$*"
-	say "usage: tools/rdma-vm.sh [--guests N] [--dev rxe|siw|none] [--netdev eth0|dummy0] [--timeout S] [--boot-timeout S] [--smp N] [--mem MB] [--mtu N] [--keep] -- CMD [ARGS...]"
+	say "usage: tools/rdma-vm.sh [--guests N] [--dev rxe|siw|none] [--netdev eth0|dummy0] [--timeout S] [--boot-timeout S] [--smp N] [--mem MB] [--mtu N] [--keep] [--save DIR] -- CMD [ARGS...]"
 	exit 2
 }
 
 guests=1 dev=rxe netdev='' timeout=300 boot_timeout=180 smp=1 mem=1024 mtu=1500
-keep=0 prepare=0
+keep=0 prepare=0 save=''
 num() { [[ "$2" =~ ^[0-9]+$ ]] || usage "$1 wants a number, not '$2'"; }
 while [ $# -gt 0 ]; do
 	case $1 in
-	--guests | --dev | --netdev | --timeout | --boot-timeout | --smp | --mem | --mtu)
+	--guests | --dev | --netdev | --timeout | --boot-timeout | --smp | --mem | --mtu | --save)
 		[ $# -ge 2 ] || usage "$1 wants a value"
 		case $1 in
 		--guests) num "$1" "$2" && guests=$2 ;;
@@ -75,6 +79,7 @@ while [ $# -gt 0 ]; do
 		--smp) num "$1" "$2" && smp=$2 ;;
 		--mem) num "$1" "$2" && mem=$2 ;;
 		--mtu) num "$1" "$2" && mtu=$2 ;;
+		--save) save=$(realpath -m -- "$2") ;;
 		esac
 		shift 2
 		;;
@@ -216,6 +221,15 @@ cleanup() {
 	local p
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
+	if [ -n "$save" ]; then
+		# what an earlier run saved there goes (its list), nothing else
+		local m=$save/.rdma-vm-saved
+		if mkdir -p "$save"; then
+			[ -f "$m" ] && (cd "$save" && xargs -r rm -f -- <"$m")
+			(cd "$run" && ls g*.out g*.console ./*.log ./*.dmesg 2>/dev/null | sed 's|^\./||') >"$m"
+			(cd "$run" && xargs -r cp -t "$save" -- <"$m")
+		fi
+	fi
 	if [ $keep = 1 ]; then say "run folder kept: $run"; else rm -rf "$run"; fi
 }
 trap cleanup EXIT

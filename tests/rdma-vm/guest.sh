@@ -24,17 +24,61 @@ rxe-cm | siw) cm=rdma_cm ;;
 *) echo "guest.sh: unknown mode $mode" && exit 2 ;;
 esac
 counters >/tmp/before
+# Kept for a failure (their tails printed below; run.sh keeps the files
+# through tools/rdma-vm.sh --save): this rank's whole log, at -vv on
+# rdma_cm (the handshake's steps, timed as dmesg is), and on siw its
+# connection manager's own messages in dmesg.
+vv=-v
+[ "$cm" = rdma_cm ] && vv=-vv
+if [ "$dev" = siw0 ] && mount -t debugfs none /sys/kernel/debug 2>/dev/null; then
+	echo "file siw_cm.c +p" >/sys/kernel/debug/dynamic_debug/control 2>/dev/null
+	dmesg -n 1
+fi
+keep() {
+	cp "$out" "/run/rdma-vm/rank$rank.collbench.log" 2>/dev/null
+	dmesg >/tmp/dmesg.main 2>/dev/null
+	cp /tmp/dmesg.main "/run/rdma-vm/rank$rank.dmesg" 2>/dev/null
+	cat /tmp/sample.prev /tmp/sample.last >"/run/rdma-vm/rank$rank.samples.log" 2>/dev/null
+}
+# While it runs, every 10 s: the TCP connections to the other guest
+# (siw's is one: bytes left in its Recv-Q or Send-Q show which side sits on
+# a message; bytes_sent/received whether any moved).  The last two samples
+# are kept, the last printed if the run fails.
+sample() {
+	local n=0
+	while :; do
+		sleep 10
+		n=$((n + 1))
+		{
+			echo "sample $n, $(cut -d' ' -f1 /proc/uptime) s since boot:"
+			ss -tnio state established "( dst 10.77.0.0/24 and not dst $RDMA_VM_IP )" 2>&1 |
+				sed -e 's/ \{2,\}/ /g' -e 's/ \(ts\|sack\|cubic\|wscale:[^ ]*\|pmtu:[^ ]*\|rcvmss:[^ ]*\|advmss:[^ ]*\|pacing_rate [^ ]*\|delivery_rate [^ ]*\|send [0-9]*bps\)//g'
+		} >/tmp/sample.new
+		mv -f /tmp/sample.last /tmp/sample.prev 2>/dev/null
+		mv -f /tmp/sample.new /tmp/sample.last
+	done
+}
 # TCG: ~0.1 Gb/s and ms round trips between guests; sizes 0-64K, factor 8,
 # one warm-up and two timed calls: a correctness run.
 t0=$(date +%s)
+sample &
+sampler=$!
 timeout 420 "$cb" --transport verbs --nic "$dev" --verbs-cm "$cm" \
 	--coll all --algo all -b 0 -e 64K -f 8 -w 1 -n 2 -d float32,int32 \
-	--timeout 60 -v >"$out" 2>&1
+	--timeout 60 $vv >"$out" 2>&1
 rc=$?
 t1=$(date +%s)
+kill $sampler 2>/dev/null
+wait $sampler 2>/dev/null
+keep
 counters >/tmp/after
-[ $rc = 0 ] || fail "collbench ended with status $rc: $(grep -v 'no job token' "$out" | grep -m3 '^collbench')"
-grep '^collbench: ' "$out" | grep -v -E ': (auto|no job token)' | head -8
+# its own lines, not the handshake's steps (-vv)
+lines() { grep '^collbench' "$out" | grep -v -E ': (auto|no job token)|: verbs: rdma_cm (to|from) rank'; }
+[ $rc = 0 ] || fail "collbench ended with status $rc: $(lines | tail -n 2)"
+lines | head -8
+# The trace a stalled handshake would be read from (-vv) is there.
+[ $rc != 0 ] || [ "$cm" = oob ] || grep -q "^collbench: rank $rank: verbs: rdma_cm \(to\|from\) rank [0-9]*, rail 0, [0-9.]* s: HELLO 1 sent" "$out" ||
+	fail "no 'HELLO 1 sent' step in the -vv log: the handshake's trace is gone"
 
 # Every value right: rank 0 prints the table and its verdict.
 if [ "$rank" = 0 ]; then
@@ -150,5 +194,16 @@ if [ "$rank" = 0 ] && [ "$mode" = rxe-oob ]; then
 	other_gids
 fi
 
-[ $fails = 0 ] || { sed -n '1,40p' "$out" | grep -v '^ *[0-9]' | sed 's/^/  | /'; exit 1; }
+if [ $fails != 0 ]; then
+	# The run's log without its rows: its start, and where it ended (at
+	# -vv the handshake's steps, HELLOs counted); siw's connection
+	# manager; the sockets to the peer when last sampled.
+	grep -v '^ *[0-9]' "$out" >/tmp/log.head
+	n=$(wc -l </tmp/log.head)
+	sed -n '1,10p' /tmp/log.head | sed 's/^/  | /'
+	[ "$n" -le 10 ] || { [ "$n" -le 40 ] || echo "  | ... ($n lines without rows; the last 30:)"; tail -n $((n > 40 ? 30 : n - 10)) /tmp/log.head | sed 's/^/  | /'; }
+	[ "$dev" = siw0 ] && grep -E 'siw.*(upcall|error|mpa|TERM|accept|connect:|llp|state)' /tmp/dmesg.main | tail -n 20 | sed 's/^/  k /'
+	sed 's/^/  s /' /tmp/sample.last 2>/dev/null
+	exit 1
+fi
 echo "PASS rank $rank ($mode)"

@@ -33,10 +33,14 @@ rxe-auto) dev=rxe script=$here/auto.sh smp=(--smp 2) ;;
 rxe-three) dev=rxe script=$here/three.sh guests=3 ;;
 *) echo "run.sh: unknown mode $mode" && exit 2 ;;
 esac
+# Each guest's output and console, and the logs its script left (guest.sh:
+# every rank's whole collbench log and dmesg), kept per test: on a failure
+# the folder is named (guest.sh prints its log's tail itself).
+logs=${RDMA_VM_LOGS:-$PWD/rdma-vm-logs}/$mode
 once() {
 	local t0 rc
 	t0=$(date +%s)
-	"$vm" --guests $guests --dev "$dev" "${smp[@]}" --boot-timeout "${RDMA_VM_BOOT_TIMEOUT:-240}" \
+	"$vm" --guests $guests --dev "$dev" "${smp[@]}" --save "$logs" --boot-timeout "${RDMA_VM_BOOT_TIMEOUT:-240}" \
 		--timeout "${RDMA_VM_TIMEOUT:-480}" -- bash "$script" "$mode" "$cb" 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
 	echo "rdma-vm $mode: status $rc, $(($(date +%s) - t0)) s wall (boot included)"
@@ -54,4 +58,5 @@ if [ "$mode" = rxe-three ] && [ $rc = 0 ]; then
 	grep -q '^\[rdma-vm[01]\] rank [01]: names the killed peer: ' "$log" ||
 		{ echo "FAIL: no surviving rank named rank 2 (host rdma-vm2)" && rc=1; }
 fi
+[ $rc = 0 ] || echo "rdma-vm $mode: each guest's full logs in $logs: $(cd "$logs" 2>/dev/null && echo *)"
 exit $rc

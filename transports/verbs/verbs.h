@@ -264,6 +264,9 @@ VB_HIDDEN cb_status_t vb_cm_progress(struct cb_tp_ctx *ctx);
 /* rdma_cm: send rail @i's HELLO when it may go (vb_may_send), and on the
  * active side again until the passive side's has come. */
 VB_HIDDEN cb_status_t vb_cm_hello(struct cb_tp_ep *ep, int i);
+/* The peer's HELLO came on rail @i (hello_in counts them); with rdma_cm
+ * the passive side's turn to say its own. */
+VB_HIDDEN cb_status_t vb_hello_in(struct cb_tp_ep *ep, int i);
 
 /* Work request ids: receives have bit 63; then peer (23 bits), rail (4),
  * and the send's sequence on its QP or the receive's slot (36). */

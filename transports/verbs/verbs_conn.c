@@ -23,6 +23,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,35 @@ static cb_status_t ep_fail(struct cb_tp_ep *ep, cb_status_t st,
 		                ep->peer, tpu_host(ep->ctx->host, ep->peer),
 		                err ? ": " : "", err ? strerror(err) : "");
 	return ep->err;
+}
+
+/*
+ * rdma_cm, at -vv: one line per step of a pair's handshake (each event,
+ * each HELLO out, the answer), timed in seconds since this host booted,
+ * as dmesg times siw's own connection-manager messages: the log of a run
+ * that stalls connecting says who waited for what.
+ */
+static void cm_trace(const struct cb_tp_ep *ep, int i, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+static void cm_trace(const struct cb_tp_ep *ep, int i, const char *fmt, ...)
+{
+	static const char *const st[] = { "none", "created", "RTS", "cm-wait",
+		                          "ERR" };
+	const struct cb_tp_host *h = ep->ctx->host;
+	const struct vb_qp *q = &ep->q[i];
+	char line[200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	h->log(h, CB_TP_LOG_DEBUG,
+	       "rdma_cm %s rank %d, rail %d, %.3f s: %s (QP %s, HELLOs %d out, "
+	       "%d in)",
+	       ep->dialer ? "to" : "from", ep->peer, i,
+	       (double)h->now_ns(h) / 1e9, line,
+	       q->state >= 0 && q->state <= QP_ERR ? st[q->state] : "?",
+	       q->hellos, q->hello_in);
 }
 
 static struct cb_tp_ep *ep_get(struct cb_tp_ctx *ctx, int peer)
@@ -293,7 +323,22 @@ cb_status_t vb_cm_hello(struct cb_tp_ep *ep, int i)
 	q->hello_out = 1;
 	q->hellos++;
 	q->hello_ns = now ? now : ep->ctx->host->now_ns(ep->ctx->host);
+	cm_trace(ep, i, "HELLO %d sent%s", q->hellos,
+	         !ep->dialer                   ? ", the answer"
+	         : q->hellos == VB_HELLO_TRIES ? ", the last one"
+	                                       : "");
 	return CB_OK;
+}
+
+cb_status_t vb_hello_in(struct cb_tp_ep *ep, int i)
+{
+	struct vb_qp *q = &ep->q[i];
+
+	q->hello_in++;
+	if (!ep->ctx->use_cm)
+		return CB_OK;
+	cm_trace(ep, i, "HELLO %d received", q->hello_in);
+	return vb_cm_hello(ep, i); /* the passive side's turn to say it */
 }
 
 /* rdma_cm, dialing side: resolve the peer's rail @i. */
@@ -466,6 +511,7 @@ static cb_status_t cm_accept(struct cb_tp_ctx *ctx, struct rdma_cm_event *ev)
 		return ep_fail(ep, CB_ERR_PEER,
 		               "cannot accept the connection of", errno);
 	ep->q[rail].state = QP_CM_WAIT;
+	cm_trace(ep, rail, "CONNECT_REQUEST accepted");
 	return CB_OK;
 }
 
@@ -492,6 +538,7 @@ static cb_status_t cm_event(struct cb_tp_ctx *ctx, struct rdma_cm_event *ev)
 	if (!ep || i < 0)
 		return CB_OK; /* a listener's, or an old id's */
 	struct vb_qp *q = &ep->q[i];
+	cm_trace(ep, i, "%s, status %d", rdma_event_str(ev->event), ev->status);
 	switch (ev->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 		if (rdma_resolve_route(ev->id, 5000))

@@ -328,9 +328,7 @@ static cb_status_t recv_done(struct cb_tp_ep *ep, int rail, int slot,
 		st = notify_in(ep, (uint32_t)h->tag);
 		break;
 	case VB_HELLO:
-		q->hello_in = 1;
-		if (ep->ctx->use_cm) /* the passive side's turn to say it */
-			st = vb_cm_hello(ep, rail);
+		st = vb_hello_in(ep, rail);
 		break;
 	case VB_CREDIT:
 		break;
