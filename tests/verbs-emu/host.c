@@ -130,13 +130,17 @@ static int mkdirs(const char *path)
 	return mkdir(tmp, 0777) && errno != EEXIST ? -1 : 0;
 }
 
-/* Write a small file atomically (readers never see it half-written). */
+/* Write a small file atomically (readers never see it half-written).  The
+ * temporary file is hidden (".name.pid.tid"): a reader listing the
+ * directory, as collbench lists counters/, skips dot files as it does in
+ * sysfs; a visible one was once read as a counter of its own, its whole
+ * value a "change over the run". */
 static void put_file(const char *dir, const char *name, const char *text)
 {
 	char path[640], tmp[660];
 	int fd;
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	snprintf(tmp, sizeof(tmp), "%s.%d.%lx", path, (int)getpid(),
+	snprintf(tmp, sizeof(tmp), "%s/.%s.%d.%lx", dir, name, (int)getpid(),
 	         (unsigned long)pthread_self());
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
 	if (fd < 0)
