@@ -11,19 +11,16 @@
  *            its own last);
  *   repeat   round 1 again: the same pairs twice give the noise of
  *            repeats;
- *   judge    a pair's value is the best of its measurements (what slows
- *            a healthy pair only lowers one); the reference is the median
- *            over nodes of each node's median pair; the floor's width
- *            sigma is the healthy values' robust spread below their
- *            median (at least 0.5%), measured again without nodes whose
- *            median pair is below the tolerance; a pair is outside below
- *            ref x min(tolerance, exp(-k sigma)).  Re-measurements
- *            (locate, confirm) are single measurements: judged against
- *            the quick tier's single measurements' median and spread
- *            below it (floor1), like against like.  When either band is
- *            below the tolerance the noise hides faults of the asked
- *            size: a warning, never a host.  The repeats' spread and the
- *            cluster's MAD are reported;
+ *   judge    the reference is the median over nodes of each node's
+ *            median pair; the noise sigma is the repeats' robust spread
+ *            (median |ln x1 - ln x2| x 1.4826 / sqrt 2, at least 0.5%),
+ *            measured again without nodes whose median pair is below the
+ *            tolerance; a pair is outside below ref x min(tolerance,
+ *            Q25 / ref x exp(-k sigma)), Q25 the cluster's lower quartile
+ *            (healthy pairs that differ widen it by their own spread).
+ *            When that is below the tolerance the noise hides faults of
+ *            the asked size: a warning, never a host.  The cluster's MAD
+ *            is reported;
  *   locate   every node with a pair outside that is not cleared (a node
  *            is cleared with no failure and fewer than half its pairs
  *            outside, and not two) is measured against 3 cleared partners

@@ -73,15 +73,11 @@ struct cb_accp_find {
 
 struct cb_accp_result {
 	double ref;       /* the median over nodes of each node's median */
-	double sigma;     /* sigma_lo, at least 0.5% */
+	double sigma;     /* the repeats' spread used, at least 0.5% */
 	double sigma_rep; /* between repeats of the same pair */
 	double sigma_cl;  /* between pairs, over the cluster (MAD) */
-	double sigma_lo;  /* the best-of values' spread below their median */
 	double k;
-	double floor;    /* below it a pair's best-of value is outside */
-	double ref1;     /* the single measurements' median */
-	double sigma1;   /* their spread below it, at least 0.5% */
-	double floor1;   /* below it a re-measurement is outside */
+	double floor;    /* bandwidth below which a pair is outside */
 	int warn;        /* the noise hides faults of the asked size */
 	double vary_pct; /* the median difference between repeats, % */
 	double tell_pct; /* the smallest fault it can tell, % */

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * acceptance/plan_impl.h - the planner's state, shared by acceptance/plan.c
- * (the rounds), acceptance/plan_noise.c (the quick tier's noise) and
- * acceptance/plan_judge.c (the judge).  Private: callers use
- * acceptance/plan.h.
+ * (the rounds) and acceptance/plan_judge.c (the judge).  Private: callers
+ * use acceptance/plan.h.
  */
 #ifndef CB_ACCEPTANCE_PLAN_IMPL_H
 #define CB_ACCEPTANCE_PLAN_IMPL_H
@@ -53,19 +52,6 @@ double cb_accp_median(double *v, int n); /* sorts @v */
 void cb_accp_put(struct cb_accp *p, int a, int b, int who);
 void cb_accp_find(struct cb_accp *p, enum cb_accp_kind kind, int a, int b,
                   double bw, int tries, int outs);
-/* A quick pair and its measurements (acceptance/plan_noise.c). */
-struct qpair {
-	int a, b, nv, fails;
-	double v[3]; /* up to 3 measurements of it */
-};
-/* The quick tier's pairs (@nq of them), each with up to 3 values. */
-struct qpair *cb_accp_quick_pairs(struct cb_accp *p, int *nq);
-/* A pair's value: the best of its measurements. */
-double cb_accp_qvalue(const struct qpair *e);
-/* The reference, the noise and the floors (p->res), from @q; @w holds
- * 3 @nq + n + 2 doubles of work space. */
-void cb_accp_noise(struct cb_accp *p, struct qpair *q, int nq, double *w);
-
 /* After the quick tier: reference, noise, suspects, partners. */
 void cb_accp_judge_quick(struct cb_accp *p);
 void cb_accp_locate_round(struct cb_accp *p);

@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * acceptance/plan_judge.c - the judge of acceptance's plan (the rules are
- * in acceptance/plan.c's header and docs/acceptance-judging.md): after
- * the quick tier (its noise: acceptance/plan_noise.c), the suspects and
- * their partners, the locate and confirm rounds and what they name.  Pure
- * code.
+ * in acceptance/plan.c's header and docs/acceptance-judging.md): the
+ * reference and the noise after the quick tier, the suspects and their
+ * partners, the locate and confirm rounds and what they name.  Pure code.
  */
 #include <math.h>
 #include <stdio.h>
@@ -12,6 +11,21 @@
 #include <string.h>
 
 #include "acceptance/plan_impl.h"
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+double cb_accp_median(double *v, int n)
+{
+	if (n <= 0)
+		return 0;
+	qsort(v, (size_t)n, sizeof(*v), cmp_dbl);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
 
 void cb_accp_put(struct cb_accp *p, int a, int b, int who)
 {
@@ -24,9 +38,140 @@ void cb_accp_put(struct cb_accp *p, int a, int b, int who)
 
 /* ---- the judge of the quick tier ---- */
 
+struct qpair {
+	int a, b, nv, fails;
+	double v[3]; /* up to 3 measurements of it */
+};
+
+static int by_pair(const void *x, const void *y)
+{
+	const struct cb_accp_meas *a = x, *b = y;
+
+	if (a->a != b->a)
+		return (a->a > b->a) - (a->a < b->a);
+	return (a->b > b->b) - (a->b < b->b);
+}
+
+/* The quick tier's pairs, each with its (up to 2) values. */
+static struct qpair *quick_pairs(struct cb_accp *p, int *nq)
+{
+	struct cb_accp_meas *s = malloc(((size_t)p->nm + 1) * sizeof(*s));
+	struct qpair *q = calloc((size_t)p->nm + 1, sizeof(*q));
+	int k = 0, n = 0;
+
+	if (!s || !q) {
+		free(s);
+		free(q);
+		return NULL;
+	}
+	for (int i = 0; i < p->nm; i++)
+		if (p->m[i].stage <= CB_ACCP_REPEAT && !p->m[i].redone)
+			s[k++] = p->m[i];
+	qsort(s, (size_t)k, sizeof(*s), by_pair);
+	for (int i = 0; i < k; i++) {
+		if (!n || q[n - 1].a != s[i].a || q[n - 1].b != s[i].b) {
+			q[n].a = s[i].a;
+			q[n++].b = s[i].b;
+		}
+		struct qpair *e = &q[n - 1];
+		if (!s[i].ok)
+			e->fails++;
+		else if (e->nv < 3)
+			e->v[e->nv++] = s[i].bw;
+	}
+	free(s);
+	*nq = n;
+	return q;
+}
+
+static double qvalue(const struct qpair *e)
+{
+	double v[3] = { e->v[0], e->v[1], e->v[2] };
+
+	return e->nv ? cb_accp_median(v, e->nv) : 0;
+}
+
 static int q_out(const struct cb_accp *p, const struct qpair *e)
 {
-	return e->fails || !e->nv || cb_accp_qvalue(e) < p->res.floor;
+	return e->fails || !e->nv || qvalue(e) < p->res.floor;
+}
+
+/* The spread of repeats and across the cluster, over the pairs neither
+ * end of which is in @skip; sets sigma and the floor. */
+static void spread(struct cb_accp *p, struct qpair *q, int nq, double *w,
+                   const unsigned char *skip)
+{
+	struct cb_accp_result *r = &p->res;
+	int k = 0;
+
+	/* A pair measured 3 times: its last two only, both on a warm
+	 * connection (a fresh one can be slow for a while: TCP's window,
+	 * the verbs emulation); twice: the two. */
+	for (int i = 0; i < nq; i++) {
+		int x = q[i].nv - 2;
+		if (x >= 0 && !skip[q[i].a] && !skip[q[i].b] && q[i].v[x] > 0 &&
+		    q[i].v[x + 1] > 0)
+			w[k++] = fabs(log(q[i].v[x] / q[i].v[x + 1]));
+	}
+	double md = cb_accp_median(w, k);
+	r->sigma_rep = 1.4826 * md / sqrt(2.0);
+	r->vary_pct = 100 * (exp(md) - 1);
+	k = 0;
+	for (int i = 0; i < nq; i++)
+		if (q[i].nv && qvalue(&q[i]) > 0 && !skip[q[i].a] &&
+		    !skip[q[i].b])
+			w[k++] = log(qvalue(&q[i]));
+	double mid = cb_accp_median(w, k); /* (sorts w) */
+	double q25 = k ? exp(w[(k - 1) / 4]) : r->ref;
+	for (int i = 0; i < k; i++)
+		w[i] = fabs(w[i] - mid);
+	r->sigma_cl = 1.4826 * cb_accp_median(w, k);
+	/* Below the cluster's lower quartile by more than k repeat sigmas:
+	 * a cluster whose healthy pairs differ (placement, cables) widens
+	 * the floor by its own spread, the repeats by theirs. */
+	r->sigma = fmax(r->sigma_rep, 0.005);
+	double band =
+	        fmin(1, r->ref > 0 ? q25 / r->ref : 1) * exp(-r->k * r->sigma);
+	r->floor = r->ref * fmin(p->c.tolerance, band);
+	r->tell_pct = 100 * (1 - band);
+	r->warn = band < p->c.tolerance;
+}
+
+/* The reference, then the noise: once over every pair, then again
+ * without the nodes whose median pair is outside (a bad node's pairs
+ * would widen the very spread it is judged against; on 8 nodes it has a
+ * quarter of them, on 4 half).  Those are the nodes whose median pair is
+ * below the tolerance (the fault size asked for), while fewer than half
+ * the nodes are. */
+static void noise(struct cb_accp *p, struct qpair *q, int nq, double *w)
+{
+	double *nodemed = calloc((size_t)p->n + 1, sizeof(double));
+	double *node = w + nq + 1;
+	unsigned char *skip = p->busy; /* (clear on entry and exit) */
+	int nn = 0, ns = 0;
+
+	if (!nodemed)
+		return;
+	for (int x = 0; x < p->n; x++) {
+		int j = 0;
+		for (int i = 0; i < nq; i++)
+			if (q[i].nv && (q[i].a == x || q[i].b == x))
+				w[j++] = qvalue(&q[i]);
+		if (j)
+			node[nn++] = nodemed[x] = cb_accp_median(w, j);
+	}
+	p->res.ref = cb_accp_median(node, nn);
+	memset(skip, 0, (size_t)p->n);
+	spread(p, q, nq, w, skip);
+	for (int x = 0; x < p->n; x++) {
+		skip[x] = nodemed[x] > 0 &&
+		          nodemed[x] < p->res.ref * p->c.tolerance;
+		ns += skip[x];
+	}
+	if (ns && 2 * ns < nn)
+		spread(p, q, nq, w, skip);
+	memset(skip, 0, (size_t)p->n);
+	free(nodemed);
 }
 
 void cb_accp_find(struct cb_accp *p, enum cb_accp_kind kind, int a, int b,
@@ -67,7 +212,7 @@ static void uplinks(struct cb_accp *p, struct qpair *q, int nq, double *w)
 			int ia = g[q[i].a] == l, ib = g[q[i].b] == l;
 			if (!ia && !ib)
 				continue;
-			double v = q[i].nv ? cb_accp_qvalue(&q[i]) : 0;
+			double v = q[i].nv ? qvalue(&q[i]) : 0;
 			if (ia && ib)
 				in[kw++] = v;
 			else
@@ -88,14 +233,14 @@ static void uplinks(struct cb_accp *p, struct qpair *q, int nq, double *w)
 void cb_accp_judge_quick(struct cb_accp *p)
 {
 	int nq = 0, n = p->n;
-	struct qpair *q = cb_accp_quick_pairs(p, &nq);
+	struct qpair *q = quick_pairs(p, &nq);
 	double *w = calloc(3 * (size_t)nq + (size_t)n + 2, sizeof(double));
 	int *tot = p->qt, *out = p->qo;
 	int *fail = calloc((size_t)n, sizeof(int));
 
 	if (!q || !w || !fail)
 		goto done;
-	cb_accp_noise(p, q, nq, w);
+	noise(p, q, nq, w);
 	uplinks(p, q, nq, w);
 	for (int i = 0; i < nq; i++) {
 		int o = q_out(p, &q[i]);
@@ -256,15 +401,15 @@ double cb_accp_round_scale(struct cb_accp *p, const double *bw, const int *ok)
 		if (p->who[i] == CB_ACCP_CTRL && ok[i] && bw[i] > 0)
 			v[k++] = bw[i];
 	p->res.ctrl_pairs += k;
-	if (!k || p->res.ref1 <= 0)
+	if (!k || p->res.ref <= 0)
 		return 1;
-	return fmin(1, cb_accp_median(v, k) / p->res.ref1 *
-	                       exp(p->res.k * p->res.sigma1 / 2));
+	return fmin(1, cb_accp_median(v, k) / p->res.ref *
+	                       exp(p->res.k * p->res.sigma / 2));
 }
 
 int cb_accp_outside(const struct cb_accp *p, int ok, double bw, double scale)
 {
-	return !ok || bw < p->res.floor1 * scale;
+	return !ok || bw < p->res.floor * scale;
 }
 
 /* After the locate rounds: ties get two partners more. */
