@@ -138,11 +138,19 @@ else
 	export COLLBENCH_EMU_PORT_BASE=$((10000 + RANDOM % 9000))
 	WRAP=$emu RANK_ENV_2="COLLBENCH_EMU_FAULTS=slow:mbps=250" \
 		run_hosts verbs 4 "${quick[@]}" --transport verbs --stages pairwise
-	if [ "${RC[0]}" -ne 1 ] || [ "$(fails verbs | wc -l)" -ne 1 ] ||
-		! fails verbs | grep -q '^FAIL pairwise: host node2 (cbemu0): bandwidth'; then
-		fail "verbs, slow host: statuses ${RC[*]}: $(fails verbs) $(cat "$TMP"/verbs.*.err | grep -v '^collbench acceptance' | head -3)"
-	else
+	# Named alone; or, where the emulation's noise (its repeats vary by
+	# up to ~100% under load) hides a fault this size, not named and said
+	# so (docs/acceptance-judging.md, section 1): a WARN that a fault
+	# under X% cannot be told, X at least 70 (host 2 is ~70-85% slower).
+	# Never another host, never a silent PASS.
+	tell=$(grep -o 'a fault under [0-9]*% cannot be told' "$TMP/verbs.0.out" | grep -o '[0-9][0-9]*')
+	if [ "${RC[0]}" -eq 1 ] && [ "$(fails verbs | wc -l)" -eq 1 ] &&
+		fails verbs | grep -q '^FAIL pairwise: host node2 (cbemu0): bandwidth'; then
 		pass "verbs (emulated), host 2 sending at a quarter ($(took)): $(fails verbs)"
+	elif [ "${RC[0]}" -eq 0 ] && [ -z "$(fails verbs)" ] && [ -n "$tell" ] && [ "$tell" -ge 70 ]; then
+		pass "verbs (emulated), host 2 sending at a quarter ($(took)): not named, and said why: a fault under $tell% cannot be told here"
+	else
+		fail "verbs, slow host: statuses ${RC[*]}: $(fails verbs) $(grep '^WARN' "$TMP/verbs.0.out" | head -2) $(cat "$TMP"/verbs.*.err | grep -v '^collbench acceptance' | head -3)"
 	fi
 fi
 finish
