@@ -130,11 +130,7 @@ static int mkdirs(const char *path)
 	return mkdir(tmp, 0777) && errno != EEXIST ? -1 : 0;
 }
 
-/* Write a small file atomically (readers never see it half-written).  The
- * temporary file is hidden (".name.pid.tid"): a reader listing the
- * directory, as collbench lists counters/, skips dot files as it does in
- * sysfs; a visible one was once read as a counter of its own, its whole
- * value a "change over the run". */
+/* Write a small file atomically, via a hidden (dot) temporary file. */
 static void put_file(const char *dir, const char *name, const char *text)
 {
 	char path[640], tmp[660];
