@@ -41,6 +41,10 @@ while [ $# -gt 0 ]; do
 	*) echo "usage: $0 [-n HOSTS] [-k RUNS] [-r RATE] [-b BAD_RATE] [--unshaped] [--cb PATH]... [--no-timing] [--faulty-only|--healthy-only] [-- ARGS]" >&2; exit 2 ;;
 	esac
 done
+case $BAD in
+*x) [[ ${BAD%x} =~ ^[0-9]+([.][0-9]+)?$ ]] && [ "${BAD%x}" != 0 ] ||
+	{ echo "-b $BAD: want a rate (3gbit, 500mbit) or N times slower (3x)" >&2; exit 2; } ;;
+esac
 [ "$(id -u)" -eq 0 ] || { echo "needs root (network namespaces)" >&2; exit 77; }
 [ ${#CBS[@]} -gt 0 ] || CBS=("$CB")
 for c in "${CBS[@]}"; do
