@@ -173,6 +173,8 @@ $B mount -t tmpfs -o mode=0755 upper /upper
 $B mkdir -p /upper/u /upper/w
 $B mount -t overlay -o lowerdir=/lower,upperdir=/upper/u,workdir=/upper/w root /newroot ||
 	echo "init: no overlay"
+# (a host whose own kernel has no modules has no /lib/modules to mount on)
+$B mkdir -p /newroot/lib/modules
 $B mount -t 9p -o $o,ro,cache=loose modules /newroot/lib/modules
 $B mount -t tmpfs -o mode=0755 run /newroot/run
 $B mkdir -p /newroot/run/rdma-vm
@@ -186,7 +188,12 @@ EOF
 	(cd "$t" && find . | cpio -o -H newc --quiet | gzip -1) >"$kdir/initrd.gz.tmp" &&
 		mv "$kdir/initrd.gz.tmp" "$kdir/initrd.gz" && rm -rf "$t"
 }
-[ -e "$kdir/initrd.gz" ] || build_initrd || refuse "cannot build the initramfs in $kdir"
+# Built again when this script's recipe for it changed (its text's sum).
+initrd_id=$(declare -f build_initrd | md5sum | cut -d' ' -f1)
+if [ ! -e "$kdir/initrd.gz" ] || [ "$(cat "$kdir/initrd.id" 2>/dev/null)" != "$initrd_id" ]; then
+	build_initrd && echo "$initrd_id" >"$kdir/initrd.id" ||
+		refuse "cannot build the initramfs in $kdir"
+fi
 
 # siw, out of tree from Debian's own source of the same kernel.
 build_siw() {
