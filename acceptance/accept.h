@@ -232,7 +232,13 @@ void cb_acc_judge_base(struct cb_acc *a, const struct cb_acc_base *b);
 
 /* Rank 0, after the burn with --window: each window's slowest pair; a
  * window whose slowest pair is outside (below the pairwise stage's noise
- * floor, or an expectation) or that had a failed pair is a finding. */
+ * floor, or an expectation) or that had a failed pair is a finding.  Where
+ * the passes kept their pairs' figures and a pair was measured in at least
+ * CB_ACC_SELF_PASSES passes, "slowest" is against its own median over
+ * them, and outside also means below it by more than the bandwidth
+ * tolerance and CB_ACC_SELF_Z sigmas of the pairs' pass-to-pass spread. */
+#define CB_ACC_SELF_PASSES 3
+#define CB_ACC_SELF_Z      3.0
 void cb_acc_judge_windows(struct cb_acc *a);
 
 /* ---- rank 0's summaries and outputs (out.c) ---- */

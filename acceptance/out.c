@@ -78,6 +78,7 @@ void cb_acc_pass_summary(struct cb_acc *a, double t, double allreduce)
 	p->allreduce_busbw_gbps = allreduce;
 	p->min_bw_gbps = INFINITY;
 	p->min_a = p->min_b = -1;
+	p->bw_gbps = calloc((size_t)a->npairs + 1, sizeof(double));
 	for (int i = 0; i < a->npairs; i++) {
 		const struct cb_acc_pair *q = &a->pairs[i];
 		if (!q->ok) {
@@ -85,6 +86,8 @@ void cb_acc_pass_summary(struct cb_acc *a, double t, double allreduce)
 			continue;
 		}
 		bw[k] = cb_acc_pair_bw(q);
+		if (p->bw_gbps)
+			p->bw_gbps[i] = bw[k];
 		lat[k] = q->lat_p50_us;
 		if (bw[k] < p->min_bw_gbps) {
 			p->min_bw_gbps = bw[k];
@@ -102,6 +105,37 @@ void cb_acc_pass_summary(struct cb_acc *a, double t, double allreduce)
 	free(lat);
 }
 
+/* Each pair's median over the passes that measured it (0 where fewer than
+ * CB_ACC_SELF_PASSES did; *cnt how many), and the passes' spread: 1.4826 x
+ * the median |log(bw / the pair's median)| over every pair and pass, a
+ * robust sigma of a pair's pass-to-pass change.  0 when no pass kept its
+ * pairs' figures. */
+static double self_medians(const struct cb_acc *a, double *med, int *cnt)
+{
+	size_t cap = (size_t)a->npasses * (size_t)a->npairs + 1;
+	double *v = calloc((size_t)a->npasses + 1, sizeof(double));
+	double *d = calloc(cap, sizeof(double));
+	double sigma = 0;
+	int nd = 0;
+
+	for (int i = 0; v && d && i < a->npairs; i++) {
+		int k = 0;
+		for (int j = 0; j < a->npasses; j++)
+			if (a->passes[j].bw_gbps && a->passes[j].bw_gbps[i] > 0)
+				v[k++] = a->passes[j].bw_gbps[i];
+		cnt[i] = k;
+		med[i] = k >= CB_ACC_SELF_PASSES ? cb_acc_median(v, k) : 0;
+		for (int j = 0; med[i] > 0 && j < a->npasses; j++)
+			if (a->passes[j].bw_gbps && a->passes[j].bw_gbps[i] > 0)
+				d[nd++] = fabs(log(a->passes[j].bw_gbps[i] / med[i]));
+	}
+	if (nd)
+		sigma = 1.4826 * cb_acc_median(d, nd);
+	free(v);
+	free(d);
+	return sigma;
+}
+
 void cb_acc_judge_windows(struct cb_acc *a)
 {
 	double W = a->set.window_s,
@@ -114,8 +148,23 @@ void cb_acc_judge_windows(struct cb_acc *a)
 	if (a->set.expect_bw_gbps > floor)
 		floor = a->set.expect_bw_gbps;
 	nw = (int)(a->passes[a->npasses - 1].t0_s / W) + 1;
-	if (!(a->windows = calloc((size_t)nw, sizeof(*a->windows))))
+	double *med = calloc((size_t)a->npairs + 1, sizeof(double));
+	int *cnt = calloc((size_t)a->npairs + 1, sizeof(int));
+	if (!med || !cnt ||
+	    !(a->windows = calloc((size_t)nw, sizeof(*a->windows)))) {
+		free(med);
+		free(cnt);
 		return;
+	}
+	/* "Slow at times" is a pair below its own usual rate: a drop larger
+	 * than the bandwidth tolerance and than CB_ACC_SELF_Z sigmas of the
+	 * passes' own spread.  A pair a little slower in every pass (a host
+	 * whose cores are busier) is not a link slow at times; a pair slow
+	 * throughout is the pairwise stage's to name. */
+	double sigma = self_medians(a, med, cnt);
+	double drop = CB_ACC_SELF_Z * sigma;
+	if (drop < -log(a->set.bw_tolerance))
+		drop = -log(a->set.bw_tolerance);
 	a->nwindows = nw;
 	for (int w = 0; w < nw; w++)
 		a->windows[w] = (struct cb_acc_window){
@@ -124,28 +173,65 @@ void cb_acc_judge_windows(struct cb_acc *a)
 	for (int i = 0; i < a->npasses; i++) {
 		const struct cb_acc_pass *p = &a->passes[i];
 		struct cb_acc_window *w = &a->windows[(int)(p->t0_s / W)];
+		int x = p->min_a, y = p->min_b, self = 0;
+		double bw = p->min_bw_gbps, r = 0;
 		w->failed += p->failed_pairs;
-		if (p->min_a >= 0 &&
-		    (w->a < 0 || p->min_bw_gbps < w->min_bw_gbps)) {
-			w->a = p->min_a;
-			w->b = p->min_b;
-			w->min_bw_gbps = p->min_bw_gbps;
-			w->median_bw_gbps = p->median_bw_gbps;
-			w->pass_t0_s = p->t0_s;
-			w->pass_t1_s = p->t_s;
+		/* with the pairs' figures: the pair furthest below its own
+		 * median, where one is judged so */
+		for (int j = 0; p->bw_gbps && j < a->npairs; j++) {
+			double rj = med[j] > 0 && p->bw_gbps[j] > 0
+			                    ? p->bw_gbps[j] / med[j]
+			                    : 0;
+			if (rj > 0 && (!self || rj < r)) {
+				self = 1;
+				r = rj;
+				x = a->pairs[j].a;
+				y = a->pairs[j].b;
+				bw = p->bw_gbps[j];
+			}
 		}
+		if (x < 0)
+			continue;
+		int better = w->a < 0 ||
+		             (self ? !w->self_passes || r < w->self_ratio
+		                   : !w->self_passes && bw < w->min_bw_gbps);
+		if (!better)
+			continue;
+		w->a = x;
+		w->b = y;
+		w->min_bw_gbps = bw;
+		w->median_bw_gbps = p->median_bw_gbps;
+		w->pass_t0_s = p->t0_s;
+		w->pass_t1_s = p->t_s;
+		w->self_ratio = self ? r : 0;
+		w->self_passes = 0;
+		for (int j = 0; self && j < a->npairs; j++)
+			if (a->pairs[j].a == x && a->pairs[j].b == y)
+				w->self_passes = cnt[j];
 	}
+	free(med);
+	free(cnt);
 	for (int i = 0; i < nw; i++) {
 		struct cb_acc_window *w = &a->windows[i];
-		w->outside = w->failed || (w->a >= 0 && w->min_bw_gbps < floor);
+		int low = w->a >= 0 && w->min_bw_gbps < floor;
+		if (w->self_passes)
+			low = low && log(w->self_ratio) < -drop;
+		w->outside = w->failed || low;
 		if (!w->outside || w->a < 0)
 			continue;
+		char self[160] = "";
+		if (w->self_passes)
+			snprintf(self, sizeof(self),
+			         " and %.0f%% of its own median over %d passes "
+			         "(a pair's passes vary by %.0f%%)",
+			         100 * w->self_ratio, w->self_passes,
+			         100 * (exp(sigma) - 1));
 		cb_acc_find(
 		        a, CB_ACC_BURN, "path", a->nodes[w->a].host,
 		        a->nodes[w->b].host,
 		        "window %.0f-%.0f s: its slowest pair %s - %s at "
 		        "%.3g GB/s (the pass from %.1f to %.1f s), %.0f%% of "
-		        "that pass's median %.3g GB/s, below %.3g GB/s (the "
+		        "that pass's median %.3g GB/s%s, below %.3g GB/s (the "
 		        "pairwise stage's floor)%s: a link that is slow at "
 		        "times",
 		        w->t0_s, w->t1_s, a->nodes[w->a].name,
@@ -154,7 +240,7 @@ void cb_acc_judge_windows(struct cb_acc *a)
 		        w->median_bw_gbps > 0
 		                ? 100 * w->min_bw_gbps / w->median_bw_gbps
 		                : 0,
-		        w->median_bw_gbps, floor,
+		        w->median_bw_gbps, self, floor,
 		        w->failed ? "; some pairs failed" : "");
 	}
 }

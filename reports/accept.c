@@ -148,6 +148,8 @@ void cb_acc_free(struct cb_acc *a)
 {
 	if (!a)
 		return;
+	for (int i = 0; i < a->npasses; i++)
+		free(a->passes[i].bw_gbps);
 	cb_free_all(a->hosts, a->nodes, a->pairs, a->findings, a->warnings,
 	            a->passes, a->windows);
 	memset(a, 0, sizeof(*a));
@@ -407,16 +409,22 @@ cb_status_t cb_acc_write_table(FILE *f, const struct cb_acc *a)
 		if (!i)
 			fprintf(f,
 			        "#\n# burn windows of %.0f s, the slowest "
-			        "pair of each:\n",
+			        "pair of each (against its own median over "
+			        "the passes, where 3 measured it):\n",
 			        a->set.window_s);
 		if (w->a < 0) {
 			fprintf(f, "  %6.0f-%-6.0f (no pass started)\n",
 			        w->t0_s, w->t1_s);
 			continue;
 		}
-		fprintf(f, "  %6.0f-%-6.0f %-12s %-12s %9.3g GB/s%s\n", w->t0_s,
-		        w->t1_s, a->nodes[w->a].name, a->nodes[w->b].name,
-		        w->min_bw_gbps, w->outside ? " *" : "");
+		char self[32] = "";
+		if (w->self_passes)
+			snprintf(self, sizeof(self), " %5.0f%% of its own",
+			         100 * w->self_ratio);
+		fprintf(f, "  %6.0f-%-6.0f %-12s %-12s %9.3g GB/s%s%s\n",
+		        w->t0_s, w->t1_s, a->nodes[w->a].name,
+		        a->nodes[w->b].name, w->min_bw_gbps, self,
+		        w->outside ? " *" : "");
 	}
 	counters(f, a);
 	fprintf(f, "#\n");

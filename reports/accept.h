@@ -138,6 +138,9 @@ struct cb_acc_pass {
 	double t0_s;      /* when the pass started */
 	double allreduce_busbw_gbps;
 	int slow_pairs, failed_pairs;
+	/* each pair's bandwidth in this pass, by index in cb_acc.pairs (0:
+	 * failed); NULL where it was not kept */
+	double *bw_gbps;
 };
 
 struct cb_acc_settings {
@@ -178,6 +181,10 @@ struct cb_acc_window {
 	                              * belongs to the window it started in) */
 	int failed;
 	int outside;
+	/* the pair against its own median over the burn's passes (0: not
+	 * judged so: fewer than 3 passes measured it) */
+	double self_ratio;
+	int self_passes;
 };
 
 struct cb_results_meta;

@@ -269,6 +269,8 @@ static void base_json(json_object *o, const struct cb_acc *a)
 		    x->a >= 0 ? num(x->median_bw_gbps) : NULL);
 		add(w, "failed_pairs", json_object_new_int(x->failed));
 		add(w, "outside", json_object_new_boolean(x->outside));
+		add(w, "self_ratio",
+		    x->self_passes ? num(x->self_ratio) : NULL);
 		json_object_array_add(v, w);
 	}
 	add(o, "windows", v);

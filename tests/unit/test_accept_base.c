@@ -407,6 +407,60 @@ static void test_windows(void)
 	cb_acc_free(&a);
 }
 
+/* Pass @k of a burn over a->pairs at @bw each (pair j's both ways), as
+ * the burn records it: every pair's figure kept. */
+static void pass_of(struct cb_acc *a, int k, const double *bw)
+{
+	for (int j = 0; j < a->npairs; j++)
+		a->pairs[j].bw_ab_gbps = a->pairs[j].bw_ba_gbps = bw[j];
+	cb_acc_pass_summary(a, 3.0 * (k + 1), 0);
+	a->passes[a->npasses - 1].t0_s = 3.0 * k;
+}
+
+/* Against each pair's own passes: one pair a little slower in every pass
+ * (below the floor, but always) is not "slow at times"; a pair at a third
+ * in one pass is, with its own median said. */
+static void test_windows_self(void)
+{
+	struct cb_acc a;
+	/* pairs h0-h1 h0-h2 h0-h3 h1-h2 h1-h3 h2-h3 */
+	static const double bw[5][6] = {
+		{ 1.00, 0.98, 0.76, 1.02, 0.99, 1.01 },
+		{ 0.97, 1.01, 0.74, 0.99, 1.03, 0.98 },
+		{ 1.02, 0.99, 0.72, 1.01, 0.97, 0.33 },
+		{ 0.99, 1.03, 0.78, 0.98, 1.00, 1.02 },
+		{ 1.01, 0.97, 0.75, 1.00, 1.02, 0.99 },
+	};
+
+	cluster(&a, 4);
+	a.set.window_s = 3;
+	a.noise = (struct cb_acc_noise){ .have = 1, .floor_gbps = 0.8 };
+	for (int k = 0; k < 5; k++)
+		pass_of(&a, k, bw[k]);
+	cb_acc_judge_windows(&a);
+	show("windows-self", &a);
+	CHECK(a.nwindows == 5 && a.nfindings == 1);
+	CHECK(count(&a, "path",
+	            "window 6-9 s: its slowest pair h2 - h3 at 0.33 GB/s (the "
+	            "pass from 6.0 to 9.0 s), 34% of that pass's median 0.98 "
+	            "GB/s and 33% of its own median over 5 passes"));
+	for (int w = 0; w < 5; w++)
+		CHECK(a.windows[w].outside == (w == 2));
+	CHECK(a.windows[2].a == 2 && a.windows[2].b == 3);
+	cb_acc_free(&a);
+
+	/* two passes: no pair's own median; the floor alone, as before */
+	cluster(&a, 4);
+	a.set.window_s = 3;
+	a.noise = (struct cb_acc_noise){ .have = 1, .floor_gbps = 0.8 };
+	for (int k = 0; k < 2; k++)
+		pass_of(&a, k, bw[k]);
+	cb_acc_judge_windows(&a);
+	CHECK(a.nwindows == 2 && a.nfindings == 2);
+	CHECK(count(&a, "path", "its slowest pair h0 - h3 at 0.76 GB/s") == 1);
+	cb_acc_free(&a);
+}
+
 static void test_exit(void)
 {
 	CHECK(cb_acc_exit(CB_OK) == CB_ACC_EXIT_PASS);
@@ -423,6 +477,7 @@ int main(void)
 	test_baseline();
 	test_bands();
 	test_windows();
+	test_windows_self();
 	test_exit();
 	return check_result("accept-baseline");
 }
