@@ -24,9 +24,12 @@ start3() {
 	done
 	mapfile -t kids < <(pgrep -P "$parent" | sort -n)
 	if ! grep -q '^#  *(B)' "$TMP/$3.out" 2>/dev/null; then
-		fail "$3 ($1): the run did not reach its timed loop in $((t / 10)) s: $(head -3 "$TMP/$3.err")"
+		# (seen once under ASan: the launcher gone within 0.1 s, nothing
+		# on stderr; its status and stdout say more next time)
 		kill -9 "${kids[@]}" "$parent" 2>/dev/null
 		wait "$parent" 2>/dev/null
+		local rc=$?
+		fail "$3 ($1): the run did not reach its timed loop in $((t / 10)) s (exit $rc; ${#kids[@]} ranks seen): stderr: $(head -3 "$TMP/$3.err") stdout: $(head -3 "$TMP/$3.out")"
 		return 1
 	elif [ "${#kids[@]}" -ne 3 ]; then
 		fail "$3 ($1): expected 3 ranks, found ${#kids[@]}"
