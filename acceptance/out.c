@@ -136,6 +136,51 @@ static double self_medians(const struct cb_acc *a, double *med, int *cnt)
 	return sigma;
 }
 
+/* A link slow only while the collectives ran: a pass's allreduce below
+ * half its median over the burn's passes and CB_ACC_SELF_Z sigmas of their
+ * spread (or of the pairs', if wider), while that pass's pairs may all be
+ * within.  A finding for the window the pass began in, naming no host (a
+ * ring's time is its slowest link's, and which one it was the collective
+ * cannot say). */
+static void judge_colls_at_times(struct cb_acc *a, double sigma)
+{
+	double *v = calloc((size_t)a->npasses + 1, sizeof(double));
+	int k = 0;
+
+	for (int i = 0; v && i < a->npasses; i++)
+		if (a->passes[i].allreduce_busbw_gbps > 0)
+			v[k++] = a->passes[i].allreduce_busbw_gbps;
+	if (k < CB_ACC_SELF_PASSES) {
+		free(v);
+		return;
+	}
+	double m = cb_acc_median(v, k);
+	for (int i = 0; i < k; i++)
+		v[i] = fabs(log(v[i] / m));
+	double sc = 1.4826 * cb_acc_median(v, k);
+	free(v);
+	if (sc < sigma)
+		sc = sigma;
+	double drop = CB_ACC_SELF_Z * sc > log(2) ? CB_ACC_SELF_Z * sc : log(2);
+	for (int i = 0; i < a->npasses; i++) {
+		const struct cb_acc_pass *p = &a->passes[i];
+		double c = p->allreduce_busbw_gbps;
+		if (c <= 0 || log(c / m) >= -drop)
+			continue;
+		struct cb_acc_window *w =
+		        &a->windows[(int)(p->t0_s / a->set.window_s)];
+		w->outside = 1;
+		cb_acc_find(a, CB_ACC_BURN, "job", -1, -1,
+		            "window %.0f-%.0f s: the allreduce of the pass from "
+		            "%.1f to %.1f s at %.3g GB/s busbw, %.0f%% of its "
+		            "median %.3g GB/s over %d passes (passes vary by "
+		            "%.0f%%): a link slow at times, while the "
+		            "collectives ran",
+		            w->t0_s, w->t1_s, p->t0_s, p->t_s, c, 100 * c / m, m,
+		            k, 100 * (exp(sc) - 1));
+	}
+}
+
 void cb_acc_judge_windows(struct cb_acc *a)
 {
 	double W = a->set.window_s,
@@ -211,13 +256,14 @@ void cb_acc_judge_windows(struct cb_acc *a)
 	}
 	free(med);
 	free(cnt);
+	judge_colls_at_times(a, sigma);
 	for (int i = 0; i < nw; i++) {
 		struct cb_acc_window *w = &a->windows[i];
 		int low = w->a >= 0 && w->min_bw_gbps < floor;
 		if (w->self_passes)
 			low = low && log(w->self_ratio) < -drop;
-		w->outside = w->failed || low;
-		if (!w->outside || w->a < 0)
+		w->outside = w->outside || w->failed || low;
+		if (!(w->failed || low) || w->a < 0)
 			continue;
 		char self[160] = "";
 		if (w->self_passes)

@@ -409,17 +409,18 @@ static void test_windows(void)
 
 /* Pass @k of a burn over a->pairs at @bw each (pair j's both ways), as
  * the burn records it: every pair's figure kept. */
-static void pass_of(struct cb_acc *a, int k, const double *bw)
+static void pass_of(struct cb_acc *a, int k, const double *bw, double coll)
 {
 	for (int j = 0; j < a->npairs; j++)
 		a->pairs[j].bw_ab_gbps = a->pairs[j].bw_ba_gbps = bw[j];
-	cb_acc_pass_summary(a, 3.0 * (k + 1), 0);
+	cb_acc_pass_summary(a, 3.0 * (k + 1), coll);
 	a->passes[a->npasses - 1].t0_s = 3.0 * k;
 }
 
 /* Against each pair's own passes: one pair a little slower in every pass
  * (below the floor, but always) is not "slow at times"; a pair at a third
- * in one pass is, with its own median said. */
+ * in one pass is, with its own median said; so is an allreduce at a fifth
+ * of its median in a pass whose pairs were all within. */
 static void test_windows_self(void)
 {
 	struct cb_acc a;
@@ -435,17 +436,22 @@ static void test_windows_self(void)
 	cluster(&a, 4);
 	a.set.window_s = 3;
 	a.noise = (struct cb_acc_noise){ .have = 1, .floor_gbps = 0.8 };
+	static const double coll[5] = { 2.0, 1.7, 2.1, 1.9, 0.4 };
 	for (int k = 0; k < 5; k++)
-		pass_of(&a, k, bw[k]);
+		pass_of(&a, k, bw[k], coll[k]);
 	cb_acc_judge_windows(&a);
 	show("windows-self", &a);
-	CHECK(a.nwindows == 5 && a.nfindings == 1);
+	CHECK(a.nwindows == 5 && a.nfindings == 2);
+	CHECK(count(&a, "job",
+	            "window 12-15 s: the allreduce of the pass from 12.0 to "
+	            "15.0 s at 0.4 GB/s busbw, 21% of its median 1.9 GB/s "
+	            "over 5 passes"));
 	CHECK(count(&a, "path",
 	            "window 6-9 s: its slowest pair h2 - h3 at 0.33 GB/s (the "
 	            "pass from 6.0 to 9.0 s), 34% of that pass's median 0.98 "
 	            "GB/s and 33% of its own median over 5 passes"));
 	for (int w = 0; w < 5; w++)
-		CHECK(a.windows[w].outside == (w == 2));
+		CHECK(a.windows[w].outside == (w == 2 || w == 4));
 	CHECK(a.windows[2].a == 2 && a.windows[2].b == 3);
 	cb_acc_free(&a);
 
@@ -454,7 +460,7 @@ static void test_windows_self(void)
 	a.set.window_s = 3;
 	a.noise = (struct cb_acc_noise){ .have = 1, .floor_gbps = 0.8 };
 	for (int k = 0; k < 2; k++)
-		pass_of(&a, k, bw[k]);
+		pass_of(&a, k, bw[k], coll[4 * k]);
 	cb_acc_judge_windows(&a);
 	CHECK(a.nwindows == 2 && a.nfindings == 2);
 	CHECK(count(&a, "path", "its slowest pair h0 - h3 at 0.76 GB/s") == 1);
