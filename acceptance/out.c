@@ -127,7 +127,8 @@ static double self_medians(const struct cb_acc *a, double *med, int *cnt)
 		med[i] = k >= CB_ACC_SELF_PASSES ? cb_acc_median(v, k) : 0;
 		for (int j = 0; med[i] > 0 && j < a->npasses; j++)
 			if (a->passes[j].bw_gbps && a->passes[j].bw_gbps[i] > 0)
-				d[nd++] = fabs(log(a->passes[j].bw_gbps[i] / med[i]));
+				d[nd++] = fabs(
+				        log(a->passes[j].bw_gbps[i] / med[i]));
 	}
 	if (nd)
 		sigma = 1.4826 * cb_acc_median(d, nd);
@@ -161,7 +162,7 @@ static void judge_colls_at_times(struct cb_acc *a, double sigma)
 	free(v);
 	if (sc < sigma)
 		sc = sigma;
-	double drop = CB_ACC_SELF_Z * sc > log(2) ? CB_ACC_SELF_Z * sc : log(2);
+	double drop = fmax(CB_ACC_SELF_Z * sc, log(2));
 	for (int i = 0; i < a->npasses; i++) {
 		const struct cb_acc_pass *p = &a->passes[i];
 		double c = p->allreduce_busbw_gbps;
@@ -170,14 +171,15 @@ static void judge_colls_at_times(struct cb_acc *a, double sigma)
 		struct cb_acc_window *w =
 		        &a->windows[(int)(p->t0_s / a->set.window_s)];
 		w->outside = 1;
-		cb_acc_find(a, CB_ACC_BURN, "job", -1, -1,
-		            "window %.0f-%.0f s: the allreduce of the pass from "
-		            "%.1f to %.1f s at %.3g GB/s busbw, %.0f%% of its "
-		            "median %.3g GB/s over %d passes (passes vary by "
-		            "%.0f%%): a link slow at times, while the "
-		            "collectives ran",
-		            w->t0_s, w->t1_s, p->t0_s, p->t_s, c, 100 * c / m, m,
-		            k, 100 * (exp(sc) - 1));
+		cb_acc_find(
+		        a, CB_ACC_BURN, "job", -1, -1,
+		        "window %.0f-%.0f s: the allreduce of the pass from "
+		        "%.1f to %.1f s at %.3g GB/s busbw, %.0f%% of its "
+		        "median %.3g GB/s over %d passes (passes vary by "
+		        "%.0f%%): a link slow at times, while the "
+		        "collectives ran",
+		        w->t0_s, w->t1_s, p->t0_s, p->t_s, c, 100 * c / m, m, k,
+		        100 * (exp(sc) - 1));
 	}
 }
 
@@ -207,9 +209,7 @@ void cb_acc_judge_windows(struct cb_acc *a)
 	 * whose cores are busier) is not a link slow at times; a pair slow
 	 * throughout is the pairwise stage's to name. */
 	double sigma = self_medians(a, med, cnt);
-	double drop = CB_ACC_SELF_Z * sigma;
-	if (drop < -log(a->set.bw_tolerance))
-		drop = -log(a->set.bw_tolerance);
+	double drop = fmax(CB_ACC_SELF_Z * sigma, -log(a->set.bw_tolerance));
 	a->nwindows = nw;
 	for (int w = 0; w < nw; w++)
 		a->windows[w] = (struct cb_acc_window){
@@ -218,27 +218,28 @@ void cb_acc_judge_windows(struct cb_acc *a)
 	for (int i = 0; i < a->npasses; i++) {
 		const struct cb_acc_pass *p = &a->passes[i];
 		struct cb_acc_window *w = &a->windows[(int)(p->t0_s / W)];
-		int x = p->min_a, y = p->min_b, self = 0;
+		int x = p->min_a, y = p->min_b, self = -1;
 		double bw = p->min_bw_gbps, r = 0;
 		w->failed += p->failed_pairs;
 		/* with the pairs' figures: the pair furthest below its own
-		 * median, where one is judged so */
+		 * median (@self, its index), where one is judged so */
 		for (int j = 0; p->bw_gbps && j < a->npairs; j++) {
-			double rj = med[j] > 0 && p->bw_gbps[j] > 0
-			                    ? p->bw_gbps[j] / med[j]
-			                    : 0;
-			if (rj > 0 && (!self || rj < r)) {
-				self = 1;
+			double rj = med[j] > 0 ? p->bw_gbps[j] / med[j] : 0;
+			if (rj > 0 && (self < 0 || rj < r)) {
+				self = j;
 				r = rj;
-				x = a->pairs[j].a;
-				y = a->pairs[j].b;
-				bw = p->bw_gbps[j];
 			}
+		}
+		if (self >= 0) {
+			x = a->pairs[self].a;
+			y = a->pairs[self].b;
+			bw = p->bw_gbps[self];
 		}
 		if (x < 0)
 			continue;
-		int better = w->a < 0 ||
-		             (self ? !w->self_passes || r < w->self_ratio
+		int better =
+		        w->a < 0 ||
+		        (self >= 0 ? !w->self_passes || r < w->self_ratio
 		                   : !w->self_passes && bw < w->min_bw_gbps);
 		if (!better)
 			continue;
@@ -248,11 +249,8 @@ void cb_acc_judge_windows(struct cb_acc *a)
 		w->median_bw_gbps = p->median_bw_gbps;
 		w->pass_t0_s = p->t0_s;
 		w->pass_t1_s = p->t_s;
-		w->self_ratio = self ? r : 0;
-		w->self_passes = 0;
-		for (int j = 0; self && j < a->npairs; j++)
-			if (a->pairs[j].a == x && a->pairs[j].b == y)
-				w->self_passes = cnt[j];
+		w->self_ratio = self >= 0 ? r : 0;
+		w->self_passes = self >= 0 ? cnt[self] : 0;
 	}
 	free(med);
 	free(cnt);
