@@ -235,9 +235,13 @@ void cb_acc_judge_base(struct cb_acc *a, const struct cb_acc_base *b);
  * floor, or an expectation) or that had a failed pair is a finding.  Where
  * the passes kept their pairs' figures and a pair was measured in at least
  * CB_ACC_SELF_PASSES passes, "slowest" is against its own median over
- * them, and outside also means below it by more than the bandwidth
- * tolerance and CB_ACC_SELF_Z sigmas of the pairs' pass-to-pass spread. */
+ * them, and outside also means below CB_ACC_SELF_DROP of it and by more
+ * than CB_ACC_SELF_Z sigmas of the pairs' pass-to-pass spread (on shared
+ * cores healthy pairs dip to ~58% of their own median; a link slow at
+ * times, to a fifth: 12-20%).  The same bounds judge each pass's
+ * allreduce against its median over the burn. */
 #define CB_ACC_SELF_PASSES 3
+#define CB_ACC_SELF_DROP   0.5
 #define CB_ACC_SELF_Z      3.0
 void cb_acc_judge_windows(struct cb_acc *a);
 

@@ -138,11 +138,11 @@ static double self_medians(const struct cb_acc *a, double *med, int *cnt)
 }
 
 /* A link slow only while the collectives ran: a pass's allreduce below
- * half its median over the burn's passes and CB_ACC_SELF_Z sigmas of their
- * spread (or of the pairs', if wider), while that pass's pairs may all be
- * within.  A finding for the window the pass began in, naming no host (a
- * ring's time is its slowest link's, and which one it was the collective
- * cannot say). */
+ * CB_ACC_SELF_DROP of its median over the burn's passes and CB_ACC_SELF_Z
+ * sigmas of their spread (or of the pairs', if wider), while that pass's pairs
+ * may all be within.  A finding for the window the pass began in, naming no
+ * host (a ring's time is its slowest link's, and which one it was the
+ * collective cannot say). */
 static void judge_colls_at_times(struct cb_acc *a, double sigma)
 {
 	double *v = calloc((size_t)a->npasses + 1, sizeof(double));
@@ -162,7 +162,7 @@ static void judge_colls_at_times(struct cb_acc *a, double sigma)
 	free(v);
 	if (sc < sigma)
 		sc = sigma;
-	double drop = fmax(CB_ACC_SELF_Z * sc, log(2));
+	double drop = fmax(CB_ACC_SELF_Z * sc, -log(CB_ACC_SELF_DROP));
 	for (int i = 0; i < a->npasses; i++) {
 		const struct cb_acc_pass *p = &a->passes[i];
 		double c = p->allreduce_busbw_gbps;
@@ -203,13 +203,13 @@ void cb_acc_judge_windows(struct cb_acc *a)
 		free(cnt);
 		return;
 	}
-	/* "Slow at times" is a pair below its own usual rate: a drop larger
-	 * than the bandwidth tolerance and than CB_ACC_SELF_Z sigmas of the
+	/* "Slow at times" is a pair below its own usual rate: under half of
+	 * it (CB_ACC_SELF_DROP), and by more than CB_ACC_SELF_Z sigmas of the
 	 * passes' own spread.  A pair a little slower in every pass (a host
 	 * whose cores are busier) is not a link slow at times; a pair slow
 	 * throughout is the pairwise stage's to name. */
 	double sigma = self_medians(a, med, cnt);
-	double drop = fmax(CB_ACC_SELF_Z * sigma, -log(a->set.bw_tolerance));
+	double drop = fmax(CB_ACC_SELF_Z * sigma, -log(CB_ACC_SELF_DROP));
 	a->nwindows = nw;
 	for (int w = 0; w < nw; w++)
 		a->windows[w] = (struct cb_acc_window){

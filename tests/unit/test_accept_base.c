@@ -418,8 +418,9 @@ static void pass_of(struct cb_acc *a, int k, const double *bw, double coll)
 }
 
 /* Against each pair's own passes: one pair a little slower in every pass
- * (below the floor, but always) is not "slow at times"; a pair at a third
- * in one pass is, with its own median said; so is an allreduce at a fifth
+ * (below the floor, but always) is not "slow at times", nor one at 60% of
+ * its own median once (shared cores dip so); a pair at a third in one
+ * pass is, with its own median said; so is an allreduce at a fifth
  * of its median in a pass whose pairs were all within. */
 static void test_windows_self(void)
 {
@@ -427,7 +428,7 @@ static void test_windows_self(void)
 	/* pairs h0-h1 h0-h2 h0-h3 h1-h2 h1-h3 h2-h3 */
 	static const double bw[5][6] = {
 		{ 1.00, 0.98, 0.76, 1.02, 0.99, 1.01 },
-		{ 0.97, 1.01, 0.74, 0.99, 1.03, 0.98 },
+		{ 0.97, 1.01, 0.74, 0.60, 1.03, 0.98 }, /* a dip, not half */
 		{ 1.02, 0.99, 0.72, 1.01, 0.97, 0.33 },
 		{ 0.99, 1.03, 0.78, 0.98, 1.00, 1.02 },
 		{ 1.01, 0.97, 0.75, 1.00, 1.02, 0.99 },
