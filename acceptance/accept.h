@@ -191,6 +191,19 @@ void cb_acc_ctr_note(struct cb_acc *a, enum cb_acc_stage_id s, int h,
  * flapping finding for the host where it made one). */
 void cb_acc_judge_loss(struct cb_acc *a);
 
+/* ---- a slow host or a slow link (cpu.c, pure) ---- */
+
+/* Every host runs topo/cpuprobe.h's copy loop for CB_ACC_CPU_PROBE_S at
+ * inventory.  After the other judges: a host named (alone, or as one end
+ * of a path) whose probe copied less than CB_ACC_CPU_SLOW of the median
+ * host's is said to be slow itself (a CPU cap, throttling, other work);
+ * a host named whose probe was as fast as the others' is said to be slow
+ * in its NIC, port or cable.  The inventory's summary names the slowest
+ * host's probe when it is below that bound.  Changes no verdict. */
+#define CB_ACC_CPU_PROBE_S 0.25
+#define CB_ACC_CPU_SLOW    0.5
+void cb_acc_judge_cpu(struct cb_acc *a);
+
 /* ---- an earlier run to compare with (baseline.c) ---- */
 
 /* The parts of an earlier run's JSON (-O x.json) compared: its nodes'

@@ -525,6 +525,7 @@ static int acc_rank(void *arg, const struct cb_cli_rank *r)
 		cb_acc_judge_loss(&a);
 		if (base)
 			cb_acc_judge_base(&a, base);
+		cb_acc_judge_cpu(&a);
 		a.seconds = now_s() - t0;
 		cb_acc_meta(c, o, &a, &meta, &ri, hn, sizeof(hn));
 		rc = cb_acc_outputs(o, &a);

@@ -25,6 +25,7 @@
 #include "bench/verify.h"
 #include "coll/coll.h"
 #include "core/log.h"
+#include "topo/cpuprobe.h"
 #include "topo/topo.h"
 
 /* What one rank sends rank 0 about its host's NICs. */
@@ -34,6 +35,7 @@ struct inv_entry {
 	int32_t nnics;
 	char nic[32]; /* the one the transport uses */
 	char addr[48];
+	double cpu_gbps, cpu_share; /* its CPU probe (inventory only) */
 	struct cb_nic_info nics[CB_NIC_MAX];
 };
 
@@ -138,9 +140,16 @@ static cb_status_t gather(struct cb_acc_ctx *x, struct inv_block **all,
                           unsigned char **present)
 {
 	struct inv_block mine;
+	struct cb_cpu_rate cpu;
 	cb_status_t st;
 
 	read_mine(x, &mine.e);
+	/* At inventory (the ranks have just met in the bootstrap, so every
+	 * host runs it at about the same time): how much its CPU does. */
+	if (!present && !cb_cpu_probe(CB_ACC_CPU_PROBE_S, &cpu)) {
+		mine.e.cpu_gbps = cpu.gbps;
+		mine.e.cpu_share = cpu.share;
+	}
 	cb_acc_ctr_read(x, &mine.ctr);
 	*all = NULL;
 	if (present)
@@ -217,6 +226,8 @@ cb_status_t cb_acc_inventory(struct cb_acc_ctx *x)
 		memcpy(ho->nics, e->nics, sizeof(ho->nics));
 		snprintf(ho->nic, sizeof(ho->nic), "%s", e->nic);
 		snprintf(ho->addr, sizeof(ho->addr), "%s", e->addr);
+		ho->cpu_gbps = e->cpu_gbps;
+		ho->cpu_share = e->cpu_share;
 		nics[h] = ho->nics;
 		counts[h] = ho->nnics;
 		for (int k = 0; k < ho->nnics; k++)

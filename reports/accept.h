@@ -68,6 +68,9 @@ struct cb_acc_host {
 	 * (have 0: none read). */
 	struct cb_hostctr ctr0, ctr_last, moved[CB_ACC_NSTAGES];
 	int flap_find; /* 1 + the finding that named it flapping; 0 none */
+	/* Its CPU probe at inventory (topo/cpuprobe.h; gbps 0: not run):
+	 * bytes copied per wall second, the thread's share of a core. */
+	double cpu_gbps, cpu_share;
 };
 
 /* One measured pair of nodes a < b.  Directions: ab = a sends to b. */

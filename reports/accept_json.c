@@ -329,6 +329,14 @@ static json_object *acc_json(const struct cb_acc *a)
 			                    rd ? rd->counter_names : NULL));
 		add(w, "nics", n);
 		add(w, "differs", str(ho->differs));
+		if (ho->cpu_gbps > 0) {
+			json_object *cpu = json_object_new_object();
+			add(cpu, "copy_gbps", num(ho->cpu_gbps));
+			add(cpu, "core_share", num(ho->cpu_share));
+			add(w, "cpu", cpu);
+		} else {
+			add(w, "cpu", NULL);
+		}
 		host_ctr_json(w, ho);
 		json_object_array_add(v, w);
 	}

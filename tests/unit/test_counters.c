@@ -3,7 +3,10 @@
  * tests/unit/test_counters.c - a host's retransmission and link counters
  * (topo/hostctr.c) read from made-up /proc and /sys trees, and what
  * acceptance/counters.c names from them on made-up clusters: a lossy host,
- * a lossy path, a link that went down, and nothing on a healthy one.
+ * a lossy path, a link that went down, and nothing on a healthy one.  And
+ * the CPU probe (topo/cpuprobe.c), with what acceptance/cpu.c says of a
+ * named host whose probe was slow (the host) or as fast as the others'
+ * (its link).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +14,7 @@
 
 #include "acceptance/accept.h"
 #include "check.h"
+#include "topo/cpuprobe.h"
 #include "topo/hostctr.h"
 
 static void put(const char *root, const char *rel, const char *val)
@@ -316,9 +320,75 @@ static void test_judge(void)
 	cb_acc_free(&a);
 }
 
+/* The probe runs for its time and reports a share of a core; what the
+ * judge says of a slow host, a slow link and a path with one slow end. */
+static void test_cpu(void)
+{
+	struct cb_cpu_rate r;
+	struct cb_acc a;
+
+	CHECK(cb_cpu_probe(0.02, &r) == 0);
+	CHECK(r.gbps > 0 && r.share > 0 && r.share <= 1 && r.seconds >= 0.02);
+
+	/* host 2 copied a fifth of the others: named, it is the host */
+	cluster(&a, 4);
+	for (int h = 0; h < 4; h++) {
+		a.hosts[h].cpu_gbps = h == 2 ? 2 : 10 + h;
+		a.hosts[h].cpu_share = h == 2 ? 0.2 : 0.98;
+	}
+	cb_acc_find(&a, CB_ACC_PAIRWISE, "node", 2, -1, "host node2: slow");
+	cb_acc_find(&a, CB_ACC_PAIRWISE, "path", 2, 1, "path node2 - node1");
+	cb_acc_find(&a, CB_ACC_PAIRWISE, "path", 0, 3, "path node0 - node3");
+	cb_acc_judge_cpu(&a);
+	dump(&a);
+	CHECK(a.nfindings == 3);
+	CHECK(strstr(a.findings[0].line,
+	             "host node2: slow; node2's CPU copied 19% of what the "
+	             "median host's did at inventory (with 20% of a core): "
+	             "the host itself") != NULL);
+	CHECK(strstr(a.findings[1].line,
+	             "; node2's CPU copied 19% of what the median host's did "
+	             "at inventory (with 20% of a core): that host more "
+	             "likely than the cable") != NULL);
+	CHECK(strchr(a.findings[2].line, ';') == NULL);
+	CHECK(strstr(a.stage[CB_ACC_INVENTORY].summary,
+	             "CPU probe: node2 copied 19% of the median host's") !=
+	      NULL);
+	cb_acc_free(&a);
+
+	/* host 2 as fast as the others: named, it is its link */
+	cluster(&a, 4);
+	for (int h = 0; h < 4; h++) {
+		a.hosts[h].cpu_gbps = 10 + h;
+		a.hosts[h].cpu_share = 0.97;
+	}
+	cb_acc_find(&a, CB_ACC_PAIRWISE, "node", 2, -1, "host node2: slow");
+	cb_acc_find(&a, CB_ACC_PAIRWISE, "path", 2, 1, "path node2 - node1");
+	cb_acc_find(&a, CB_ACC_BURN, "node", 2, -1, "host node2: slow again");
+	cb_acc_judge_cpu(&a);
+	dump(&a);
+	CHECK(a.nfindings == 3);
+	CHECK(strchr(a.findings[2].line, ';') == NULL); /* said once */
+	CHECK(strstr(a.findings[0].line,
+	             "host node2: slow; node2's CPU copied as much as the "
+	             "others' at inventory (104% of the median host's): its "
+	             "NIC, port or cable, not its CPU") != NULL);
+	CHECK(strchr(a.findings[1].line, ';') == NULL);
+	CHECK(strchr(a.stage[CB_ACC_INVENTORY].summary, ';') == NULL);
+	cb_acc_free(&a);
+
+	/* no probes (an older rank): nothing said */
+	cluster(&a, 4);
+	cb_acc_find(&a, CB_ACC_PAIRWISE, "node", 2, -1, "host node2: slow");
+	cb_acc_judge_cpu(&a);
+	CHECK(a.nfindings == 1 && strchr(a.findings[0].line, ';') == NULL);
+	cb_acc_free(&a);
+}
+
 int main(void)
 {
 	test_read();
 	test_judge();
+	test_cpu();
 	return check_result("counters");
 }
