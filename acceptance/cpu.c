@@ -67,7 +67,8 @@ void cb_acc_judge_cpu(struct cb_acc *a)
 				        "%.0f%% of a core): the host itself (a "
 				        "CPU cap, throttling or other work on "
 				        "it) more likely than its link",
-				        ho->name, 100 * ra, 100 * ho->cpu_share);
+				        ho->name, 100 * ra,
+				        100 * ho->cpu_share);
 			else
 				cb_buf_appendf(
 				        f->line, sizeof(f->line), &len,
@@ -79,14 +80,14 @@ void cb_acc_judge_cpu(struct cb_acc *a)
 		} else if (f->hb >= 0 && ra >= 0 && rb >= 0 &&
 		           (ra < CB_ACC_CPU_SLOW) != (rb < CB_ACC_CPU_SLOW)) {
 			int h = ra < CB_ACC_CPU_SLOW ? f->ha : f->hb;
-			cb_buf_appendf(f->line, sizeof(f->line), &len,
-			               "; %s's CPU copied %.0f%% of what the "
-			               "median host's did at inventory (with "
-			               "%.0f%% of a core): that host more likely "
-			               "than the cable",
-			               a->hosts[h].name,
-			               100 * (h == f->ha ? ra : rb),
-			               100 * a->hosts[h].cpu_share);
+			cb_buf_appendf(
+			        f->line, sizeof(f->line), &len,
+			        "; %s's CPU copied %.0f%% of what the "
+			        "median host's did at inventory (with "
+			        "%.0f%% of a core): that host more likely "
+			        "than the cable",
+			        a->hosts[h].name, 100 * (h == f->ha ? ra : rb),
+			        100 * a->hosts[h].cpu_share);
 		}
 	}
 	for (int h = 0; h < a->nhosts; h++) {
