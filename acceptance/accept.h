@@ -199,7 +199,9 @@ void cb_acc_judge_loss(struct cb_acc *a);
  * host's is said to be slow itself (a CPU cap, throttling, other work);
  * a host named whose probe was as fast as the others' is said to be slow
  * in its NIC, port or cable.  The inventory's summary names the slowest
- * host's probe when it is below that bound.  Changes no verdict. */
+ * host's probe when it is below that bound, and so does a pairwise
+ * warning that the noise is too wide to name anyone (where to look
+ * first).  Changes no verdict. */
 #define CB_ACC_CPU_PROBE_S 0.25
 #define CB_ACC_CPU_SLOW    0.5
 void cb_acc_judge_cpu(struct cb_acc *a);

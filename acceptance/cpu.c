@@ -96,6 +96,26 @@ void cb_acc_judge_cpu(struct cb_acc *a)
 		    (slowest < 0 || r < ratio(a, slowest, ref)))
 			slowest = h;
 	}
+	/* The pairwise noise too wide to name anyone (drive.c): a host short
+	 * of CPU makes the measurements beside it slow and erratic, so it is
+	 * where to look first (it is not named: the noise may be elsewhere);
+	 * unless a finding named it already. */
+	int named = slowest >= 0 && named_before(a, a->nfindings, slowest);
+	for (int i = 0; slowest >= 0 && !named && i < a->nwarnings; i++) {
+		struct cb_acc_warning *w = &a->warnings[i];
+		const struct cb_acc_host *ho = &a->hosts[slowest];
+		size_t len = strlen(w->line);
+		if (w->stage == CB_ACC_PAIRWISE &&
+		    strstr(w->line, "cannot be told"))
+			cb_buf_appendf(w->line, sizeof(w->line), &len,
+			               "; %s's CPU copied %.0f%% of what the "
+			               "median host's did at inventory (with "
+			               "%.0f%% of a core): a host short of CPU "
+			               "is slow and erratic to its peers, look "
+			               "at it first",
+			               ho->name, 100 * ratio(a, slowest, ref),
+			               100 * ho->cpu_share);
+	}
 	if (slowest >= 0) {
 		struct cb_acc_stage *s = &a->stage[CB_ACC_INVENTORY];
 		size_t len = strlen(s->summary);

@@ -98,14 +98,14 @@ struct cb_acc_finding {
 	enum cb_acc_stage_id stage;
 	char kind[8]; /* "host", "node", "path", "group", "job" */
 	int ha, hb;   /* hosts named (-1: none) */
-	char line[480];
+	char line[640];
 };
 
 /* A warning: the run could not tell something (the noise too wide for
  * the fault size asked for); it names no host and fails nothing. */
 struct cb_acc_warning {
 	enum cb_acc_stage_id stage;
-	char line[480];
+	char line[640];
 };
 
 /* One step of the pairwise plan (acceptance/plan.h): its rounds, pairs

@@ -6,7 +6,13 @@
 # rather than by the two cores these hosts share; then:
 #  - healthy: PASS, exit 0;
 #  - host 2's cable at a quarter of that rate (tbf both ways): FAIL naming
-#    host node2 (eth0), and no other host;
+#    host node2 (eth0), and no other host, and saying its CPU probe was as
+#    fast as the others' (its NIC, port or cable);
+#  - host 2's rank capped at 5% of a core (a cpu cgroup): its CPU probe
+#    named at inventory, and either FAIL naming node2 alone (as a host or
+#    one end of a path) as "the host itself" / "that host more likely than
+#    the cable", or, where the noise it makes is too wide to name anyone,
+#    PASS with that warning pointing at node2's CPU; never another host;
 #  - only the path between hosts 1 and 3 slowed: FAIL naming that path;
 #  - host 2's cable unplugged during the run: FAIL naming node2 within the
 #    pair deadline (rank 0 finishes in a minute at most; then the other
@@ -71,10 +77,30 @@ fresh
 shape_host 2 250mbit
 run_hosts host 4 "${quick[@]}" --stages pairwise
 if [ "${RC[0]}" -ne 1 ] || [ "$(fails host | wc -l)" -ne 1 ] ||
-	! fails host | grep -q '^FAIL pairwise: host node2 (eth0): bandwidth .* to every peer'; then
+	! fails host | grep -q '^FAIL pairwise: host node2 (eth0): bandwidth .* to every peer.*: its NIC, port or cable, not its CPU$'; then
 	fail "bad host: statuses ${RC[*]}: $(fails host) $(tail -1 "$TMP/host.0.out")"
 else
 	pass "host 2 at a quarter ($(took)): $(fails host)"
+fi
+
+took >/dev/null
+fresh
+if ! cpu_cap 5; then
+	echo "SKIP (CPU-capped host): no cpu cgroup to write here"
+else
+	OUTER_2=$CPU_CAP run_hosts cap 4 "${quick[@]}" --stages pairwise
+	cpuw="node2's CPU copied [0-9]*% of what the median host's did at inventory (with [0-9]*% of a core)"
+	if ! grep -q '^  inventory .*CPU probe: node2 copied [0-9]*% of the median host' "$TMP/cap.0.out"; then
+		fail "CPU-capped host: the inventory does not name its probe: $(grep '^  inventory' "$TMP/cap.0.out")"
+	elif [ "${RC[0]}" -eq 1 ] && [ -n "$(fails cap)" ] && ! fails cap | grep -qv node2 &&
+		fails cap | head -1 | grep -q -e "$cpuw: the host itself" -e "$cpuw: that host more likely than the cable"; then
+		pass "host 2's CPU capped at 5% ($(took)): $(fails cap | cut -c1-330)"
+	elif [ "${RC[0]}" -eq 0 ] && [ -z "$(fails cap)" ] &&
+		grep -q "^WARN pairwise: .*cannot be told.*; $cpuw: a host short of CPU is slow and erratic to its peers, look at it first" "$TMP/cap.0.out"; then
+		pass "host 2's CPU capped at 5% ($(took)): no host named, the noise too wide, and said where to look: $(grep '^WARN pairwise' "$TMP/cap.0.out" | grep -o "node2's CPU.*")"
+	else
+		fail "CPU-capped host: statuses ${RC[*]}: $(fails cap) $(grep '^WARN' "$TMP/cap.0.out") $(tail -1 "$TMP/cap.0.out")"
+	fi
 fi
 
 took >/dev/null

@@ -12,12 +12,21 @@
 #   shape_path I J RATE [BASE]  htb: only traffic between I and J at RATE
 #   shape_dests I RATE BASE J...  htb: host I's traffic to each J at RATE
 #   cable_down I        host I's cable unplugged (its switch port down)
+#   cpu_cap PCT         sets CPU_CAP to a command that runs its arguments
+#                       in a cpu cgroup of their own capped at PCT% of one
+#                       core
+#                       (cgroup v1's cpu controller or v2's cpu.max; a
+#                       slow host), for OUTER_R (ip netns exec mounts a
+#                       /sys without the cgroups); fails where neither can
+#                       be written.  The cgroup goes with cluster_down
 #   run_hosts NAME N ARGS...  one rank per host (COLLBENCH_RANK/WORLD, a
 #                       job token), rank 0's host serving the rendezvous;
 #                       sets RC[], T_RANK0 (when rank 0 ended), outputs
 #                       in $TMP/NAME.R.{out,err}; KILL_AFTER=S: the other
 #                       ranks get S seconds after rank 0 ends; WRAP: a
-#                       command each rank runs under; RANK_ENV_R="V=X ...":
+#                       command each rank runs under (WRAP_R: rank R's,
+#                       instead); OUTER_R: one rank R runs under outside
+#                       its namespace (cpu_cap's); RANK_ENV_R="V=X ...":
 #                       variables for rank R alone; PER_HOST=K: K ranks
 #                       a host (rank r on host r / K)
 # Needs root and iproute2; callers skip (77) without them.
@@ -36,7 +45,9 @@ CL_SW=cbsw$$
 CL_N=0
 
 cluster_down() {
-	local i
+	local i g
+	for g in "${CL_CGROUPS[@]}"; do rmdir "$g" 2>/dev/null; done
+	CL_CGROUPS=()
 	for ((i = 0; i < CL_N; i++)); do ip netns del "cbh$$-$i" 2>/dev/null; done
 	ip netns del "$CL_SW" 2>/dev/null
 	CL_N=0
@@ -143,15 +154,34 @@ cable_down() {
 	ip -n "$CL_SW" link set "p$1" down
 }
 
+CL_CGROUPS=()
+cpu_cap() {
+	local pct=$1 g w="$TMP/cpucap$1.sh"
+	CPU_CAP=
+	if [ -w /sys/fs/cgroup/cpu/cgroup.procs ]; then
+		g=/sys/fs/cgroup/cpu/cbcap$$-$pct
+		mkdir -p "$g" && echo 20000 >"$g/cpu.cfs_period_us" &&
+			echo $((pct * 200)) >"$g/cpu.cfs_quota_us" || return 1
+	elif grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null; then
+		g=/sys/fs/cgroup/cbcap$$-$pct
+		mkdir -p "$g" && echo "$((pct * 200)) 20000" >"$g/cpu.max" || return 1
+	else
+		return 1
+	fi
+	CL_CGROUPS+=("$g")
+	printf '#!/bin/sh\necho $$ >%s/cgroup.procs || exit 125\nexec "$@"\n' "$g" >"$w" &&
+		chmod +x "$w" && CPU_CAP=$w
+}
+
 run_hosts() {
 	local name=$1 n=$2 port=$(( 20000 + RANDOM % 10000 )) pids=() r k
 	shift 2
 	local per=${PER_HOST:-1}
 	for ((r = 0; r < n; r++)); do
-		local extra=RANK_ENV_$r h=$((r / per))
-		ip netns exec "${HOST[$h]}" env COLLBENCH_RANK=$r COLLBENCH_WORLD=$n \
+		local extra=RANK_ENV_$r wrap=WRAP_$r outer=OUTER_$r h=$((r / per))
+		${!outer:-} ip netns exec "${HOST[$h]}" env COLLBENCH_RANK=$r COLLBENCH_WORLD=$n \
 			COLLBENCH_HOSTNAME=node$h COLLBENCH_JOB_TOKEN=cluster-test-$$ \
-			${!extra:-} timeout 300 ${WRAP:-} "$CB" acceptance \
+			${!extra:-} timeout 300 ${!wrap:-${WRAP:-}} "$CB" acceptance \
 			--rendezvous "${ADDR[0]}:$port" "$@" \
 			>"$TMP/$name.$r.out" 2>"$TMP/$name.$r.err" &
 		pids+=($!)

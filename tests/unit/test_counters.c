@@ -356,6 +356,35 @@ static void test_cpu(void)
 	      NULL);
 	cb_acc_free(&a);
 
+	/* the noise too wide to name anyone: where to look first */
+	cluster(&a, 4);
+	for (int h = 0; h < 4; h++) {
+		a.hosts[h].cpu_gbps = h == 2 ? 2 : 10 + h;
+		a.hosts[h].cpu_share = h == 2 ? 0.05 : 0.5;
+	}
+	cb_acc_warn(&a, CB_ACC_PAIRWISE, "a fault under 60%% cannot be told");
+	cb_acc_warn(&a, CB_ACC_BURN, "a fault under 60%% cannot be told");
+	cb_acc_find(&a, CB_ACC_PAIRWISE, "path", 0, 1, "path node0 - node1");
+	cb_acc_judge_cpu(&a);
+	CHECK(a.nwarnings == 2 &&
+	      strstr(a.warnings[0].line,
+	             "told; node2's CPU copied 19% of what the median host's "
+	             "did at inventory (with 5% of a core): a host short of "
+	             "CPU is slow and erratic to its peers, look at it "
+	             "first") != NULL &&
+	      strchr(a.warnings[1].line, ';') == NULL);
+	cb_acc_free(&a);
+	/* ... said in the finding instead where one named that host */
+	cluster(&a, 4);
+	for (int h = 0; h < 4; h++)
+		a.hosts[h].cpu_gbps = h == 2 ? 2 : 10 + h;
+	cb_acc_warn(&a, CB_ACC_PAIRWISE, "a fault under 60%% cannot be told");
+	cb_acc_find(&a, CB_ACC_PAIRWISE, "node", 2, -1, "host node2: slow");
+	cb_acc_judge_cpu(&a);
+	CHECK(strchr(a.warnings[0].line, ';') == NULL &&
+	      strstr(a.findings[0].line, "the host itself") != NULL);
+	cb_acc_free(&a);
+
 	/* host 2 as fast as the others: named, it is its link */
 	cluster(&a, 4);
 	for (int h = 0; h < 4; h++) {
@@ -375,6 +404,9 @@ static void test_cpu(void)
 	             "NIC, port or cable, not its CPU") != NULL);
 	CHECK(strchr(a.findings[1].line, ';') == NULL);
 	CHECK(strchr(a.stage[CB_ACC_INVENTORY].summary, ';') == NULL);
+	cb_acc_warn(&a, CB_ACC_PAIRWISE, "a fault under 60%% cannot be told");
+	cb_acc_judge_cpu(&a); /* (again: no host is slow, nothing added) */
+	CHECK(strchr(a.warnings[0].line, ';') == NULL);
 	cb_acc_free(&a);
 
 	/* no probes (an older rank): nothing said */
