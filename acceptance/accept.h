@@ -260,6 +260,16 @@ void cb_acc_judge_base(struct cb_acc *a, const struct cb_acc_base *b);
 #define CB_ACC_SELF_Z      3.0
 void cb_acc_judge_windows(struct cb_acc *a);
 
+/* Rank 0, after the burn: a drift is the best median pair of the last
+ * third of the passes below the bandwidth tolerance of the first third's
+ * median, by more than CB_ACC_SELF_Z sigmas of what a median of that many
+ * passes varies by (the passes' own spread from one pass to the next,
+ * their trend taken out): a step or a slide, not one busy pass (that is
+ * the windows').  With fewer than CB_ACC_DRIFT_PASSES passes such a fall
+ * is a warning that a drift cannot be told from a busy moment. */
+#define CB_ACC_DRIFT_PASSES 4
+void cb_acc_judge_drift(struct cb_acc *a);
+
 /* ---- rank 0's summaries and outputs (out.c) ---- */
 
 struct cb_results_meta;

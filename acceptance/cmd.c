@@ -378,12 +378,7 @@ static cb_status_t stage_burn(struct run *R)
 			failed += a->passes[i].failed_pairs;
 		}
 		cb_acc_judge_connect(a, CB_ACC_BURN);
-		if (first > 0 && last < a->set.bw_tolerance * first)
-			cb_acc_find(
-			        a, CB_ACC_BURN, "job", -1, -1,
-			        "the median pair's bandwidth drifted from %.3g "
-			        "to %.3g GB/s over %d passes",
-			        first, last, a->npasses);
+		cb_acc_judge_drift(a);
 		cb_acc_judge_windows(a);
 		snprintf(a->stage[CB_ACC_BURN].summary,
 		         sizeof(a->stage[0].summary),

@@ -390,3 +390,84 @@ void cb_acc_meta(struct cb_comm *c, const struct cb_acc_opts *o,
 	};
 	a->meta = m;
 }
+
+/* The passes' spread, sigma of ln(median pair) from one pass to the
+ * next, with whatever trend they have taken out: the smaller of what the
+ * differences of neighbours say (a step moves one of them) and, with 5
+ * passes or more, what the second differences say (a steady slide moves
+ * none of them); @v scratch of npasses. */
+static double pass_sigma(const struct cb_acc *a, double *v)
+{
+	int n = a->npasses, k = 0;
+	double l[3], s1, s2 = INFINITY;
+
+	for (int i = 0; i + 1 < n; i++) {
+		double x = a->passes[i].median_bw_gbps,
+		       y = a->passes[i + 1].median_bw_gbps;
+		if (x > 0 && y > 0)
+			v[k++] = fabs(log(y / x));
+	}
+	s1 = 1.4826 * cb_acc_median(v, k) / sqrt(2.0);
+	k = 0;
+	for (int i = 0; n >= 5 && i + 2 < n; i++) {
+		int ok = 1;
+		for (int j = 0; j < 3; j++) {
+			double x = a->passes[i + j].median_bw_gbps;
+			ok &= x > 0;
+			l[j] = ok ? log(x) : 0;
+		}
+		if (ok)
+			v[k++] = fabs(l[2] - 2 * l[1] + l[0]);
+	}
+	if (k >= 3)
+		s2 = 1.4826 * cb_acc_median(v, k) / sqrt(6.0);
+	return fmax(fmin(s1, s2), 0.01);
+}
+
+void cb_acc_judge_drift(struct cb_acc *a)
+{
+	int n = a->npasses, third = (n + 2) / 3, k = 0;
+	double *v = calloc((size_t)n + 1, sizeof(double));
+	double early, late = 0;
+
+	if (!v || n < 2) {
+		free(v);
+		return;
+	}
+	/* the first third's median; the last third's best pass (one busy
+	 * pass at the end is not a drift) */
+	for (int i = 0; i < third; i++)
+		if (a->passes[i].median_bw_gbps > 0)
+			v[k++] = a->passes[i].median_bw_gbps;
+	early = k ? cb_acc_median(v, k) : 0;
+	for (int i = n - third; i < n; i++)
+		late = fmax(late, a->passes[i].median_bw_gbps);
+	if (early <= 0 || late <= 0 || late >= a->set.bw_tolerance * early) {
+		free(v);
+		return;
+	}
+	if (n < CB_ACC_DRIFT_PASSES) {
+		free(v);
+		cb_acc_warn(
+		        a, CB_ACC_BURN,
+		        "the median pair's bandwidth fell from %.3g to %.3g "
+		        "GB/s between the first and the last of %d passes: "
+		        "too few to tell a drift from a busy moment (a "
+		        "longer --duration can)",
+		        early, late, n);
+		return;
+	}
+	double sigma = pass_sigma(a, v);
+	free(v);
+	/* a median of m passes varies by about 1.25 sigma / sqrt(m) */
+	double allow = CB_ACC_SELF_Z * 1.25 * sigma * sqrt(2.0 / third);
+	if (log(early / late) <= allow)
+		return;
+	cb_acc_find(a, CB_ACC_BURN, "job", -1, -1,
+	            "the median pair's bandwidth drifted from %.3g GB/s (the "
+	            "first %d passes) to %.3g GB/s at best (the last %d), "
+	            "%.0f%% of it over %d passes, beyond the passes' own "
+	            "spread (%.1f%%)",
+	            early, third, late, third, 100 * late / early, n,
+	            100 * sigma);
+}

@@ -12,6 +12,8 @@
  *    line; overlapping or bad bands name their line;
  *  - the burn's windows: the window whose slowest pair is below the floor
  *    is named with the pair, the others not;
+ *  - the burn's drift: a step down or a slide is named, one or two busy
+ *    passes among steady ones are not, too few passes only warn;
  *  - the exit statuses: could not run (3) is not FAIL (1);
  *  - the JSON's states and baseline, and the page drawn from it.
  */
@@ -468,6 +470,63 @@ static void test_windows_self(void)
 	cb_acc_free(&a);
 }
 
+/* A burn of @n passes whose median pairs were @m, on a 4-host record. */
+static void drift(struct cb_acc *a, const double *m, int n)
+{
+	cluster(a, 4);
+	for (int i = 0; i < n; i++) {
+		pass(a, 3.0 * i, 3.0 * (i + 1), 0, 1, m[i]);
+		a->passes[i].median_bw_gbps = m[i];
+	}
+	cb_acc_judge_drift(a);
+	show("drift", a);
+}
+
+static void test_drift(void)
+{
+	struct cb_acc a;
+	/* the false alarm seen on shared cores: passes 5% apart, the last
+	 * at half (then the old first-to-last rule failed the run) */
+	static const double busy_last[6] = { 4.87, 4.6, 5.0, 4.7, 4.9, 2.54 };
+	/* two busy passes among steady ones */
+	static const double busy_two[8] = { 4.9, 4.7, 2.6, 5.0,
+		                            2.7, 4.8, 4.6, 4.95 };
+	static const double step[6] = { 5.0, 4.9, 5.1, 2.5, 2.45, 2.55 };
+	static const double slide[6] = { 5.0, 4.5, 4.0, 3.5, 3.0, 2.5 };
+	static const double noisy_slide[6] = { 5.0, 3.9, 4.6, 3.3, 3.6, 3.8 };
+	static const double two[2] = { 4.9, 2.4 };
+
+	drift(&a, busy_last, 6);
+	CHECK(a.nfindings == 0 && a.nwarnings == 0);
+	cb_acc_free(&a);
+	drift(&a, busy_two, 8);
+	CHECK(a.nfindings == 0 && a.nwarnings == 0);
+	cb_acc_free(&a);
+	/* passes that vary by 10-40% end 15% lower: within their spread */
+	drift(&a, noisy_slide, 6);
+	CHECK(a.nfindings == 0 && a.nwarnings == 0);
+	cb_acc_free(&a);
+	drift(&a, step, 6);
+	CHECK(a.nfindings == 1 &&
+	      count(&a, "job",
+	            "the median pair's bandwidth drifted from 4.95 GB/s (the "
+	            "first 2 passes) to 2.55 GB/s at best (the last 2), 52% "
+	            "of it over 6 passes") == 1);
+	cb_acc_free(&a);
+	drift(&a, slide, 6);
+	CHECK(a.nfindings == 1 &&
+	      count(&a, "job",
+	            "drifted from 4.75 GB/s (the first 2 passes) "
+	            "to 3 GB/s at best") == 1);
+	cb_acc_free(&a);
+	drift(&a, two, 2);
+	CHECK(a.nfindings == 0 && a.nwarnings == 1 &&
+	      strstr(a.warnings[0].line, "fell from 4.9 to 2.4 GB/s between "
+	                                 "the first and the last of 2 "
+	                                 "passes: too few to tell"));
+	cb_acc_free(&a);
+}
+
 static void test_exit(void)
 {
 	CHECK(cb_acc_exit(CB_OK) == CB_ACC_EXIT_PASS);
@@ -485,6 +544,7 @@ int main(void)
 	test_bands();
 	test_windows();
 	test_windows_self();
+	test_drift();
 	test_exit();
 	return check_result("accept-baseline");
 }
