@@ -79,6 +79,19 @@ static void find_line(struct cb_acc *a, const struct cb_accp_result *r,
 
 	switch (f->kind) {
 	case CB_ACCP_NODE:
+		if (f->all_below > 0) {
+			cb_acc_find(
+			        a, CB_ACC_PAIRWISE, "node", ha, -1,
+			        "%s %s: bandwidth %.3g GB/s to every peer, "
+			        "%.0f%% of the median %.3g GB/s: each of %d "
+			        "measurements against cleared hosts under "
+			        "%.0f%% of the median, %d of them outside "
+			        "the noise alone",
+			        what, label(a, f->a, la, sizeof(la)), f->bw,
+			        pct, r->ref, f->tries, 100 * f->all_below,
+			        f->outside);
+			break;
+		}
 		cb_acc_find(a, CB_ACC_PAIRWISE, "node", ha, -1,
 		            "%s %s: bandwidth %.3g GB/s to every peer, %.0f%% "
 		            "of the median %.3g GB/s: outside the noise in %d "
@@ -180,7 +193,11 @@ static void verdict(struct cb_acc *a, struct cb_accp *P, const int *map,
 			                          .k = r->k,
 			                          .floor_gbps = r->floor,
 			                          .vary_pct = r->vary_pct,
-			                          .tell_pct = r->tell_pct };
+			                          .tell_pct = r->tell_pct,
+			                          .sigma_node = r->sigma_node,
+			                          .tell_node_pct =
+			                                  r->tell_node_pct,
+			                          .node_pairs = r->node_pairs };
 		a->nplan = 0;
 	}
 	for (int s = 0; s < CB_ACCP_NSTAGES; s++) {
@@ -199,7 +216,17 @@ static void verdict(struct cb_acc *a, struct cb_accp *P, const int *map,
 	}
 	for (int i = 0; i < r->nfinds; i++)
 		find_line(a, r, &r->finds[i], map);
-	if (r->warn)
+	if (r->warn && r->tell_node_pct < r->tell_pct - 1)
+		cb_acc_warn(a, CB_ACC_PAIRWISE,
+		            "measurements vary by %.0f%% between repeats of "
+		            "the same pair (robust sigma %.1f%%, across the "
+		            "cluster %.1f%%); a fault under %.0f%% cannot be "
+		            "told at %.1f sigma in one pair, and no path is "
+		            "named for one; a host slow to all its %d peers "
+		            "is told from %.0f%%",
+		            r->vary_pct, 100 * r->sigma_rep, 100 * r->sigma_cl,
+		            r->tell_pct, r->k, r->node_pairs, r->tell_node_pct);
+	else if (r->warn)
 		cb_acc_warn(a, CB_ACC_PAIRWISE,
 		            "measurements vary by %.0f%% between repeats of "
 		            "the same pair (robust sigma %.1f%%, across the "

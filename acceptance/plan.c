@@ -102,9 +102,9 @@ struct cb_accp *cb_accp_new(const struct cb_accp_cfg *c)
 	p->first = calloc(2 * (size_t)n, sizeof(*p->first));
 	p->who = calloc((size_t)n, sizeof(int));
 	p->dropped = calloc((size_t)n, 6);
-	p->need = calloc((size_t)n, 5 * sizeof(int));
+	p->need = calloc((size_t)n, 6 * sizeof(int));
 	p->used = calloc((size_t)n * MAXP, sizeof(int));
-	p->lv = calloc((size_t)n * MAXP, sizeof(double));
+	p->lv = calloc((size_t)n * (2 * MAXP + 1), sizeof(double));
 	p->pool = calloc((size_t)n, sizeof(int));
 	if (!p->order || !p->batch || !p->first || !p->who || !p->dropped ||
 	    !p->need || !p->used || !p->lv || !p->pool) {
@@ -120,6 +120,9 @@ struct cb_accp *cb_accp_new(const struct cb_accp_cfg *c)
 	p->lo = p->need + 2 * n;
 	p->qt = p->need + 3 * n;
 	p->qo = p->need + 4 * n;
+	p->qm = p->need + 5 * n;
+	p->ls = p->lv + (size_t)n * MAXP;
+	p->nmed = p->lv + 2 * (size_t)n * MAXP;
 	p->res.k = p->c.k;
 	for (int i = 0; i < n; i++)
 		p->order[i] = i;
@@ -389,6 +392,8 @@ void cb_accp_feed(struct cb_accp *p, const double *bw, const int *ok)
 			if (p->lt[w] < MAXP) {
 				p->used[w * MAXP + p->lt[w]] = y;
 				p->lv[w * MAXP + p->lt[w]] = v;
+				p->ls[w * MAXP + p->lt[w]] =
+				        scale > 0 ? v / scale : v;
 			}
 			p->lt[w]++;
 			p->lo[w] += cb_accp_outside(p, good, v, scale);

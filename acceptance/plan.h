@@ -69,6 +69,9 @@ struct cb_accp_find {
 	int tries;     /* measurements that named it */
 	int outside;   /* ... of them outside (or failed) */
 	int first_bad; /* DEAD: the round of its first failure */
+	/* NODE: named because every measurement against cleared hosts was
+	 * below this share of the reference (0: by the single floor) */
+	double all_below;
 };
 
 struct cb_accp_result {
@@ -76,11 +79,19 @@ struct cb_accp_result {
 	double sigma;     /* the repeats' spread used, at least 0.5% */
 	double sigma_rep; /* between repeats of the same pair */
 	double sigma_cl;  /* between pairs, over the cluster (MAD) */
+	double sigma_lo;  /* ... those below the reference alone */
 	double k;
 	double floor;    /* bandwidth below which a pair is outside */
 	int warn;        /* the noise hides faults of the asked size */
 	double vary_pct; /* the median difference between repeats, % */
 	double tell_pct; /* the smallest fault it can tell, % */
+	/* A host slow to all its peers: its median pair is judged against
+	 * the noise of a median of that many (sigma_node per measurement:
+	 * the repeats', or more where the nodes' medians differ more). */
+	double sigma_node;    /* the nodes' medians' spread (MAD) */
+	double sigma1;        /* per measurement, for the node rule */
+	int node_pairs;       /* the median node's quick pairs */
+	double tell_node_pct; /* the smallest such fault it can tell, % */
 	int rounds[CB_ACCP_NSTAGES], pairs[CB_ACCP_NSTAGES];
 	char why[CB_ACCP_NSTAGES][192]; /* why that many rounds */
 	int suspect_pairs, suspect_nodes, cleared_pairs;

@@ -35,10 +35,14 @@ struct cb_accp {
 	struct cb_accp_find *f;
 	int nf, capf;
 	unsigned char *dropped, *cleared, *suspect, *named, *busy, *tied;
-	int *need, *lt, *lo; /* locate: partners wanted, measured, outside */
-	int *qt, *qo;        /* the quick tier: pairs, outside */
-	int *used;           /* [n][MAXP] locate partners */
-	double *lv;          /* [n][MAXP] */
+	int *need, *lt, *lo;   /* locate: partners wanted, measured, outside */
+	int *qt, *qo;          /* the quick tier: pairs, outside */
+	int *qm;               /* ... with a value: the node median's count */
+	double *nmed;          /* [n] each node's median quick pair */
+	double *ls;            /* [n][MAXP] locate values / the round's scale */
+	double allb[MAXP + 1]; /* t measurements all below: a node (t >= 3) */
+	int *used;             /* [n][MAXP] locate partners */
+	double *lv;            /* [n][MAXP] */
 	int npool, *pool, rot;
 	struct conf *conf;
 	int nconf;
@@ -63,5 +67,7 @@ void cb_accp_judge_confirm(struct cb_accp *p);
  * pairs got (cb_accp_round_scale, called once per round before). */
 int cb_accp_outside(const struct cb_accp *p, int ok, double bw, double scale);
 double cb_accp_round_scale(struct cb_accp *p, const double *bw, const int *ok);
+/* The floor of a node's median of @m pairs (0: no node rule under 2). */
+double cb_accp_node_floor(const struct cb_accp *p, int m);
 
 #endif

@@ -11,6 +11,9 @@
 #include <string.h>
 
 #include "acceptance/plan_impl.h"
+#ifndef GOODX
+#define GOODX 1
+#endif
 
 static int cmp_dbl(const void *a, const void *b)
 {
@@ -123,6 +126,14 @@ static void spread(struct cb_accp *p, struct qpair *q, int nq, double *w,
 			w[k++] = log(qvalue(&q[i]));
 	double mid = cb_accp_median(w, k); /* (sorts w) */
 	double q25 = k ? exp(w[(k - 1) / 4]) : r->ref;
+	/* the lower side alone: a one-sided noise (a busy core only ever
+	 * slows) has a longer tail below than its MAD says */
+	int kl = 0;
+	double *lw = w + k;
+	for (int i = 0; i < k; i++)
+		if (w[i] < mid)
+			lw[kl++] = mid - w[i];
+	r->sigma_lo = kl >= 3 ? 1.4826 * cb_accp_median(lw, kl) : 0;
 	for (int i = 0; i < k; i++)
 		w[i] = fabs(w[i] - mid);
 	r->sigma_cl = 1.4826 * cb_accp_median(w, k);
@@ -137,6 +148,8 @@ static void spread(struct cb_accp *p, struct qpair *q, int nq, double *w,
 	r->warn = band < p->c.tolerance;
 }
 
+static void all_below(struct cb_accp *p, const unsigned char *skip);
+
 /* The reference, then the noise: once over every pair, then again
  * without the nodes whose median pair is outside (a bad node's pairs
  * would widen the very spread it is judged against; on 8 nodes it has a
@@ -145,33 +158,130 @@ static void spread(struct cb_accp *p, struct qpair *q, int nq, double *w,
  * the nodes are. */
 static void noise(struct cb_accp *p, struct qpair *q, int nq, double *w)
 {
-	double *nodemed = calloc((size_t)p->n + 1, sizeof(double));
-	double *node = w + nq + 1;
+	double *nodemed = p->nmed, *node = w + nq + 1;
 	unsigned char *skip = p->busy; /* (clear on entry and exit) */
+	struct cb_accp_result *r = &p->res;
 	int nn = 0, ns = 0;
 
-	if (!nodemed)
-		return;
 	for (int x = 0; x < p->n; x++) {
 		int j = 0;
 		for (int i = 0; i < nq; i++)
 			if (q[i].nv && (q[i].a == x || q[i].b == x))
 				w[j++] = qvalue(&q[i]);
+		p->qm[x] = j;
 		if (j)
 			node[nn++] = nodemed[x] = cb_accp_median(w, j);
 	}
-	p->res.ref = cb_accp_median(node, nn);
+	r->ref = cb_accp_median(node, nn);
 	memset(skip, 0, (size_t)p->n);
 	spread(p, q, nq, w, skip);
 	for (int x = 0; x < p->n; x++) {
-		skip[x] = nodemed[x] > 0 &&
-		          nodemed[x] < p->res.ref * p->c.tolerance;
+		skip[x] =
+		        nodemed[x] > 0 && nodemed[x] < r->ref * p->c.tolerance;
 		ns += skip[x];
 	}
 	if (ns && 2 * ns < nn)
 		spread(p, q, nq, w, skip);
+	else
+		memset(skip, 0, (size_t)p->n);
+	/* The node rule's noise: the repeats' sigma, or more where the
+	 * nodes' medians (those the spread was measured on) differ more
+	 * than a median of that many measurements would. */
+	int k = 0, km = 0;
+	double *cnt = node + p->n;
+	for (int x = 0; x < p->n; x++) {
+		if (nodemed[x] > 0 && !skip[x])
+			node[k++] = log(nodemed[x]);
+		if (p->qm[x])
+			cnt[km++] = p->qm[x];
+	}
+	double mid = cb_accp_median(node, k);
+	for (int i = 0; i < k; i++)
+		node[i] = fabs(node[i] - mid);
+	r->sigma_node = k >= 3 ? 1.4826 * cb_accp_median(node, k) : 0;
+	r->node_pairs = (int)cb_accp_median(cnt, km);
+	r->sigma1 = r->sigma;
+	if (r->node_pairs >= 2)
+		r->sigma1 = fmax(r->sigma,
+		                 r->sigma_node * sqrt(r->node_pairs) / 1.25);
+	all_below(p, skip);
+	/* a host slow to all its peers is told from the lower of the
+	 * screen's floor and that of 3 measurements all below (no such
+	 * rule: as one pair) */
+	r->tell_node_pct = r->tell_pct;
+	if (r->node_pairs >= 2 && p->allb[3] > 0)
+		r->tell_node_pct =
+		        100 *
+		        (1 - fmin(p->allb[3], exp(-r->k * 1.25 * r->sigma1 /
+		                                  sqrt(r->node_pairs))));
 	memset(skip, 0, (size_t)p->n);
-	free(nodemed);
+}
+
+/* The floors, as shares of the reference, that t healthy measurements
+ * (3 to MAXP) are all below only as rarely as one is below k sigmas
+ * (p = Phi(-k)): the lower of the model's (each below it with p^(1/t),
+ * 1.54 sigmas for 3, sigma the largest of the repeats', the cluster's
+ * and its lower side's: partners differ, busy cores only slow) and the
+ * measured one's: the j-th lowest of the quick tier's single
+ * measurements, j the most whose chance to have t new ones below,
+ * E[U_(j)^t] over N exchangeable, is at most p (none: no such rule). */
+static void all_below(struct cb_accp *p, const unsigned char *skip)
+{
+	struct cb_accp_result *r = &p->res;
+	double pk = 0.5 * erfc(r->k / sqrt(2.0)), *e;
+	double sl = fmax(r->sigma, fmax(r->sigma_cl, r->sigma_lo));
+	int ne = 0;
+
+	memset(p->allb, 0, sizeof(p->allb));
+	e = malloc(((size_t)p->nm + 1) * sizeof(*e));
+	if (!e || r->ref <= 0) {
+		free(e);
+		return;
+	}
+	for (int i = 0; i < p->nm; i++) {
+		const struct cb_accp_meas *m = &p->m[i];
+		if (m->stage <= CB_ACCP_REPEAT && !m->redone && m->ok &&
+		    m->bw > 0 && !skip[m->a] && !skip[m->b])
+			e[ne++] = m->bw;
+	}
+	cb_accp_median(e, ne); /* (sorts) */
+	for (int t = 3; t <= MAXP; t++) {
+		double pt = pow(pk, 1.0 / t), lo = 0, hi = r->k;
+		for (int i = 0; i < 50; i++) { /* Phi(-z) = pt */
+			double z = (lo + hi) / 2;
+			if (0.5 * erfc(z / sqrt(2.0)) > pt)
+				lo = z;
+			else
+				hi = z;
+		}
+		int j = 0;
+		for (int c = 1; c <= ne; c++) {
+			double eu = 1;
+			for (int i = 0; i < t; i++)
+				eu *= (double)(c + i) / (ne + 1 + i);
+			if (eu > pk)
+				break;
+			j = c;
+		}
+		if (j)
+			p->allb[t] =
+			        fmin(p->c.tolerance,
+			             fmin(exp(-lo * sl), e[j - 1] / r->ref));
+	}
+	free(e);
+}
+
+/* A node slow to every peer: its median of @m pairs below the reference
+ * by more than k sigmas of such a median (1.25 sigma / sqrt m), and by
+ * the fault size asked for at least. */
+double cb_accp_node_floor(const struct cb_accp *p, int m)
+{
+	const struct cb_accp_result *r = &p->res;
+
+	if (m < 2)
+		return 0;
+	return r->ref *
+	       fmin(p->c.tolerance, exp(-r->k * 1.25 * r->sigma1 / sqrt(m)));
 }
 
 void cb_accp_find(struct cb_accp *p, enum cb_accp_kind kind, int a, int b,
@@ -234,7 +344,7 @@ void cb_accp_judge_quick(struct cb_accp *p)
 {
 	int nq = 0, n = p->n;
 	struct qpair *q = quick_pairs(p, &nq);
-	double *w = calloc(3 * (size_t)nq + (size_t)n + 2, sizeof(double));
+	double *w = calloc(3 * (size_t)nq + 2 * (size_t)n + 2, sizeof(double));
 	int *tot = p->qt, *out = p->qo;
 	int *fail = calloc((size_t)n, sizeof(int));
 
@@ -253,13 +363,16 @@ void cb_accp_judge_quick(struct cb_accp *p)
 		p->res.suspect_pairs += o;
 	}
 	for (int x = 0; x < n; x++) {
+		/* slow to all its peers, if to none alone by that much */
+		int slow = p->nmed[x] > 0 &&
+		           p->nmed[x] < cb_accp_node_floor(p, p->qm[x]);
 		p->cleared[x] =
-		        !p->dropped[x] && !fail[x] && tot[x] &&
+		        !p->dropped[x] && !fail[x] && tot[x] && !slow &&
 		        (!out[x] || (tot[x] >= 3 && 2 * out[x] < tot[x]));
 		/* two pairs outside: located even where cleared, rather
 		 * than its pairs confirmed one after the other */
-		p->suspect[x] = !p->dropped[x] && out[x] && !p->named[x] &&
-		                (!p->cleared[x] || out[x] >= 2);
+		p->suspect[x] = !p->dropped[x] && (out[x] || slow) &&
+		                !p->named[x] && (!p->cleared[x] || out[x] >= 2);
 		p->cleared[x] &= !p->suspect[x];
 		p->need[x] = p->suspect[x] ? (fail[x] ? 6 : 3) : 0;
 		p->res.suspect_nodes += p->suspect[x];
@@ -487,11 +600,24 @@ void cb_accp_judge_locate(struct cb_accp *p)
 		int named = t >= 5 ? o >= t - 1 : o == t;
 		if (t == 1) /* one partner only: and every quick pair */
 			named = o == 1 && p->qt[x] >= 2 && p->qo[x] == p->qt[x];
+		/* or 3 or more, each scaled by its round's controls, all
+		 * below the floor that many together are held to */
+		int mt = t < MAXP ? t : MAXP;
+		double below = 0;
+		if (!named && mt >= 3 && p->allb[mt] > 0) {
+			double fl = p->allb[mt], hi = 0;
+			for (int i = 0; i < mt; i++)
+				hi = fmax(hi, p->ls[x * MAXP + i]);
+			if (hi < p->res.ref * fl)
+				named = 1, below = fl;
+		}
 		if (!named)
 			continue;
-		double v =
-		        cb_accp_median(&p->lv[x * MAXP], t < MAXP ? t : MAXP);
+		double v = cb_accp_median(&p->lv[x * MAXP], mt);
+		int had = p->nf;
 		cb_accp_find(p, CB_ACCP_NODE, x, -1, v, t, o);
+		if (p->nf > had)
+			p->f[p->nf - 1].all_below = below;
 		p->named[x] = 1;
 	}
 	/* what is left to confirm: pairs neither end of which is named */

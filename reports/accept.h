@@ -123,6 +123,10 @@ struct cb_acc_noise {
 	double floor_gbps;                    /* a pair below is outside */
 	double vary_pct; /* the median difference between repeats */
 	double tell_pct; /* the smallest fault it can tell */
+	/* a host slow to all its peers: its median pair against the noise
+	 * of a median of node_pairs (sigma_node: the nodes' medians' MAD) */
+	double sigma_node, tell_node_pct;
+	int node_pairs;
 };
 
 struct cb_acc_coll {

@@ -84,6 +84,9 @@ static void plan_json(json_object *o, const struct cb_acc *a)
 		add(v, "floor_gbps", num(a->noise.floor_gbps));
 		add(v, "vary_pct", num(a->noise.vary_pct));
 		add(v, "tell_pct", num(a->noise.tell_pct));
+		add(v, "sigma_nodes", num(a->noise.sigma_node));
+		add(v, "node_pairs", json_object_new_int(a->noise.node_pairs));
+		add(v, "tell_node_pct", num(a->noise.tell_node_pct));
 		add(o, "noise", v);
 	}
 	if (a->nplan) {

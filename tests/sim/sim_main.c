@@ -293,12 +293,14 @@ static int one_run(const struct opts *o, uint64_t seed, struct score *sc)
 		printf("seed %llu: %d/%d named, %d false, %d near; rounds %d "
 		       "(quick %d, repeat %d, locate %d, confirm %d; bound "
 		       "%d); %.1f s; ref %.3g GB/s, sigma %.3f (repeats "
-		       "%.3f, cluster %.3f), floor %.3g%s\n",
+		       "%.3f, cluster %.3f, below %.3f, nodes %.3f), floor "
+		       "%.3g%s\n",
 		       (unsigned long long)seed, sc->named, sc->faults,
 		       sc->false_alarms, sc->imprecise, sc->rounds,
 		       r->rounds[0], r->rounds[1], r->rounds[2], r->rounds[3],
 		       sc->bound, sc->seconds, r->ref, r->sigma, r->sigma_rep,
-		       r->sigma_cl, r->floor, r->warn ? " WARN" : "");
+		       r->sigma_cl, r->sigma_lo, r->sigma_node, r->floor,
+		       r->warn ? " WARN" : "");
 		for (int i = 0; i < r->nfinds; i++) {
 			const struct cb_accp_find *f = &r->finds[i];
 			static const char *const kn[] = { "node", "path",
