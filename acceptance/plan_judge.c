@@ -148,8 +148,6 @@ static void spread(struct cb_accp *p, struct qpair *q, int nq, double *w,
 	r->warn = band < p->c.tolerance;
 }
 
-static void all_below(struct cb_accp *p, const unsigned char *skip);
-
 /* The reference, then the noise: once over every pair, then again
  * without the nodes whose median pair is outside (a bad node's pairs
  * would widen the very spread it is judged against; on 8 nodes it has a
@@ -204,16 +202,6 @@ static void noise(struct cb_accp *p, struct qpair *q, int nq, double *w)
 	if (r->node_pairs >= 2)
 		r->sigma1 = fmax(r->sigma,
 		                 r->sigma_node * sqrt(r->node_pairs) / 1.25);
-	all_below(p, skip);
-	/* a host slow to all its peers is told from the lower of the
-	 * screen's floor and that of 3 measurements all below (no such
-	 * rule: as one pair) */
-	r->tell_node_pct = r->tell_pct;
-	if (r->node_pairs >= 2 && p->allb[3] > 0)
-		r->tell_node_pct =
-		        100 *
-		        (1 - fmin(p->allb[3], exp(-r->k * 1.25 * r->sigma1 /
-		                                  sqrt(r->node_pairs))));
 	memset(skip, 0, (size_t)p->n);
 }
 
@@ -221,10 +209,13 @@ static void noise(struct cb_accp *p, struct qpair *q, int nq, double *w)
  * (3 to MAXP) are all below only as rarely as one is below k sigmas
  * (p = Phi(-k)): the lower of the model's (each below it with p^(1/t),
  * 1.54 sigmas for 3, sigma the largest of the repeats', the cluster's
- * and its lower side's: partners differ, busy cores only slow) and the
+ * and its lower side's: partners differ, busy cores only slow; and that
+ * below the tolerance, not the reference: a host just above the asked
+ * fault size is as rarely named) and the
  * measured one's: the j-th lowest of the quick tier's single
- * measurements, j the most whose chance to have t new ones below,
- * E[U_(j)^t] over N exchangeable, is at most p (none: no such rule). */
+ * measurements of the nodes not in @skip (those the screen holds), j the most
+ * whose chance to have t new ones below, E[U_(j)^t] over N exchangeable, is at
+ * most p (none: no such rule). */
 static void all_below(struct cb_accp *p, const unsigned char *skip)
 {
 	struct cb_accp_result *r = &p->res;
@@ -264,9 +255,8 @@ static void all_below(struct cb_accp *p, const unsigned char *skip)
 			j = c;
 		}
 		if (j)
-			p->allb[t] =
-			        fmin(p->c.tolerance,
-			             fmin(exp(-lo * sl), e[j - 1] / r->ref));
+			p->allb[t] = fmin(p->c.tolerance * exp(-lo * sl),
+			                  e[j - 1] / r->ref);
 	}
 	free(e);
 }
@@ -347,8 +337,9 @@ void cb_accp_judge_quick(struct cb_accp *p)
 	double *w = calloc(3 * (size_t)nq + 2 * (size_t)n + 2, sizeof(double));
 	int *tot = p->qt, *out = p->qo;
 	int *fail = calloc((size_t)n, sizeof(int));
+	unsigned char *slowx = calloc((size_t)n, 1);
 
-	if (!q || !w || !fail)
+	if (!q || !w || !fail || !slowx)
 		goto done;
 	noise(p, q, nq, w);
 	uplinks(p, q, nq, w);
@@ -376,7 +367,20 @@ void cb_accp_judge_quick(struct cb_accp *p)
 		p->cleared[x] &= !p->suspect[x];
 		p->need[x] = p->suspect[x] ? (fail[x] ? 6 : 3) : 0;
 		p->res.suspect_nodes += p->suspect[x];
+		slowx[x] = slow || p->dropped[x];
 	}
+	/* the measured floor from every node the screen did not hold */
+	all_below(p, slowx);
+	struct cb_accp_result *r = &p->res;
+	/* a host slow to all its peers is told from the lower of the
+	 * screen's floor and that of 3 measurements all below (no such
+	 * rule: as one pair) */
+	r->tell_node_pct = r->tell_pct;
+	if (r->node_pairs >= 2 && p->allb[3] > 0)
+		r->tell_node_pct =
+		        100 *
+		        (1 - fmin(p->allb[3], exp(-r->k * 1.25 * r->sigma1 /
+		                                  sqrt(r->node_pairs))));
 	/* partners: the cleared; failing that, nodes with a pair inside */
 	for (int x = 0; x < n; x++)
 		if (p->cleared[x])
@@ -406,6 +410,7 @@ done:
 	free(q);
 	free(w);
 	free(fail);
+	free(slowx);
 }
 
 /* ---- locate ---- */

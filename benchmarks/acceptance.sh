@@ -19,6 +19,7 @@
 # --cb PATH, given more than once, compares builds (before/after a change
 # to the judge): each run's cluster, shaped the same, is judged by each
 # build in turn, interleaved, and the counts are kept per build.
+# KEEP=DIR keeps every run's JSON and output there.
 # --no-timing leaves out the first run (default settings, stage times),
 # --faulty-only the healthy runs, --healthy-only the faulty ones.
 set -u
@@ -53,7 +54,7 @@ done
 CB=${CBS[0]}
 TMP=$(mktemp -d)
 . "$here/tests/cluster/hosts.sh"
-trap 'cluster_down; rm -rf "$TMP"' EXIT
+trap 'cluster_down; [ -n "${KEEP:-}" ] && mkdir -p "$KEEP" && cp "$TMP"/*.json "$TMP"/*.out "$KEEP"/ 2>/dev/null; rm -rf "$TMP"' EXIT
 trap 'exit 1' INT TERM
 
 fresh() {
@@ -95,7 +96,7 @@ for ((k = 0; k < K * HEALTHY; k++)); do
 		v=$(sed -n 's/^VERDICT: //p' "$TMP/ok$k.$c.0.out")
 		[ "${RC[0]}" -eq 0 ] || FA[c]=$((FA[c] + 1))
 		echo "  run $((k + 1))$(tag $c): exit ${RC[0]}: $v"
-		grep -E '^(FAIL|WARN) ' "$TMP/ok$k.$c.0.out" | cut -c1-200 | sed 's/^/    /'
+		grep -E '^(FAIL|WARN) ' "$TMP/ok$k.$c.0.out" | cut -c1-400 | sed 's/^/    /'
 	done
 done
 # -b Nx: N times slower than a healthy pair here and now (the median
@@ -156,7 +157,7 @@ for ((k = 0; k < K * FAULTY; k++)); do
 			MISS[c]=$((MISS[c] + 1))
 		fi
 		echo "  run $((k + 1))$(tag $c), bad host node$bad ($ratio slower than the others): $r: $(echo "$f" | head -2 | cut -c1-160)"
-		grep '^WARN ' "$TMP/bad$k.$c.0.out" | cut -c1-200 | sed 's/^/    /'
+		grep '^WARN ' "$TMP/bad$k.$c.0.out" | cut -c1-400 | sed 's/^/    /'
 	done
 done
 for ((c = 0; c < nb; c++)); do
