@@ -11,9 +11,6 @@
 #include <string.h>
 
 #include "acceptance/plan_impl.h"
-#ifndef GOODX
-#define GOODX 1
-#endif
 
 static int cmp_dbl(const void *a, const void *b)
 {
@@ -211,11 +208,11 @@ static void noise(struct cb_accp *p, struct qpair *q, int nq, double *w)
  * 1.54 sigmas for 3, sigma the largest of the repeats', the cluster's
  * and its lower side's: partners differ, busy cores only slow; and that
  * below the tolerance, not the reference: a host just above the asked
- * fault size is as rarely named) and the
- * measured one's: the j-th lowest of the quick tier's single
- * measurements of the nodes not in @skip (those the screen holds), j the most
- * whose chance to have t new ones below, E[U_(j)^t] over N exchangeable, is at
- * most p (none: no such rule). */
+ * fault size is as rarely named) and the measured one's: the j-th
+ * lowest of the quick tier's single measurements of the nodes not in
+ * @skip (those the screen holds), j the most whose chance to have t new
+ * ones below, E[U_(j)^t] over N exchangeable, is at most p (none: no
+ * such rule). */
 static void all_below(struct cb_accp *p, const unsigned char *skip)
 {
 	struct cb_accp_result *r = &p->res;
