@@ -78,27 +78,30 @@ static void find_line(struct cb_acc *a, const struct cb_accp_result *r,
 	double pct = r->ref > 0 ? 100 * f->bw / r->ref : 0;
 
 	switch (f->kind) {
-	case CB_ACCP_NODE:
-		if (f->all_below > 0) {
-			cb_acc_find(
-			        a, CB_ACC_PAIRWISE, "node", ha, -1,
-			        "%s %s: bandwidth %.3g GB/s to every peer, "
-			        "%.0f%% of the median %.3g GB/s: each of %d "
-			        "measurements against cleared hosts under "
-			        "%.0f%% of the median, %d of them outside "
+	case CB_ACCP_NODE: {
+		/* named by the single floor, or by all below the floor of
+		 * that many together */
+		char why[160];
+		if (f->all_below > 0)
+			snprintf(
+			        why, sizeof(why),
+			        "each of %d measurements against cleared hosts "
+			        "under %.0f%% of the median, %d of them "
+			        "outside "
 			        "the noise alone",
-			        what, label(a, f->a, la, sizeof(la)), f->bw,
-			        pct, r->ref, f->tries, 100 * f->all_below,
-			        f->outside);
-			break;
-		}
+			        f->tries, 100 * f->all_below, f->outside);
+		else
+			snprintf(why, sizeof(why),
+			         "outside the noise in %d of %d measurements "
+			         "against cleared hosts",
+			         f->outside, f->tries);
 		cb_acc_find(a, CB_ACC_PAIRWISE, "node", ha, -1,
 		            "%s %s: bandwidth %.3g GB/s to every peer, %.0f%% "
-		            "of the median %.3g GB/s: outside the noise in %d "
-		            "of %d measurements against cleared hosts",
+		            "of the median %.3g GB/s: %s",
 		            what, label(a, f->a, la, sizeof(la)), f->bw, pct,
-		            r->ref, f->outside, f->tries);
+		            r->ref, why);
 		break;
+	}
 	case CB_ACCP_PATH:
 		label(a, f->b, lb, sizeof(lb));
 		if (f->bw <= 0)
@@ -216,24 +219,21 @@ static void verdict(struct cb_acc *a, struct cb_accp *P, const int *map,
 	}
 	for (int i = 0; i < r->nfinds; i++)
 		find_line(a, r, &r->finds[i], map);
-	if (r->warn && r->tell_node_pct < r->tell_pct - 1)
-		cb_acc_warn(a, CB_ACC_PAIRWISE,
-		            "measurements vary by %.0f%% between repeats of "
-		            "the same pair (robust sigma %.1f%%, across the "
-		            "cluster %.1f%%); a fault under %.0f%% cannot be "
-		            "told at %.1f sigma in one pair, and no path is "
-		            "named for one; a host slow to all its %d peers "
-		            "is told from %.0f%%",
-		            r->vary_pct, 100 * r->sigma_rep, 100 * r->sigma_cl,
-		            r->tell_pct, r->k, r->node_pairs, r->tell_node_pct);
-	else if (r->warn)
-		cb_acc_warn(a, CB_ACC_PAIRWISE,
-		            "measurements vary by %.0f%% between repeats of "
-		            "the same pair (robust sigma %.1f%%, across the "
-		            "cluster %.1f%%); a fault under %.0f%% cannot be "
-		            "told at %.1f sigma, and no host is named for one",
-		            r->vary_pct, 100 * r->sigma_rep, 100 * r->sigma_cl,
-		            r->tell_pct, r->k);
+	if (!r->warn)
+		return;
+	/* where a host slow to every peer is told from less, say so */
+	char host[128] = ", and no host is named for one";
+	if (r->tell_node_pct < r->tell_pct - 1)
+		snprintf(host, sizeof(host),
+		         " in one pair, and no path is named for one; a host "
+		         "slow to all its %d peers is told from %.0f%%",
+		         r->node_pairs, r->tell_node_pct);
+	cb_acc_warn(a, CB_ACC_PAIRWISE,
+	            "measurements vary by %.0f%% between repeats of the same "
+	            "pair (robust sigma %.1f%%, across the cluster %.1f%%); a "
+	            "fault under %.0f%% cannot be told at %.1f sigma%s",
+	            r->vary_pct, 100 * r->sigma_rep, 100 * r->sigma_cl,
+	            r->tell_pct, r->k, host);
 }
 
 /* Rank 0's round to everyone: [n, stage, a0, b0, ...]. */

@@ -47,6 +47,7 @@ case $BAD in
 	{ echo "-b $BAD: want a rate (3gbit, 500mbit) or N times slower (3x)" >&2; exit 2; } ;;
 esac
 [ "$(id -u)" -eq 0 ] || { echo "needs root (network namespaces)" >&2; exit 77; }
+[ -z "${KEEP:-}" ] || mkdir -p "$KEEP" 2>/dev/null || { echo "KEEP=$KEEP: cannot make that folder" >&2; exit 2; }
 [ ${#CBS[@]} -gt 0 ] || CBS=("$CB")
 for c in "${CBS[@]}"; do
 	[ -x "$c" ] || { echo "no $c: build first (tools/run.sh)" >&2; exit 2; }
@@ -54,7 +55,7 @@ done
 CB=${CBS[0]}
 TMP=$(mktemp -d)
 . "$here/tests/cluster/hosts.sh"
-trap 'cluster_down; [ -n "${KEEP:-}" ] && mkdir -p "$KEEP" && cp "$TMP"/*.json "$TMP"/*.out "$KEEP"/ 2>/dev/null; rm -rf "$TMP"' EXIT
+trap 'cluster_down; [ -z "${KEEP:-}" ] || cp "$TMP"/*.json "$TMP"/*.out "$KEEP"/ 2>/dev/null; rm -rf "$TMP"' EXIT
 trap 'exit 1' INT TERM
 
 fresh() {
