@@ -37,6 +37,33 @@ static int named_before(const struct cb_acc *a, int i, int h)
 	return 0;
 }
 
+/* Warn of host @h (its probe @r of the median's) when pairs of it were
+ * suspects measured again alone and cleared. */
+static void slow_alone(struct cb_acc *a, int h, double r)
+{
+	int rem = 0, clr = 0;
+
+	for (int i = 0; i < a->npairs; i++) {
+		const struct cb_acc_pair *p = &a->pairs[i];
+		if (p->a < 0 || p->b < 0 || p->a >= a->nnodes ||
+		    p->b >= a->nnodes || !p->remeasured ||
+		    (a->nodes[p->a].host != h && a->nodes[p->b].host != h))
+			continue;
+		rem++;
+		clr += p->cleared != 0;
+	}
+	if (!rem || clr != rem)
+		return;
+	cb_acc_warn(a, CB_ACC_PAIRWISE,
+	            "host %s: %d of its pairs slow in the rounds, within "
+	            "tolerance measured again alone; %s's CPU copied %.0f%% "
+	            "of what the median host's did at inventory (with %.0f%% "
+	            "of a core): a host short of CPU keeps up with one peer "
+	            "and falls behind beside other traffic, look at it first",
+	            a->hosts[h].name, rem, a->hosts[h].name, 100 * r,
+	            100 * a->hosts[h].cpu_share);
+}
+
 void cb_acc_judge_cpu(struct cb_acc *a)
 {
 	double *v = calloc((size_t)a->nhosts + 1, sizeof(double));
@@ -101,21 +128,30 @@ void cb_acc_judge_cpu(struct cb_acc *a)
 	 * where to look first (it is not named: the noise may be elsewhere);
 	 * unless a finding named it already. */
 	int named = slowest >= 0 && named_before(a, a->nfindings, slowest);
+	int said = named;
 	for (int i = 0; slowest >= 0 && !named && i < a->nwarnings; i++) {
 		struct cb_acc_warning *w = &a->warnings[i];
 		const struct cb_acc_host *ho = &a->hosts[slowest];
 		size_t len = strlen(w->line);
-		if (w->stage == CB_ACC_PAIRWISE &&
-		    strstr(w->line, "cannot be told"))
-			cb_buf_appendf(w->line, sizeof(w->line), &len,
-			               "; %s's CPU copied %.0f%% of what the "
-			               "median host's did at inventory (with "
-			               "%.0f%% of a core): a host short of CPU "
-			               "is slow and erratic to its peers, look "
-			               "at it first",
-			               ho->name, 100 * ratio(a, slowest, ref),
-			               100 * ho->cpu_share);
+		if (w->stage != CB_ACC_PAIRWISE ||
+		    !strstr(w->line, "cannot be told"))
+			continue;
+		cb_buf_appendf(w->line, sizeof(w->line), &len,
+		               "; %s's CPU copied %.0f%% of what the median "
+		               "host's did at inventory (with %.0f%% of a "
+		               "core): a host short of CPU is slow and erratic "
+		               "to its peers, look at it first",
+		               ho->name, 100 * ratio(a, slowest, ref),
+		               100 * ho->cpu_share);
+		said = 1;
 	}
+	/* No noise warning to say it in, and pairs of that host were slow in
+	 * the rounds but within tolerance measured again alone: a host short
+	 * of CPU keeps up with one peer and falls behind beside the others'
+	 * traffic.  Two signs on one host, neither enough to name it: said
+	 * as a warning of its own. */
+	if (slowest >= 0 && !said)
+		slow_alone(a, slowest, ratio(a, slowest, ref));
 	if (slowest >= 0) {
 		struct cb_acc_stage *s = &a->stage[CB_ACC_INVENTORY];
 		size_t len = strlen(s->summary);

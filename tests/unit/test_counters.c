@@ -385,6 +385,48 @@ static void test_cpu(void)
 	      strstr(a.findings[0].line, "the host itself") != NULL);
 	cb_acc_free(&a);
 
+	/* no warning to say it in, its pairs slow in the rounds and cleared
+	 * alone: a warning of its own; not while one of them stays slow */
+	for (int clear = 1; clear >= 0; clear--) {
+		cluster(&a, 4);
+		for (int h = 0; h < 4; h++) {
+			a.hosts[h].cpu_gbps = h == 2 ? 1 : 10 + h;
+			a.hosts[h].cpu_share = h == 2 ? 0.05 : 0.5;
+		}
+		for (int i = 0; i < a.npairs; i++)
+			if (a.pairs[i].a == 2 || a.pairs[i].b == 2) {
+				a.pairs[i].remeasured = i != 1;
+				a.pairs[i].cleared = clear;
+			}
+		a.pairs[0].remeasured = 1; /* node0-node1 */
+		a.pairs[0].cleared = 0;
+		cb_acc_judge_cpu(&a);
+		CHECK(a.nfindings == 0);
+		CHECK(clear ? a.nwarnings == 1 &&
+		                      strcmp(a.warnings[0].line,
+		                             "host node2: 2 of its pairs slow "
+		                             "in "
+		                             "the rounds, within tolerance "
+		                             "measured again alone; node2's "
+		                             "CPU "
+		                             "copied 10% of what the median "
+		                             "host's did at inventory (with 5% "
+		                             "of a core): a host short of CPU "
+		                             "keeps up with one peer and falls "
+		                             "behind beside other traffic, "
+		                             "look "
+		                             "at it first") == 0
+		            : a.nwarnings == 0);
+		cb_acc_free(&a);
+	}
+	/* ... none where no pair of it was a suspect */
+	cluster(&a, 4);
+	for (int h = 0; h < 4; h++)
+		a.hosts[h].cpu_gbps = h == 2 ? 1 : 10 + h;
+	cb_acc_judge_cpu(&a);
+	CHECK(a.nwarnings == 0);
+	cb_acc_free(&a);
+
 	/* host 2 as fast as the others: named, it is its link */
 	cluster(&a, 4);
 	for (int h = 0; h < 4; h++) {
