@@ -66,7 +66,11 @@ cb_status_t cb_sock_listen(const struct sockaddr *sa, socklen_t len, int *out)
 	if (fd < 0)
 		return CB_ERR_SYS;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, sa, len) < 0 || listen(fd, 1024) < 0) {
+	/* The largest backlog the kernel allows (it caps it at
+	 * net.core.somaxconn): the rendezvous takes every rank's connect at
+	 * once, and at 1024 a 4096-rank start lost connections and timed out.
+	 */
+	if (bind(fd, sa, len) < 0 || listen(fd, SOMAXCONN) < 0) {
 		int e = errno;
 		close(fd);
 		errno = e;
