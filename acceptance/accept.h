@@ -151,6 +151,12 @@ void cb_acc_judge_pairs(struct cb_acc *a, enum cb_acc_stage_id stage);
  * where @serial; rank 0 then has the record's pairs, findings, warnings,
  * plan and noise. */
 cb_status_t cb_acc_planned(struct cb_acc_ctx *x, int serial);
+/* The pairs the plan's verdict @r measured again for a suspect, marked in
+ * the record: suspect, and cleared where no finding of @r named them in
+ * the end; @map the planner's nodes to the record's. */
+struct cb_accp_result;
+void cb_acc_mark_suspects(struct cb_acc *a, const struct cb_accp_result *r,
+                          const int *map);
 
 /* ---- the other stages (stage.c) ---- */
 

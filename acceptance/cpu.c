@@ -37,31 +37,45 @@ static int named_before(const struct cb_acc *a, int i, int h)
 	return 0;
 }
 
-/* Warn of host @h (its probe @r of the median's) when pairs of it were
- * suspects measured again alone and cleared. */
-static void slow_alone(struct cb_acc *a, int h, double r)
+/* Warn of host @h (its probe @r of the median's), named by no finding
+ * and no noise warning: where pairs of it were measured again as
+ * suspects (drive.c marks them) they all cleared; else none of its pairs
+ * was slow enough to be a suspect. */
+static void slow_unnamed(struct cb_acc *a, int h, double r)
 {
 	int rem = 0, clr = 0;
 
 	for (int i = 0; i < a->npairs; i++) {
 		const struct cb_acc_pair *p = &a->pairs[i];
 		if (p->a < 0 || p->b < 0 || p->a >= a->nnodes ||
-		    p->b >= a->nnodes || !p->remeasured ||
+		    p->b >= a->nnodes || !p->suspect ||
 		    (a->nodes[p->a].host != h && a->nodes[p->b].host != h))
 			continue;
 		rem++;
 		clr += p->cleared != 0;
 	}
-	if (!rem || clr != rem)
+	if (clr != rem)
+		return; /* (a finding named it) */
+	if (!rem) {
+		cb_acc_warn(a, CB_ACC_INVENTORY,
+		            "host %s: its CPU copied %.0f%% of what the median "
+		            "host's did (with %.0f%% of a core): a CPU cap, "
+		            "throttling or other work on it; no pair of it was "
+		            "slow enough to be a suspect (over TCP the kernel "
+		            "does most of the work), a job's compute will be, "
+		            "look at it first",
+		            a->hosts[h].name, 100 * r,
+		            100 * a->hosts[h].cpu_share);
 		return;
+	}
 	cb_acc_warn(a, CB_ACC_PAIRWISE,
-	            "host %s: %d of its pairs slow in the rounds, within "
-	            "tolerance measured again alone; %s's CPU copied %.0f%% "
-	            "of what the median host's did at inventory (with %.0f%% "
-	            "of a core): a host short of CPU keeps up with one peer "
-	            "and falls behind beside other traffic, look at it first",
-	            a->hosts[h].name, rem, a->hosts[h].name, 100 * r,
-	            100 * a->hosts[h].cpu_share);
+	            "host %s: slow in the rounds, within the noise measured "
+	            "again (%d pair%s); %s's CPU copied %.0f%% of what the "
+	            "median host's did at inventory (with %.0f%% of a core): "
+	            "a host short of CPU keeps up with one peer and falls "
+	            "behind beside other traffic, look at it first",
+	            a->hosts[h].name, rem, rem == 1 ? "" : "s",
+	            a->hosts[h].name, 100 * r, 100 * a->hosts[h].cpu_share);
 }
 
 void cb_acc_judge_cpu(struct cb_acc *a)
@@ -145,13 +159,15 @@ void cb_acc_judge_cpu(struct cb_acc *a)
 		               100 * ho->cpu_share);
 		said = 1;
 	}
-	/* No noise warning to say it in, and pairs of that host were slow in
-	 * the rounds but within tolerance measured again alone: a host short
-	 * of CPU keeps up with one peer and falls behind beside the others'
-	 * traffic.  Two signs on one host, neither enough to name it: said
-	 * as a warning of its own. */
+	/* No finding and no noise warning to say it in: pairs of that host
+	 * slow in the rounds and within the noise measured again (a host
+	 * short of CPU keeps up with one peer and falls behind beside the
+	 * others' traffic), or none of them slow at all.  Either way a host
+	 * whose CPU does a fraction of the others' is worth a look: said as
+	 * a warning of its own, never a finding (healthy hosts' probes were
+	 * 93-170% of the median here, capped ones 6-22%). */
 	if (slowest >= 0 && !said)
-		slow_alone(a, slowest, ratio(a, slowest, ref));
+		slow_unnamed(a, slowest, ratio(a, slowest, ref));
 	if (slowest >= 0) {
 		struct cb_acc_stage *s = &a->stage[CB_ACC_INVENTORY];
 		size_t len = strlen(s->summary);

@@ -178,6 +178,38 @@ static void judge_rest(struct cb_acc *a)
 	free(t.pairs);
 }
 
+/* Did a finding of @r name the pair of planner nodes @x, @y (an end of
+ * it as a node, or the pair as a path)? */
+static int named(const struct cb_accp_result *r, int x, int y)
+{
+	for (int i = 0; i < r->nfinds; i++) {
+		const struct cb_accp_find *f = &r->finds[i];
+		if (f->kind == CB_ACCP_UPLINK)
+			continue; /* no switches known here */
+		if (f->kind == CB_ACCP_PATH ? (f->a == x && f->b == y) ||
+		                                      (f->a == y && f->b == x)
+		                            : f->a == x || f->a == y)
+			return 1;
+	}
+	return 0;
+}
+
+/* (accept.h; cpu.c reads both marks) */
+void cb_acc_mark_suspects(struct cb_acc *a, const struct cb_accp_result *r,
+                          const int *map)
+{
+	for (int i = 0; i < r->nmeas; i++) {
+		const struct cb_accp_meas *m = &r->meas[i];
+		struct cb_acc_pair *p =
+		        m->suspect ? cb_acc_pair_of(a, map[m->a], map[m->b])
+		                   : NULL;
+		if (!p)
+			continue;
+		p->suspect = 1;
+		p->cleared = !named(r, m->a, m->b);
+	}
+}
+
 /* Rail @rail's verdict (of @nrails) into the record; @map its nodes. */
 static void verdict(struct cb_acc *a, struct cb_accp *P, const int *map,
                     int rail, int nrails)
@@ -219,6 +251,7 @@ static void verdict(struct cb_acc *a, struct cb_accp *P, const int *map,
 	}
 	for (int i = 0; i < r->nfinds; i++)
 		find_line(a, r, &r->finds[i], map);
+	cb_acc_mark_suspects(a, r, map);
 	if (!r->warn)
 		return;
 	/* where a host slow to every peer is told from less, say so */

@@ -380,12 +380,15 @@ void cb_accp_feed(struct cb_accp *p, const double *bw, const int *ok)
 	for (int i = 0; i < p->nb; i++) {
 		int good = ok[i] && bw[i] > 0, w = p->who[i];
 		double v = good ? bw[i] : 0;
-		p->m[p->nm++] = (struct cb_accp_meas){ .a = p->batch[i][0],
-			                               .b = p->batch[i][1],
-			                               .stage = p->bstage,
-			                               .round = p->total,
-			                               .ok = good,
-			                               .bw = v };
+		p->m[p->nm++] = (struct cb_accp_meas){
+			.a = p->batch[i][0],
+			.b = p->batch[i][1],
+			.stage = p->bstage,
+			.round = p->total,
+			.ok = good,
+			.bw = v,
+			.suspect = p->bstage >= CB_ACCP_LOCATE && w >= 0
+		};
 		if (p->bstage == CB_ACCP_LOCATE && w >= 0) {
 			int y = p->batch[i][0] == w ? p->batch[i][1]
 			                            : p->batch[i][0];

@@ -60,6 +60,7 @@ struct cb_accp_meas {
 	int ok;
 	double bw;  /* GB/s, 0 when !ok */
 	int redone; /* its round ran busy and was measured again */
+	int suspect; /* for a suspect (locate, confirm), not a control */
 };
 
 struct cb_accp_find {

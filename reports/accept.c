@@ -464,7 +464,7 @@ cb_status_t cb_acc_write_csv(FILE *f, const struct cb_acc *a)
 {
 	fputs("node_a,host_a,nic_a,node_b,host_b,nic_b,round,ok,connect_ms,"
 	      "lat_p50_us,lat_p99_us,bw_ab_gbps,bw_ba_gbps,bibw_gbps,"
-	      "remeasured,cleared,first_bw_gbps,outside,error\n",
+	      "remeasured,suspect,cleared,first_bw_gbps,outside,error\n",
 	      f);
 	for (int i = 0; i < a->npairs; i++) {
 		const struct cb_acc_pair *p = &a->pairs[i];
@@ -474,12 +474,12 @@ cb_status_t cb_acc_write_csv(FILE *f, const struct cb_acc *a)
 		fprintf(f, ",%s,%s,", a->hosts[x->host].name, x->nic);
 		csv_str(f, y->name);
 		fprintf(f,
-		        ",%s,%s,%d,%d,%.3f,%.3f,%.3f,%.6g,%.6g,%.6g,%d,%d,%.6g,"
-		        "%d,",
+		        ",%s,%s,%d,%d,%.3f,%.3f,%.3f,%.6g,%.6g,%.6g,%d,%d,%d,"
+		        "%.6g,%d,",
 		        a->hosts[y->host].name, y->nic, p->round, p->ok,
 		        p->connect_ms, p->lat_p50_us, p->lat_p99_us,
 		        p->bw_ab_gbps, p->bw_ba_gbps, p->bibw_gbps,
-		        p->remeasured, p->cleared, p->first_bw_gbps,
+		        p->remeasured, p->suspect, p->cleared, p->first_bw_gbps,
 		        outside(a, p, 0) || outside(a, p, 1));
 		csv_str(f, p->error);
 		fputc('\n', f);

@@ -83,8 +83,12 @@ struct cb_acc_pair {
 	double connect_ms;
 	double lat_p50_us, lat_p99_us;
 	double bw_ab_gbps, bw_ba_gbps, bibw_gbps;
-	int remeasured; /* measured again alone as a suspect */
-	int cleared;    /* ... and then within tolerance */
+	int remeasured; /* measured more than once (repeats, suspects) */
+	/* measured again as a suspect (against a cleared partner, or the
+	 * pair itself again), not as a control or a repeat; cleared: and in
+	 * the end not named (acceptance/drive.c) */
+	int suspect;
+	int cleared;
 	double first_bw_gbps, first_lat_us; /* the round's figures */
 	/* TCP segments both ends retransmitted and sent during the rounds
 	 * it was measured in where it was each end's only pair (ctr_meas:

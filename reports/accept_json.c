@@ -196,6 +196,7 @@ static json_object *pairs_json(const struct cb_acc *a)
 		add(w, "bw_ba_gbps", p->ok ? num(p->bw_ba_gbps) : NULL);
 		add(w, "bibw_gbps", p->ok ? num(p->bibw_gbps) : NULL);
 		add(w, "remeasured", json_object_new_boolean(p->remeasured));
+		add(w, "suspect", json_object_new_boolean(p->suspect));
 		add(w, "cleared", json_object_new_boolean(p->cleared));
 		add(w, "first_bw_gbps",
 		    p->remeasured ? num(p->first_bw_gbps) : NULL);
