@@ -58,8 +58,8 @@ struct cb_accp_meas {
 	int a, b; /* nodes, a < b */
 	int stage, round;
 	int ok;
-	double bw;  /* GB/s, 0 when !ok */
-	int redone; /* its round ran busy and was measured again */
+	double bw;   /* GB/s, 0 when !ok */
+	int redone;  /* its round ran busy and was measured again */
 	int suspect; /* for a suspect (locate, confirm), not a control */
 };
 

@@ -529,6 +529,16 @@ static int planned(struct cb_acc *a, int n, double quick, double later,
 	return located;
 }
 
+/* How many pairs are marked suspect and cleared. */
+static void marks(const struct cb_acc *a, int *sus, int *clr)
+{
+	*sus = *clr = 0;
+	for (int i = 0; i < a->npairs; i++) {
+		*sus += a->pairs[i].suspect;
+		*clr += a->pairs[i].cleared;
+	}
+}
+
 /* The pairs measured again for a suspect are marked as the planner
  * measured them (drive.c), and cpu.c's warning follows from the marks
  * alone: none of this is set by hand. */
@@ -556,11 +566,7 @@ static void test_planned(void)
 	/* node 0 - node 2 slow every time: a path, its pair a suspect not
 	 * cleared, and no warning of a host that cleared */
 	planned(&a, 4, 1, 1, 0.6, 0.6);
-	sus = clr = 0;
-	for (int i = 0; i < a.npairs; i++) {
-		sus += a.pairs[i].suspect;
-		clr += a.pairs[i].cleared;
-	}
+	marks(&a, &sus, &clr);
 	dump(&a);
 	CHECK(cb_acc_pair_of(&a, 0, 2)->suspect &&
 	      !cb_acc_pair_of(&a, 0, 2)->cleared && clr == 0);
@@ -569,11 +575,7 @@ static void test_planned(void)
 	/* node 0 - node 2 slow in the quick tier only: that pair measured
 	 * again, cleared, and the warning for node 2 */
 	planned(&a, 4, 1, 1, 0.6, 1);
-	sus = clr = 0;
-	for (int i = 0; i < a.npairs; i++) {
-		sus += a.pairs[i].suspect;
-		clr += a.pairs[i].cleared;
-	}
+	marks(&a, &sus, &clr);
 	CHECK(cb_acc_pair_of(&a, 0, 2)->cleared && clr == sus);
 	CHECK(a.nwarnings == 1 &&
 	      strstr(a.warnings[0].line, "host node2: slow in the rounds") ==
