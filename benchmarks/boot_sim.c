@@ -44,7 +44,16 @@ struct rank {
 	double timeout_s;
 	uint64_t t0, done[STEPS];
 	int errors, bad;
+	char why[240]; /* its first failure */
 };
+
+/* Rank @r failed at @what: counted, the first one's line kept. */
+static void failed(struct rank *r, const char *what)
+{
+	if (!r->errors++)
+		snprintf(r->why, sizeof(r->why), "rank %d, %s: %s", r->rank,
+		         what, cb_fail_msg() ? cb_fail_msg() : "(no message)");
+}
 
 /* Rank @r's part of a gather: bytes that say whose it is. */
 static void fill(unsigned char *p, size_t bytes, int r, int step)
@@ -83,7 +92,7 @@ static void *rank_main(void *arg)
 	size_t got = 0;
 
 	if (cb_boot_open(&cfg, &b)) {
-		r->errors++;
+		failed(r, "open");
 		return NULL;
 	}
 	r->done[0] = cb_now_ns();
@@ -92,21 +101,21 @@ static void *rank_main(void *arg)
 		fill(mine, size[s], r->rank, s);
 		if (cb_boot_allgather(b, step_name[s + 1], mine, size[s],
 		                      all)) {
-			r->errors++;
+			failed(r, step_name[s + 1]);
 			goto out;
 		}
 		r->bad += check(all, size[s], r->world, s);
 		if (s == 1) { /* the transports' addresses */
 			snprintf(key, sizeof(key), "tp/sim/%d", r->rank);
 			if (cb_boot_set(b, key, mine, 64)) {
-				r->errors++;
+				failed(r, "set");
 				goto out;
 			}
 		}
 		r->done[s + 1] = cb_now_ns();
 	}
 	if (!all) {
-		r->errors++;
+		failed(r, "out of memory");
 		goto out;
 	}
 	fill(mine, MODEL, 0, 2);
@@ -114,7 +123,7 @@ static void *rank_main(void *arg)
 	                               mine, MODEL)
 	                 : cb_boot_get(b, "the cost model rank 0 measures #0",
 	                               all, MODEL, &got)) {
-		r->errors++;
+		failed(r, "the cost model");
 		goto out;
 	}
 	if (r->rank)
@@ -122,14 +131,14 @@ static void *rank_main(void *arg)
 	r->done[3] = cb_now_ns();
 	fill(mine, TOPO, r->rank, 3);
 	if (cb_boot_gather_root(b, "topology", mine, TOPO, all, 0, NULL)) {
-		r->errors++;
+		failed(r, "topology");
 		goto out;
 	}
 	if (r->rank == 0)
 		r->bad += check(all, TOPO, r->world, 3);
 	r->done[4] = cb_now_ns();
 	if (cb_boot_barrier(b))
-		r->errors++;
+		failed(r, "barrier");
 	r->done[5] = cb_now_ns();
 out:
 	free(all);
@@ -184,11 +193,18 @@ int main(int argc, char **argv)
 	}
 	for (int i = 0; i < started; i++)
 		pthread_join(th[i], NULL);
-	int errors = started < world, bad = 0;
+	int errors = started < world, bad = 0, first = -1;
 	for (int i = 0; i < started; i++) {
 		errors += r[i].errors;
 		bad += r[i].bad;
+		if (r[i].errors && first < 0)
+			first = i;
 	}
+	if (first >= 0) /* the lowest rank's: rank 0 is the store's side */
+		fprintf(stderr,
+		        "collbench-boot-sim: %d errors among %d ranks; the "
+		        "first: %s\n",
+		        errors, world, r[first].why);
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	printf("# collbench-boot-sim: %d ranks (threads) through the store, "
