@@ -300,10 +300,10 @@ static cb_status_t stage_pairwise(struct run *R)
 		snprintf(a->stage[CB_ACC_PAIRWISE].summary,
 		         sizeof(a->stage[0].summary),
 		         "%d measurements in %d rounds; median %.3g GB/s, %.3g "
-		         "GB/s both ways, %.3g us; %d outside the noise "
-		         "measured again, %d cleared%s",
+		         "GB/s both ways, %.3g us; %d outside the noise, "
+		         "%d measured again for them, %d cleared%s",
 		         meas, rounds, a->ref_bw_gbps, a->ref_bibw_gbps,
-		         a->ref_lat_us, a->suspects, a->cleared,
+		         a->ref_lat_us, a->suspects, a->retested, a->cleared,
 		         failed ? "; some pairs failed" : "");
 		stage_done(a, CB_ACC_PAIRWISE, t0);
 		R->keep->colls = colls && !failed;

@@ -208,6 +208,13 @@ void cb_acc_mark_suspects(struct cb_acc *a, const struct cb_accp_result *r,
 		p->suspect = 1;
 		p->cleared = !named(r, m->a, m->b);
 	}
+	/* what the VERDICT line and the pairwise summary count: the whole
+	 * record's, so a later rail's call counts the earlier ones' too */
+	a->retested = a->cleared = 0;
+	for (int i = 0; i < a->npairs; i++) {
+		a->retested += a->pairs[i].suspect != 0;
+		a->cleared += a->pairs[i].suspect && a->pairs[i].cleared;
+	}
 }
 
 /* Rail @rail's verdict (of @nrails) into the record; @map its nodes. */
@@ -217,7 +224,6 @@ static void verdict(struct cb_acc *a, struct cb_accp *P, const int *map,
 	const struct cb_accp_result *r = cb_accp_verdict(P);
 
 	a->suspects += r->suspect_pairs;
-	a->cleared += r->cleared_pairs;
 	if (rail == 0) {
 		/* the figures shown: the first rail's */
 		a->ref_bw_gbps = r->ref;
@@ -435,7 +441,7 @@ cb_status_t cb_acc_planned(struct cb_acc_ctx *x, int serial)
 							cb_accp_drop(R.P[r], j);
 	}
 	if (!st && x->c->rank == 0) {
-		a->suspects = a->cleared = 0;
+		a->suspects = 0;
 		for (int r = 0; r < R.n; r++)
 			verdict(a, R.P[r], R.map + r * R.per, r, R.n);
 		judge_rest(a);

@@ -198,7 +198,9 @@ static void matrix(FILE *f, const struct cb_acc *a, int lat)
 {
 	char nm[12];
 
-	fprintf(f, "#\n# %s (row to column; * outside tolerance, x failed)",
+	fprintf(f,
+	        "#\n# %s (row to column; * outside tolerance, + measured "
+	        "again, x failed)",
 	        lat ? "latency p50, us" : "bandwidth, GB/s");
 	if (lat && a->ref_lat_us > 0)
 		fprintf(f, "; median %.3g us\n", a->ref_lat_us);
@@ -439,11 +441,12 @@ cb_status_t cb_acc_write_table(FILE *f, const struct cb_acc *a)
 		snprintf(nw, sizeof(nw), "; %d warning%s", a->nwarnings,
 		         a->nwarnings == 1 ? "" : "s");
 	fprintf(f,
-	        "VERDICT: %s (%d finding%s%s; %d suspect pair%s measured "
-	        "again alone, %d cleared; %.1f s)\n",
+	        "VERDICT: %s (%d finding%s%s; %d pair%s outside the noise, "
+	        "%d measured again for them, %d cleared; %.1f s)\n",
 	        a->fail ? "FAIL" : "PASS", a->nfindings,
 	        a->nfindings == 1 ? "" : "s", nw, a->suspects,
-	        a->suspects == 1 ? "" : "s", a->cleared, a->seconds);
+	        a->suspects == 1 ? "" : "s", a->retested, a->cleared,
+	        a->seconds);
 	return done(f, "table");
 }
 

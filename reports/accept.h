@@ -236,7 +236,10 @@ struct cb_acc {
 	 * (0: none); a suspect measured again alone is judged against these. */
 	double alone_bw_gbps, alone_bibw_gbps, alone_lat_us;
 	double link_gbps; /* the NICs' common speed; 0 unknown */
-	int suspects, cleared;
+	/* suspects: pairs outside the noise in the quick tier; retested:
+	 * the record's pairs measured again for them (marked suspect), and
+	 * cleared: of those, the ones no finding named (acceptance/drive.c) */
+	int suspects, retested, cleared;
 	/* "8 ranks share the 2 cores of one machine": collectives, and
 	 * latency against the median, are then reported, not judged; ""
 	 * otherwise. */

@@ -562,6 +562,11 @@ static void test_planned(void)
 	      strstr(a.warnings[0].line, "host node2: slow in the rounds, "
 	                                 "within the noise measured again (") ==
 	              a.warnings[0].line);
+	/* the VERDICT line's count is the warning's: the pairs marked */
+	char said[48];
+	snprintf(said, sizeof(said), "measured again (%d pairs)", sus);
+	CHECK(a.retested == sus && a.cleared == clr &&
+	      strstr(a.warnings[0].line, said) != NULL);
 	cb_acc_free(&a);
 	/* node 0 - node 2 slow every time: a path, its pair a suspect not
 	 * cleared, and no warning of a host that cleared */
@@ -570,6 +575,7 @@ static void test_planned(void)
 	dump(&a);
 	CHECK(cb_acc_pair_of(&a, 0, 2)->suspect &&
 	      !cb_acc_pair_of(&a, 0, 2)->cleared && clr == 0);
+	CHECK(a.retested == sus && sus >= 1 && a.cleared == 0);
 	CHECK(a.nwarnings == 0);
 	cb_acc_free(&a);
 	/* node 0 - node 2 slow in the quick tier only: that pair measured
@@ -577,6 +583,7 @@ static void test_planned(void)
 	planned(&a, 4, 1, 1, 0.6, 1);
 	marks(&a, &sus, &clr);
 	CHECK(cb_acc_pair_of(&a, 0, 2)->cleared && clr == sus);
+	CHECK(a.retested == sus && a.cleared == clr);
 	CHECK(a.nwarnings == 1 &&
 	      strstr(a.warnings[0].line, "host node2: slow in the rounds") ==
 	              a.warnings[0].line);
