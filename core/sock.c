@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -66,11 +67,12 @@ cb_status_t cb_sock_listen(const struct sockaddr *sa, socklen_t len, int *out)
 	if (fd < 0)
 		return CB_ERR_SYS;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	/* The largest backlog the kernel allows (it caps it at
-	 * net.core.somaxconn): the rendezvous takes every rank's connect at
-	 * once, and at 1024 a 4096-rank start lost connections and timed out.
-	 */
-	if (bind(fd, sa, len) < 0 || listen(fd, SOMAXCONN) < 0) {
+	/* The largest backlog the kernel allows: it caps what is asked at
+	 * net.core.somaxconn, so INT_MAX is that, raised or not (SOMAXCONN,
+	 * 4096, would ignore a raise).  The rendezvous takes every rank's
+	 * connect at once, and at 1024 a 4096-rank start lost connections
+	 * and timed out. */
+	if (bind(fd, sa, len) < 0 || listen(fd, INT_MAX) < 0) {
 		int e = errno;
 		close(fd);
 		errno = e;
