@@ -93,6 +93,12 @@ struct cb_acc_ctx {
 	uint32_t seq;        /* keys of the stage's store exchanges */
 	int alone;           /* measuring suspects alone: more repetitions */
 	unsigned char *gone; /* rank 0: ranks that stopped reporting */
+	/* Connectivity: its first pass waits longer for late ranks (@idle_s;
+	 * 0: a pair deadline and a half), connects anew (@again: the second
+	 * try of pairs that failed), and the cut-off check waits for that
+	 * try (@defer_cutoff) with this node's pairs counted. */
+	double idle_s;
+	int again, defer_cutoff, pairs_run, pairs_ok;
 	/* The stage running: the counters read at its gathers are its. */
 	enum cb_acc_stage_id stage;
 	char ctr_netdev[32], ctr_ibdev[32]; /* whose counters (inventory) */

@@ -227,21 +227,136 @@ struct run {
 	struct plan *keep; /* the pairs still measured */
 };
 
+/* Pairs tried again at most this many rounds of disjoint pairs. */
+#define CONNECT_AGAIN_ROUNDS 4
+
+/*
+ * Rank 0: the next round of the second try at connecting, in @p (pair
+ * indices; n 0 when done).  Pairs that failed at the first try go again,
+ * each node in at most one pair a round, whose ends failed the fewest
+ * first: the first pass runs each node's pairs one after another, so one
+ * pair that waits out its deadline makes its nodes late for their next
+ * partners, whose pairs fail though nothing is wrong between them.  A round
+ * of disjoint pairs after a barrier cannot do that.
+ */
+static void again_round(const struct run *R, const unsigned char *tried,
+                        int done, struct plan *p)
+{
+	const struct cb_acc *a = R->x.a;
+	unsigned char *busy = calloc((size_t)a->nnodes + 1, 1);
+	int *fails = calloc((size_t)a->nnodes + 1, sizeof(int));
+
+	p->n = 0;
+	if (!busy || !fails || done >= CONNECT_AGAIN_ROUNDS)
+		goto out;
+	for (int i = 0; i < R->nall; i++)
+		if (!a->pairs[i].ok) {
+			fails[a->pairs[i].a]++;
+			fails[a->pairs[i].b]++;
+		}
+	for (;;) {
+		int best = -1, bf = 0;
+		for (int i = 0; i < R->nall; i++) {
+			const struct cb_acc_pair *q = &a->pairs[i];
+			int r0 = a->nodes[q->a].rank, r1 = a->nodes[q->b].rank;
+			if (q->ok || tried[i] || busy[q->a] || busy[q->b] ||
+			    (R->x.gone && (R->x.gone[r0] || R->x.gone[r1])))
+				continue;
+			if (best < 0 || fails[q->a] + fails[q->b] < bf) {
+				best = i;
+				bf = fails[q->a] + fails[q->b];
+			}
+		}
+		if (best < 0)
+			break;
+		busy[a->pairs[best].a] = busy[a->pairs[best].b] = 1;
+		p->idx[p->n++] = best;
+	}
+out:
+	free(busy);
+	free(fails);
+}
+
+/* The second try: rounds of the pairs that failed, each after rank 0 says
+ * which (a barrier), connected anew; rank 0 keeps what works then. */
+static cb_status_t connect_again(struct run *R, int *again, int *rescued)
+{
+	struct cb_acc_ctx *x = &R->x;
+	struct cb_acc *a = x->a;
+	struct plan *p =
+	        calloc(1, sizeof(*p) + ((size_t)R->nall + 1) * sizeof(int32_t));
+	unsigned char *tried = calloc((size_t)R->nall + 1, 1);
+	int(*pairs)[2] = malloc(((size_t)a->nnodes / 2 + 1) * sizeof(*pairs));
+	struct cb_acc_pair *got =
+	        calloc((size_t)a->nnodes / 2 + 1, sizeof(*got));
+	cb_status_t st = CB_OK;
+
+	if (!p || !tried || !pairs || !got)
+		st = cb_fail(CB_ERR_NOMEM, "out of memory");
+	for (int round = 0; !st; round++) {
+		if (x->c->rank == 0)
+			again_round(R, tried, round, p);
+		if ((st = tell(x, p, a->nnodes / 2 + 1, wait_for(x->o, 1))) ||
+		    !p->n)
+			break;
+		for (int i = 0; i < p->n; i++) {
+			pairs[i][0] = R->all[p->idx[i]][0];
+			pairs[i][1] = R->all[p->idx[i]][1];
+		}
+		x->again = 1;
+		st = cb_acc_stage_pairs(x, pairs, p->n, 0, 0, wait_for(x->o, 1),
+		                        got);
+		x->again = 0;
+		for (int i = 0; !st && x->c->rank == 0 && i < p->n; i++) {
+			struct cb_acc_pair *q = &a->pairs[p->idx[i]];
+			tried[p->idx[i]] = 1;
+			++*again;
+			if (!got[i].ok)
+				continue; /* the first try's line stays */
+			q->ok = 1;
+			q->connect_ms = got[i].connect_ms;
+			q->error[0] = '\0';
+			++*rescued;
+		}
+	}
+	free(p);
+	free(tried);
+	free(pairs);
+	free(got);
+	return st;
+}
+
 static cb_status_t stage_connect(struct run *R)
 {
 	struct cb_acc_ctx *x = &R->x;
 	struct cb_acc *a = x->a;
 	double t0 = now_s();
+	int again = 0, rescued = 0;
 	cb_status_t st;
 
 	x->stage = CB_ACC_CONNECTIVITY;
 	a->pairs = calloc((size_t)R->nall + 1, sizeof(*a->pairs));
 	if (!a->pairs)
 		return cb_fail(CB_ERR_NOMEM, "out of memory");
+	/* A node late from its pairs that waited out their deadlines is
+	 * not cut off: wait for it up to three of them. */
+	x->idle_s = 3 * x->o->set.pair_timeout_s + 1;
+	x->defer_cutoff = 1;
 	st = cb_acc_stage_pairs(x, R->all, R->nall, 0, 0,
 	                        wait_for(x->o, R->rounds), a->pairs);
-	if (st)
+	x->idle_s = 0;
+	x->defer_cutoff = 0;
+	if (st || (st = connect_again(R, &again, &rescued)))
 		return st;
+	/* Every one of this node's (2 or more) pairs failed, those tried
+	 * again too: it is this host that is cut off; rank 0 names it from
+	 * the others' side. */
+	if (x->c->rank != 0 && x->pairs_run >= 2 && !x->pairs_ok)
+		return cb_fail(CB_ERR_PEER,
+		               "acceptance: none of this node's %d pairs "
+		               "worked: this host looks cut off from the "
+		               "others (rank 0 names it)",
+		               x->pairs_run);
 	R->keep->n = 0;
 	if (x->c->rank == 0) {
 		int bad = 0;
@@ -260,11 +375,16 @@ static cb_status_t stage_connect(struct run *R)
 			}
 		}
 		cb_acc_judge_connect(a, CB_ACC_CONNECTIVITY);
+		char tries[96] = "";
+		if (again)
+			snprintf(tries, sizeof(tries),
+			         " (%d tried again alone, %d connected then)",
+			         again, rescued);
 		snprintf(a->stage[CB_ACC_CONNECTIVITY].summary,
 		         sizeof(a->stage[0].summary),
-		         "%d pairs in %d rounds, %d could not connect; connect "
-		         "p50 %.3g ms",
-		         R->nall, R->rounds, bad,
+		         "%d pairs in %d rounds, %d could not connect%s; "
+		         "connect p50 %.3g ms",
+		         R->nall, R->rounds, bad, tries,
 		         ms ? cb_acc_median(ms, k) : 0);
 		free(ms);
 		R->keep->colls = bad == 0;

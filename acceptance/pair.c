@@ -423,7 +423,10 @@ cb_status_t cb_acc_pair_connect(struct cb_acc_ctx *x, int peer,
 	pair_init(&p, x, peer);
 	m->ok = 0;
 	cb_fail_clear();
-	st = cb_comm_connect(x->c, &p.prank, 1, x->o->set.pair_timeout_s);
+	st = x->again ? cb_comm_reconnect(x->c, p.prank,
+	                                  x->o->set.pair_timeout_s)
+	              : cb_comm_connect(x->c, &p.prank, 1,
+	                                x->o->set.pair_timeout_s);
 	if (st)
 		return pair_failed(&p, st, m);
 	m->connect_ms = (double)(cb_now_ns() - t0) / 1e6;

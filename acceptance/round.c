@@ -124,6 +124,8 @@ cb_status_t cb_acc_stage_pairs(struct cb_acc_ctx *x, int (*pairs)[2], int n,
 			turn_wait(x, seq, i);
 		st = run ? cb_acc_pair_measure(x, peer, m)
 		         : cb_acc_pair_connect(x, peer, m);
+		x->pairs_run += !x->again; /* its pairs, not the tries */
+		x->pairs_ok += m->ok;
 		if (alone && x->me == pairs[i][0])
 			turn_pass(x, seq, i + 1);
 	}
@@ -143,8 +145,9 @@ cb_status_t cb_acc_stage_pairs(struct cb_acc_ctx *x, int (*pairs)[2], int n,
 	 * missing are cut off. */
 	st = cb_boot_gather_root_idle(
 	        x->c->boot, "every rank's pairs", mblock, block, all, wait_s,
-	        1.5 * x->o->set.pair_timeout_s + 1, x->gone, present);
-	if (!st && x->c->rank != 0 && k >= 2) {
+	        x->idle_s > 0 ? x->idle_s : 1.5 * x->o->set.pair_timeout_s + 1,
+	        x->gone, present);
+	if (!st && x->c->rank != 0 && k >= 2 && !x->defer_cutoff) {
 		/* Every one of this node's pairs failed: it is this host that
 		 * is cut off; rank 0 names it from the others' side. */
 		int failed = 0;

@@ -137,6 +137,14 @@ static void local_addrs(char *out, size_t bytes)
  * network namespace included) tries loopback first.  Fills @r; PMIx stays
  * open until the caller closes it.
  */
+/* Where a launched rank stands in its host's relay to the store. */
+static int relay_of(const struct cb_launch_env *env)
+{
+	if (env->local_rank < 0)
+		return CB_BOOT_DIRECT;
+	return env->local_rank == 0 ? CB_BOOT_LEADER : CB_BOOT_RELAYED;
+}
+
 static cb_status_t pmix_meet(const struct cb_cli_job *j,
                              const struct cb_launch_env *env,
                              struct cb_cli_rank *r)
@@ -160,7 +168,8 @@ static cb_status_t pmix_meet(const struct cb_cli_job *j,
 	cb_host_identity(name, sizeof(name), key, sizeof(key));
 	*r = (struct cb_cli_rank){ .rank = rank,
 		                   .world = world,
-		                   .listen_fd = -1 };
+		                   .listen_fd = -1,
+		                   .relay = relay_of(env) };
 	if (rank == 0) {
 		struct sockaddr_in sa = { .sin_family = AF_INET,
 			                  .sin_addr.s_addr =
@@ -266,6 +275,7 @@ cb_status_t cb_cli_start(const struct cb_cli_job *j, cb_cli_rank_fn fn,
 		.host = env.host,
 		.port = env.port,
 		.listen_fd = -1,
+		.relay = relay_of(&env),
 	};
 	*exit_status = fn(arg, &r);
 	return CB_OK;

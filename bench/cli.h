@@ -28,6 +28,8 @@ struct cb_cli_rank {
 	int rank, world;
 	const char *host, *port; /* the rendezvous */
 	int listen_fd;           /* rank 0 of a local fork, else -1 */
+	int relay; /* CB_BOOT_DIRECT, or its place in its host's relay to the
+	            * store (the launcher said which local rank it is) */
 };
 
 typedef int (*cb_cli_rank_fn)(void *arg, const struct cb_cli_rank *r);

@@ -12,11 +12,16 @@
  *   topology  gather to rank 0 of 1 KiB (binding, inventory: topo/job.c)
  *   barrier
  *
- * and prints, from rank 0's clock, when each step ended, with the
- * process's peak memory (every simulated rank's buffers included: an upper
- * bound on rank 0's).  A benchmark, not a test:
+ * and prints, from rank 0's clock, when each step ended, with the peak
+ * memory of rank 0 (which keeps the store: it runs in a process of its
+ * own) and of the process that holds every other rank.  With -H K, the
+ * ranks sit K to a simulated host (rank r on host sim<r/K>): each host's
+ * first rank relays the others to the store (core/boot_relay.c), so the
+ * store holds N/K connections; -H 1 (the default) is every rank on a
+ * connection of its own.  A benchmark, not a test:
  *
- *   collbench-boot-sim [-n RANKS] [-t TIMEOUT_S]    (default 4096, 120)
+ *   collbench-boot-sim [-n RANKS] [-H RANKS_PER_HOST] [-t TIMEOUT_S]
+ *                                              (default 4096, 1, 120)
  *
  * Exit 0 when every rank got every value right, 1 otherwise.
  */
@@ -28,6 +33,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/bootstrap.h"
@@ -39,7 +45,7 @@ static const char *const step_name[STEPS] = { "open",  "join",     "machine",
 	                                      "model", "topology", "barrier" };
 
 struct rank {
-	int rank, world, listen_fd;
+	int rank, world, listen_fd, per_host;
 	const char *port;
 	double timeout_s;
 	uint64_t t0, done[STEPS];
@@ -78,14 +84,20 @@ static void *rank_main(void *arg)
 {
 	struct rank *r = arg;
 	struct cb_boot *b;
+	char host[32];
+	snprintf(host, sizeof(host), "sim%d", r->rank / r->per_host);
 	struct cb_boot_cfg cfg = { .rank = r->rank,
 		                   .world = r->world,
 		                   .host = "127.0.0.1",
 		                   .port = r->port,
 		                   .listen_fd = r->rank ? -1 : r->listen_fd,
 		                   .timeout_s = r->timeout_s,
-		                   .hostname = "simhost",
-		                   .token = "" };
+		                   .hostname = host,
+		                   .token = "",
+		                   .relay = r->per_host == 1 ? CB_BOOT_DIRECT
+		                            : r->rank % r->per_host
+		                                    ? CB_BOOT_RELAYED
+		                                    : CB_BOOT_LEADER };
 	static const size_t size[] = { JOIN, MACHINE };
 	unsigned char mine[TOPO], *all = NULL;
 	char key[32];
@@ -146,26 +158,51 @@ out:
 	return NULL;
 }
 
+/* Rank 0 in a child process, so that its peak memory is its own: its
+ * record comes back through @fd. */
+static pid_t start_rank0(struct rank *r0, int *fd)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		close(p[0]);
+		rank_main(r0);
+		ssize_t n = write(p[1], r0, sizeof(*r0));
+		_exit(n == (ssize_t)sizeof(*r0) ? 0 : 1);
+	}
+	close(p[1]);
+	*fd = p[0];
+	return pid;
+}
+
 int main(int argc, char **argv)
 {
-	int world = 4096, c;
+	int world = 4096, per_host = 1, c;
 	double timeout_s = 120;
 	struct sockaddr_in sa = { .sin_family = AF_INET,
 		                  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t sl = sizeof(sa);
 	char port[16];
-	int fd;
+	int fd, rfd = -1;
 
-	while ((c = getopt(argc, argv, "n:t:")) != -1) {
+	while ((c = getopt(argc, argv, "n:H:t:")) != -1) {
 		if (c == 'n')
 			world = atoi(optarg);
+		else if (c == 'H')
+			per_host = atoi(optarg);
 		else if (c == 't')
 			timeout_s = atof(optarg);
 		else
 			return 2;
 	}
-	if (world < 2 || world > 65536 || timeout_s <= 0) {
-		fprintf(stderr, "collbench-boot-sim: -n 2..65536, -t > 0\n");
+	if (world < 2 || world > 65536 || per_host < 1 || per_host > world ||
+	    timeout_s <= 0) {
+		fprintf(stderr, "collbench-boot-sim: -n 2..65536, -H 1..N, "
+		                "-t > 0\n");
 		return 2;
 	}
 	if (cb_sock_listen((struct sockaddr *)&sa, sl, &fd) ||
@@ -177,22 +214,43 @@ int main(int argc, char **argv)
 	snprintf(port, sizeof(port), "%u", ntohs(sa.sin_port));
 	struct rank *r = calloc((size_t)world, sizeof(*r));
 	pthread_t *th = calloc((size_t)world, sizeof(*th));
-	pthread_attr_t at;
-	pthread_attr_init(&at);
-	pthread_attr_setstacksize(&at, 256u << 10);
-	uint64_t t0 = cb_now_ns();
-	int started = 0;
-	for (int i = 0; r && th && i < world; i++, started++) {
+	if (!r || !th) {
+		fprintf(stderr, "collbench-boot-sim: out of memory\n");
+		return 1;
+	}
+	for (int i = 0; i < world; i++)
 		r[i] = (struct rank){ .rank = i,
 			              .world = world,
+			              .per_host = per_host,
 			              .listen_fd = fd,
 			              .port = port,
 			              .timeout_s = timeout_s };
+	uint64_t t0 = cb_now_ns();
+	r[0].t0 = t0;
+	pid_t pid = start_rank0(&r[0], &rfd);
+	if (pid < 0) {
+		perror("collbench-boot-sim: fork");
+		return 1;
+	}
+	close(fd);
+	pthread_attr_t at;
+	pthread_attr_init(&at);
+	pthread_attr_setstacksize(&at, 256u << 10);
+	int started = 1;
+	for (int i = 1; i < world; i++, started++)
 		if (pthread_create(&th[i], &at, rank_main, &r[i]))
 			break;
-	}
-	for (int i = 0; i < started; i++)
+	for (int i = 1; i < started; i++)
 		pthread_join(th[i], NULL);
+	int status = 0;
+	struct rank r0;
+	ssize_t got = read(rfd, &r0, sizeof(r0));
+	waitpid(pid, &status, 0);
+	if (got == (ssize_t)sizeof(r0) && WIFEXITED(status) &&
+	    !WEXITSTATUS(status))
+		r[0] = r0;
+	else
+		failed(&r[0], "rank 0's process ended without its record");
 	int errors = started < world, bad = 0, first = -1;
 	for (int i = 0; i < started; i++) {
 		errors += r[i].errors;
@@ -205,18 +263,24 @@ int main(int argc, char **argv)
 		        "collbench-boot-sim: %d errors among %d ranks; the "
 		        "first: %s\n",
 		        errors, world, r[first].why);
-	struct rusage ru;
-	getrusage(RUSAGE_SELF, &ru);
+	struct rusage self, kids;
+	getrusage(RUSAGE_SELF, &self);
+	getrusage(RUSAGE_CHILDREN, &kids);
+	int hosts = (world + per_host - 1) / per_host;
 	printf("# collbench-boot-sim: %d ranks (threads) through the store, "
-	       "%ld cores\n",
-	       world, sysconf(_SC_NPROCESSORS_ONLN));
+	       "%d a host (%d hosts: %d connections at the store), %ld "
+	       "cores\n",
+	       world, per_host, hosts, per_host == 1 ? world : hosts,
+	       sysconf(_SC_NPROCESSORS_ONLN));
 	for (int s = 0; started == world && s < STEPS; s++)
 		printf("%-9s %8.2f s\n", step_name[s],
 		       r[0].done[s] ? (double)(r[0].done[s] - t0) / 1e9 : -1.0);
-	printf("total     %8.2f s; peak memory of the process %.1f MiB (%.1f "
-	       "KiB a rank); %d errors, %d wrong values\n",
-	       (double)(cb_now_ns() - t0) / 1e9, (double)ru.ru_maxrss / 1024,
-	       (double)ru.ru_maxrss / world, errors, bad);
+	printf("total     %8.2f s; peak memory of rank 0 (the store) %.1f MiB "
+	       "(%.1f KiB a rank), of the other ranks' process %.1f MiB; %d "
+	       "errors, %d wrong values\n",
+	       (double)(cb_now_ns() - t0) / 1e9, (double)kids.ru_maxrss / 1024,
+	       (double)kids.ru_maxrss / world, (double)self.ru_maxrss / 1024,
+	       errors, bad);
 	free(r);
 	free(th);
 	return errors || bad ? 1 : 0;

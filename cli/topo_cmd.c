@@ -245,6 +245,7 @@ static int all_rank(void *arg, const struct cb_cli_rank *r)
 		                  .host = r->host,
 		                  .port = r->port,
 		                  .listen_fd = r->listen_fd,
+		                  .relay = r->relay,
 		                  .timeout_s = o->timeout_s,
 		                  .hostname = name };
 	if ((st = cb_boot_open(&bc, &boot)))

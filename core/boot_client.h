@@ -25,6 +25,9 @@ struct cb_boot {
 	char abort_line[512];
 	char gathering[48]; /* key prefix of the gather waited for, or "" */
 	struct boot_server *srv;
+	struct boot_relay *relay; /* local rank 0's relay, or NULL */
+	int relayed;              /* this rank speaks through a relay */
+	int joined;               /* the store admitted it */
 };
 
 static inline uint64_t boot_deadline(const struct cb_boot *b)

@@ -18,6 +18,34 @@
 #include "core/log.h"
 #include "core/strbuf.h"
 
+/* Queue message @a, then @b (NULL: none), for client @c: on its socket, or
+ * as one FWD on its relay's.  -1 when it is gone or out of memory. */
+static int srv_push(struct boot_server *srv, struct client *c,
+                    struct boot_sbuf *a, struct boot_sbuf *b)
+{
+	struct client *to = c->via >= 0 ? &srv->clients[c->via] : c;
+	int rc = 0;
+
+	if (to->fd < 0)
+		return -1;
+	if (c->via >= 0) {
+		uint32_t k = htonl(c->chan);
+		struct boot_sbuf *f =
+		        boot_msg_new(MSG_FWD, &k, sizeof(k), NULL, 0);
+		if (!f)
+			return -1;
+		boot_hdr_encode((struct boot_hdr *)(void *)f->data, MSG_FWD,
+		                sizeof(k), a->bytes + (b ? b->bytes : 0));
+		rc = boot_outq_push(&to->out, to->fd, f);
+		boot_sbuf_put(f);
+	}
+	if (!rc)
+		rc = boot_outq_push(&to->out, to->fd, a);
+	if (!rc && b)
+		rc = boot_outq_push(&to->out, to->fd, b);
+	return rc;
+}
+
 static int srv_send(struct boot_server *srv, struct client *c, uint32_t type,
                     const void *key, uint32_t key_bytes, const void *val,
                     uint32_t val_bytes)
@@ -25,18 +53,81 @@ static int srv_send(struct boot_server *srv, struct client *c, uint32_t type,
 	struct boot_sbuf *b;
 	int rc;
 
-	(void)srv;
-	if (c->fd < 0 ||
+	if (!boot_cl_live(c) ||
 	    !(b = boot_msg_new(type, key, key_bytes, val, val_bytes)))
 		return -1;
-	rc = boot_outq_push(&c->out, c->fd, b);
+	rc = srv_push(srv, c, b, NULL);
 	boot_sbuf_put(b);
 	return rc;
 }
 
-/* Close client @c and forget what it waited for. */
+int boot_srv_room(struct client *c, size_t more)
+{
+	if (c->in_cap - c->in_bytes >= more)
+		return 0;
+	size_t cap = c->in_cap ? c->in_cap : 131072;
+	while (cap - c->in_bytes < more)
+		cap *= 2;
+	uint8_t *in = realloc(c->in, cap);
+	if (!in)
+		return -1;
+	c->in = in;
+	c->in_cap = cap;
+	return 0;
+}
+
+int boot_srv_add_client(struct boot_server *srv, int fd, const char *addr)
+{
+	if (srv->nclients == srv->cap_clients) {
+		int cap = srv->cap_clients ? srv->cap_clients * 2 : 64;
+		struct client *cl = realloc(srv->clients, cap * sizeof(*cl));
+		if (!cl) {
+			close(fd);
+			return -1;
+		}
+		srv->clients = cl;
+		srv->cap_clients = cap;
+	}
+	struct client *c = &srv->clients[srv->nclients];
+	memset(c, 0, sizeof(*c));
+	c->fd = fd;
+	c->rank = -1;
+	c->via = -1;
+	snprintf(c->addr, sizeof(c->addr), "%s", addr);
+	return srv->nclients++;
+}
+
+/* Close client @c and forget what it waited for.  A relayed rank's relay is
+ * told to close its local socket; a relay's ranks go with it. */
 void boot_srv_drop(struct boot_server *srv, struct client *c)
 {
+	int ci = (int)(c - srv->clients);
+
+	if (c->via >= 0) {
+		struct client *r = &srv->clients[c->via];
+		uint32_t k = htonl(c->chan);
+		struct boot_sbuf *f =
+		        boot_msg_new(MSG_FWD, &k, sizeof(k), NULL, 0);
+		if (f && r->fd >= 0)
+			boot_outq_push(&r->out, r->fd, f);
+		boot_sbuf_put(f);
+		if (c->chan < (uint32_t)r->nvc)
+			r->vc[c->chan] = -2;
+		c->via = -1;
+	}
+	if (c->relay) {
+		for (int k = 0; k < c->nvc; k++) {
+			int vi = c->vc[k];
+			c->vc[k] = -2;
+			if (vi >= 0 && srv->clients[vi].via == ci) {
+				srv->clients[vi].via = -1;
+				boot_srv_drop(srv, &srv->clients[vi]);
+			}
+		}
+		free(c->vc);
+		c->vc = NULL;
+		c->nvc = 0;
+	}
 	if (c->fd >= 0)
 		close(c->fd);
 	c->fd = -1;
@@ -44,7 +135,100 @@ void boot_srv_drop(struct boot_server *srv, struct client *c)
 	c->in = NULL;
 	c->in_bytes = c->in_cap = 0;
 	boot_outq_clear(&c->out);
-	boot_kv_forget_client(srv->kv, (int)(c - srv->clients));
+	boot_kv_forget_client(srv->kv, ci);
+}
+
+/* Relay @ci's connection ended: its leader's process is gone, and every
+ * rank of its host that had not finished with it. */
+static void srv_relay_eof(struct boot_server *srv, int ci)
+{
+	struct client *r = &srv->clients[ci];
+	int lost = 0, leader = 0;
+
+	for (int k = 0; k < r->nvc; k++) {
+		const struct client *v =
+		        r->vc[k] >= 0 ? &srv->clients[r->vc[k]] : NULL;
+		if (v && v->rank >= 0 && !v->bye) {
+			lost++;
+			leader |= v->rank == r->relay_rank;
+		}
+	}
+	if (lost && leader)
+		boot_srv_abortf(
+		        srv,
+		        "rank %d (host %s) left the job without "
+		        "finishing: it exited or was killed (it relayed "
+		        "to the rendezvous %d unfinished rank%s of its "
+		        "host, itself included)",
+		        r->relay_rank, r->host, lost, lost == 1 ? "" : "s");
+	else if (lost)
+		boot_srv_abortf(
+		        srv,
+		        "host %s's relay to the rendezvous (kept by rank "
+		        "%d) closed with %d rank%s of that host still in "
+		        "the job",
+		        r->host, r->relay_rank, lost, lost == 1 ? "" : "s");
+	boot_srv_drop(srv, r);
+}
+
+void boot_srv_eof(struct boot_server *srv, int ci)
+{
+	struct client *c = &srv->clients[ci];
+
+	if (c->relay) {
+		srv_relay_eof(srv, ci);
+		return;
+	}
+	if (c->rank >= 0 && !c->bye)
+		boot_srv_abortf(srv,
+		                "rank %d (host %s) left the job without "
+		                "finishing: it exited or was killed",
+		                c->rank, c->host);
+	boot_srv_drop(srv, c);
+}
+
+void boot_srv_forward(struct boot_server *srv, int ci, uint32_t chan,
+                      const uint8_t *bytes, uint32_t n)
+{
+	struct client *r = &srv->clients[ci];
+
+	if (chan >= (uint32_t)r->nvc) {
+		if (chan >= 65536u || !n)
+			return; /* the relay takes no more; nothing to close */
+		int nvc = (int)chan + 64;
+		int *vc = realloc(r->vc, (size_t)nvc * sizeof(*vc));
+		if (!vc)
+			return;
+		for (int k = r->nvc; k < nvc; k++)
+			vc[k] = -1;
+		r->vc = vc;
+		r->nvc = nvc;
+	}
+	int vi = r->vc[chan];
+	if (vi == -2 || (vi == -1 && !n))
+		return; /* dropped, or closed before it said anything */
+	if (vi == -1) {
+		char addr[64];
+		snprintf(addr, sizeof(addr), "%s", r->addr);
+		if ((vi = boot_srv_add_client(srv, -1, addr)) < 0)
+			return;
+		r = &srv->clients[ci]; /* the clients may have moved */
+		srv->clients[vi].via = ci;
+		srv->clients[vi].chan = chan;
+		r->vc[chan] = vi;
+	}
+	struct client *c = &srv->clients[vi];
+	if (!n) {
+		boot_srv_eof(srv, vi);
+		return;
+	}
+	if (boot_srv_room(c, n)) {
+		boot_srv_abortf(srv, "the rendezvous is out of memory");
+		return;
+	}
+	memcpy(c->in + c->in_bytes, bytes, n);
+	c->in_bytes += n;
+	boot_srv_parse(srv, vi);
 }
 
 /* The store's answer to client @ci: a VALUE whose payload @body may be
@@ -55,14 +239,13 @@ void boot_srv_answer(void *ctx, int ci, struct boot_sbuf *body)
 	struct client *c = &srv->clients[ci];
 	struct boot_sbuf *h = boot_msg_new(MSG_VALUE, NULL, 0, NULL, 0);
 
-	if (!h || c->fd < 0) {
+	if (!h || !boot_cl_live(c)) {
 		boot_sbuf_put(h);
 		return;
 	}
 	boot_hdr_encode((struct boot_hdr *)(void *)h->data, MSG_VALUE, 0,
 	                body->bytes);
-	if (boot_outq_push(&c->out, c->fd, h) == 0)
-		boot_outq_push(&c->out, c->fd, body);
+	srv_push(srv, c, h, body);
 	boot_sbuf_put(h);
 }
 
@@ -160,7 +343,7 @@ static void srv_missing(struct boot_server *srv, const char *prefix, int n,
 		int joined = 0;
 		for (int i = 0; i < srv->nclients && !joined; i++)
 			joined = srv->clients[i].rank == r &&
-			         srv->clients[i].fd >= 0;
+			         boot_cl_live(&srv->clients[i]);
 		cb_buf_appendf(out, bytes, &len, "%s%d%s", shown ? ", " : "", r,
 		               joined ? "" : " (never connected)");
 		shown++;
@@ -233,8 +416,14 @@ static void srv_hello(struct boot_server *srv, struct client *c,
 	}
 	c->rank = h.rank;
 	snprintf(c->host, sizeof(c->host), "%s", h.host);
-	uint64_t job = srv->job_id;
-	srv_send(srv, c, MSG_WELCOME, NULL, 0, &job, sizeof(job));
+	/* The job id, then where the store saw this rank come from (its
+	 * relay's address, for a relayed rank: the host's address). */
+	uint8_t w[sizeof(uint64_t) + sizeof(c->addr)];
+	size_t al = strlen(c->addr);
+	memcpy(w, &srv->job_id, sizeof(uint64_t));
+	memcpy(w + sizeof(uint64_t), c->addr, al);
+	srv_send(srv, c, MSG_WELCOME, NULL, 0, w,
+	         (uint32_t)(sizeof(uint64_t) + al));
 }
 
 static void srv_message(struct boot_server *srv, int ci,
@@ -243,6 +432,33 @@ static void srv_message(struct boot_server *srv, int ci,
 {
 	struct client *c = &srv->clients[ci];
 
+	/* A host's relay: it says who keeps it, then only forwards. */
+	if (h->type == MSG_RELAY && c->rank < 0 && c->via < 0 && !c->relay &&
+	    h->val_bytes == sizeof(struct boot_relay_hello)) {
+		struct boot_relay_hello rh;
+		memcpy(&rh, val, sizeof(rh));
+		rh.host[sizeof(rh.host) - 1] = '\0';
+		boot_line_clean(rh.host);
+		c->relay = 1;
+		c->relay_rank = (int)ntohl((uint32_t)rh.rank);
+		snprintf(c->host, sizeof(c->host), "%s", rh.host);
+		return;
+	}
+	if (c->relay) {
+		uint32_t k;
+		if (h->type != MSG_FWD || h->key_bytes != sizeof(k)) {
+			boot_srv_abortf(
+			        srv,
+			        "host %s's relay to the rendezvous sent a "
+			        "message that does not parse (type %u)",
+			        c->host, h->type);
+			boot_srv_drop(srv, c);
+			return;
+		}
+		memcpy(&k, key_raw, sizeof(k));
+		boot_srv_forward(srv, ci, ntohl(k), val, h->val_bytes);
+		return;
+	}
 	if (c->rank < 0 && h->type != MSG_HELLO) {
 		boot_srv_drop(srv, c);
 		return;
@@ -316,7 +532,7 @@ int boot_srv_parse(struct boot_server *srv, int ci)
 	struct boot_in m;
 	long used;
 
-	while (c->fd >= 0 && (used = boot_frame(c->in, c->in_bytes, &m))) {
+	while (boot_cl_live(c) && (used = boot_frame(c->in, c->in_bytes, &m))) {
 		if (used < 0) {
 			if (c->rank >= 0) {
 				boot_srv_abortf(
@@ -336,7 +552,8 @@ int boot_srv_parse(struct boot_server *srv, int ci)
 			return -1;
 		}
 		srv_message(srv, ci, &m.h, m.key, m.key_raw, m.val);
-		if (c->fd < 0)
+		c = &srv->clients[ci]; /* a relay's message may add clients */
+		if (!boot_cl_live(c))
 			return -1;
 		memmove(c->in, c->in + used, c->in_bytes - (size_t)used);
 		c->in_bytes -= (size_t)used;

@@ -39,41 +39,12 @@
 #include "core/log.h"
 #include "core/sock.h"
 
-/* Room for @more bytes in client @c's input; -1 when there is none. */
-static int srv_room(struct client *c, size_t more)
-{
-	if (c->in_cap - c->in_bytes >= more)
-		return 0;
-	size_t cap = c->in_cap ? c->in_cap : 131072;
-	while (cap - c->in_bytes < more)
-		cap *= 2;
-	uint8_t *in = realloc(c->in, cap);
-	if (!in)
-		return -1;
-	c->in = in;
-	c->in_cap = cap;
-	return 0;
-}
-
-/* Client @ci's connection ended: a rank that did not say goodbye died. */
-static void srv_eof(struct boot_server *srv, int ci)
-{
-	struct client *c = &srv->clients[ci];
-
-	if (c->rank >= 0 && !c->bye)
-		boot_srv_abortf(srv,
-		                "rank %d (host %s) left the job without "
-		                "finishing: it exited or was killed",
-		                c->rank, c->host);
-	boot_srv_drop(srv, c);
-}
-
 static void srv_read(struct boot_server *srv, int ci)
 {
-	struct client *c = &srv->clients[ci];
-
 	for (;;) {
-		if (srv_room(c, 65536))
+		/* again each time: parsing a relay's bytes adds clients */
+		struct client *c = &srv->clients[ci];
+		if (boot_srv_room(c, 65536))
 			return;
 		ssize_t n = recv(c->fd, c->in + c->in_bytes,
 		                 c->in_cap - c->in_bytes, MSG_DONTWAIT);
@@ -85,30 +56,9 @@ static void srv_read(struct boot_server *srv, int ci)
 		}
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return;
-		srv_eof(srv, ci);
+		boot_srv_eof(srv, ci);
 		return;
 	}
-}
-
-/* A new connection @fd (now the store's); its index, or -1. */
-static int srv_add_client(struct boot_server *srv, int fd, const char *addr)
-{
-	if (srv->nclients == srv->cap_clients) {
-		int cap = srv->cap_clients ? srv->cap_clients * 2 : 64;
-		struct client *cl = realloc(srv->clients, cap * sizeof(*cl));
-		if (!cl) {
-			close(fd);
-			return -1;
-		}
-		srv->clients = cl;
-		srv->cap_clients = cap;
-	}
-	struct client *c = &srv->clients[srv->nclients];
-	memset(c, 0, sizeof(*c));
-	c->fd = fd;
-	c->rank = -1;
-	snprintf(c->addr, sizeof(c->addr), "%s", addr);
-	return srv->nclients++;
 }
 
 static void srv_accept(struct boot_server *srv)
@@ -126,7 +76,7 @@ static void srv_accept(struct boot_server *srv)
 	int one = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	cb_sock_ntop((struct sockaddr *)&sa, addr, sizeof(addr));
-	srv_add_client(srv, fd, addr);
+	boot_srv_add_client(srv, fd, addr);
 }
 
 /* The deadlines the poll loop keeps: gathers answered with what is there,
@@ -141,11 +91,13 @@ static int srv_timers(struct boot_server *srv)
 		if (c->fd < 0 || !c->out.stuck_ns ||
 		    now - c->out.stuck_ns < (uint64_t)(srv->timeout_s * 1e9))
 			continue;
-		if (c->rank >= 0 && !c->bye)
+		if ((c->rank >= 0 && !c->bye) || c->relay)
 			boot_srv_abortf(srv,
-			                "rank %d (host %s) stopped taking the "
+			                "%s %d (host %s) stopped taking the "
 			                "rendezvous's replies for %g s",
-			                c->rank, c->host, srv->timeout_s);
+			                c->relay ? "the relay of rank" : "rank",
+			                c->relay ? c->relay_rank : c->rank,
+			                c->host, srv->timeout_s);
 		boot_srv_drop(srv, c);
 	}
 	return pending;
@@ -211,7 +163,9 @@ static void *srv_main(void *arg)
 					abort_deadline =
 					        cb_now_ns() + 2000000000ull;
 				for (int i = 0; i < srv->nclients; i++)
-					open += srv->clients[i].fd >= 0 &&
+					open += boot_cl_live(
+					                &srv->clients[i]) &&
+					        !srv->clients[i].relay &&
 					        srv->clients[i].rank != 0;
 				if (!open || cb_now_ns() > abort_deadline)
 					break;
@@ -390,7 +344,7 @@ cb_status_t boot_server_detached(int world, const char *token,
 
 int boot_server_add(struct boot_server *srv, int fd)
 {
-	return srv_add_client(srv, fd, "fuzz");
+	return boot_srv_add_client(srv, fd, "fuzz");
 }
 
 void boot_server_input(struct boot_server *srv, int ci, const void *buf,
@@ -399,8 +353,8 @@ void boot_server_input(struct boot_server *srv, int ci, const void *buf,
 	struct client *c = &srv->clients[ci];
 
 	if (c->fd >= 0 && !bytes) {
-		srv_eof(srv, ci);
-	} else if (c->fd >= 0 && srv_room(c, bytes) == 0) {
+		boot_srv_eof(srv, ci);
+	} else if (c->fd >= 0 && boot_srv_room(c, bytes) == 0) {
 		memcpy(c->in + c->in_bytes, buf, bytes);
 		c->in_bytes += bytes;
 		boot_srv_parse(srv, ci);

@@ -25,7 +25,23 @@ struct client {
 	uint8_t *in;
 	size_t in_bytes, in_cap;
 	struct boot_outq out; /* replies it has not taken yet */
+	/* A rank behind a host's relay (core/boot_relay.h) has no socket of
+	 * its own (fd -1): its bytes come and go as FWD on connection @via,
+	 * channel @chan.  -1: a connection of its own. */
+	int via;
+	uint32_t chan;
+	/* A host's relay (rank -1 all the same): relay_rank and host its
+	 * leader's (from RELAY), vc[chan] the client index of channel chan
+	 * (-1 none yet, -2 gone). */
+	int relay, relay_rank;
+	int *vc, nvc;
 };
+
+/* The client still speaks to the store, on its socket or through a relay. */
+static inline int boot_cl_live(const struct client *c)
+{
+	return c->fd >= 0 || c->via >= 0;
+}
 
 struct boot_server {
 	int listen_fd;
@@ -57,8 +73,19 @@ struct boot_server {
 
 /* ---- core/boot_requests.c ---- */
 
+/* Client @ci's connection ended: a rank that did not say goodbye died. */
+void boot_srv_eof(struct boot_server *srv, int ci);
+/* A new client, @fd its socket (-1: a rank behind a relay); its index, or
+ * -1.  It may move every client: hold indexes, not pointers, across it. */
+int boot_srv_add_client(struct boot_server *srv, int fd, const char *addr);
+/* Room for @more bytes in client @c's input; -1 when there is none. */
+int boot_srv_room(struct client *c, size_t more);
+
 /* Close client @c and forget what it waited for. */
 void boot_srv_drop(struct boot_server *srv, struct client *c);
+/* A client of relay @ci (channel @chan) sent @bytes (0: it closed). */
+void boot_srv_forward(struct boot_server *srv, int ci, uint32_t chan,
+                      const uint8_t *bytes, uint32_t n);
 /* Parse what arrived from client @ci; returns -1 when it was dropped. */
 int boot_srv_parse(struct boot_server *srv, int ci);
 /* The store's answer to client @ci (boot_answer_fn). */

@@ -34,6 +34,9 @@ enum boot_msg {
 	MSG_ERROR,
 	MSG_ABORT,
 	MSG_BYE,
+	MSG_FWD,   /* a host's relay (core/boot_relay.h): key u32 channel,
+	            * value that client's bytes; empty: it closed */
+	MSG_RELAY, /* a relay's first message: struct boot_relay_hello */
 };
 
 struct boot_hdr {
@@ -47,6 +50,12 @@ struct boot_hello {
 	int32_t rank, world, pid;
 	char host[64];
 	char token[BOOT_TOKEN_MAX]; /* the job's secret; "" none */
+};
+
+/* Who keeps a host's relay (its local rank 0), so the store can name it. */
+struct boot_relay_hello {
+	int32_t rank;
+	char host[64];
 };
 
 /* A gather of keys "<prefix>0" .. "<prefix>n-1" (network order). */

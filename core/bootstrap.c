@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "core/boot_client.h"
+#include "core/boot_relay.h"
 #include "core/boot_wire.h"
 #include "core/log.h"
 #include "core/sock.h"
@@ -333,6 +334,20 @@ static struct cb_boot *boot_new(const struct cb_boot_cfg *cfg)
 	return b;
 }
 
+/* "ip:port" or "[ip6]:port" to the address alone. */
+static void boot_ip_only(const char *ipport, char *ip, size_t bytes)
+{
+	char tmp[80], *colon;
+
+	snprintf(tmp, sizeof(tmp), "%s", ipport);
+	if ((colon = strrchr(tmp, ':')))
+		*colon = '\0';
+	size_t n = strlen(tmp);
+	if (n && tmp[n - 1] == ']')
+		tmp[n - 1] = '\0';
+	snprintf(ip, bytes, "%.63s", tmp[0] == '[' ? tmp + 1 : tmp);
+}
+
 /* HELLO, and the store's WELCOME (or its ERROR line). */
 static cb_status_t boot_join(struct cb_boot *b, const struct cb_boot_cfg *cfg)
 {
@@ -349,9 +364,19 @@ static cb_status_t boot_join(struct cb_boot *b, const struct cb_boot_cfg *cfg)
 	    (st = boot_expect(b, boot_deadline(b), MSG_WELCOME,
 	                      "the rendezvous to admit this rank", &val, &vb)))
 		return st;
-	if (vb == sizeof(b->job_id))
+	if (vb >= sizeof(b->job_id))
 		memcpy(&b->job_id, val, sizeof(b->job_id));
+	/* Behind a relay, this rank's address is the one the store saw its
+	 * host's relay come from. */
+	if (b->relayed && vb > sizeof(b->job_id)) {
+		char seen[80];
+		snprintf(seen, sizeof(seen), "%.*s",
+		         (int)(vb - sizeof(b->job_id)),
+		         (const char *)val + sizeof(b->job_id));
+		boot_ip_only(seen, b->local_ip, sizeof(b->local_ip));
+	}
 	free(val);
+	b->joined = 1;
 	return CB_OK;
 }
 
@@ -374,40 +399,91 @@ cb_status_t boot_client_on_fd(const struct cb_boot_cfg *cfg, int fd,
 	return CB_OK;
 }
 
-cb_status_t cb_boot_open(const struct cb_boot_cfg *cfg, struct cb_boot **out)
+/* A connection of this rank's own to the store (rank 0 serves it first). */
+static cb_status_t boot_connect_store(const struct cb_boot_cfg *cfg,
+                                      struct cb_boot *b)
 {
-	struct cb_boot *b = boot_new(cfg);
 	struct sockaddr_storage sa;
 	socklen_t sl = sizeof(sa);
 	cb_status_t st;
 	int err = 0;
 
-	if (!b)
-		return cb_fail(CB_ERR_NOMEM, "out of memory");
 	if (cfg->rank == 0 && cfg->listen_fd >= 0) {
 		if ((st = boot_serve(cfg, b, &sa, &sl)))
-			goto fail;
+			return st;
 		st = cb_sock_connect((struct sockaddr *)&sa, sl,
 		                     boot_deadline(b), &b->fd, &err);
 		if (st)
-			st = cb_fail(st, "cannot reach %s: %s", b->where,
-			             strerror(err));
-	} else {
-		st = boot_connect_any(cfg, b);
+			return cb_fail(st, "cannot reach %s: %s", b->where,
+			               strerror(err));
+	} else if ((st = boot_connect_any(cfg, b))) {
+		return st;
 	}
-	if (st)
-		goto fail;
 	struct sockaddr_storage me;
 	socklen_t ml = sizeof(me);
 	char ipport[80];
 	getsockname(b->fd, (struct sockaddr *)&me, &ml);
 	cb_sock_ntop((struct sockaddr *)&me, ipport, sizeof(ipport));
-	*strrchr(ipport, ':') = '\0';
-	snprintf(b->local_ip, sizeof(b->local_ip), "%.63s",
-	         ipport[0] == '[' ? ipport + 1 : ipport);
-	if (b->local_ip[strlen(b->local_ip) - 1] == ']')
-		b->local_ip[strlen(b->local_ip) - 1] = '\0';
-	if ((st = boot_join(b, cfg)))
+	boot_ip_only(ipport, b->local_ip, sizeof(b->local_ip));
+	return CB_OK;
+}
+
+/*
+ * Local rank 0 opens the host's relay before it reaches the store (the
+ * others may already wait for it), then hands its own connection to the
+ * relay and joins through it like everyone else; the others connect to it,
+ * retrying while it is not up yet.
+ */
+static cb_status_t boot_via_relay(const struct cb_boot_cfg *cfg,
+                                  struct cb_boot *b)
+{
+	struct sockaddr_un ua;
+	socklen_t ul;
+	cb_status_t st;
+	int lfd = -1, err = 0;
+
+	boot_relay_addr(boot_token(cfg), cfg->host, cfg->port, cfg->hostname,
+	                &ua, &ul);
+	if (cfg->relay == CB_BOOT_LEADER) {
+		if ((st = boot_relay_listen(&ua, ul, &lfd)))
+			return st;
+		if ((st = boot_connect_store(cfg, b))) {
+			close(lfd);
+			return st;
+		}
+		st = boot_relay_start(lfd, b->fd, cfg->rank, cfg->hostname,
+		                      b->timeout_s, &b->relay);
+		b->fd = -1;
+		if (st)
+			return st;
+		cb_log(CB_LOG_DEBUG,
+		       "bootstrap: rank %d relays this host's ranks to %s",
+		       cfg->rank, b->where);
+	}
+	b->relayed = 1;
+	st = cb_sock_connect((struct sockaddr *)&ua, ul, boot_deadline(b),
+	                     &b->fd, &err);
+	if (st == CB_ERR_TIMEOUT)
+		return cb_fail(st,
+		               "this host's relay to %s did not open within %g "
+		               "s (local rank 0 keeps it: is it running?)",
+		               b->where, b->timeout_s);
+	if (st)
+		return cb_fail(st, "cannot reach this host's relay to %s: %s",
+		               b->where, strerror(err));
+	return CB_OK;
+}
+
+cb_status_t cb_boot_open(const struct cb_boot_cfg *cfg, struct cb_boot **out)
+{
+	struct cb_boot *b = boot_new(cfg);
+	cb_status_t st;
+
+	if (!b)
+		return cb_fail(CB_ERR_NOMEM, "out of memory");
+	st = cfg->relay == CB_BOOT_DIRECT ? boot_connect_store(cfg, b)
+	                                  : boot_via_relay(cfg, b);
+	if (st || (st = boot_join(b, cfg)))
 		goto fail;
 	*out = b;
 	return CB_OK;
@@ -508,9 +584,12 @@ void cb_boot_close(struct cb_boot *b)
 		cb_sock_send_all(b->fd, &h, sizeof(h),
 		                 cb_now_ns() + 1000000000ull, &err);
 	}
-	/* Rank 0 keeps serving until everyone said goodbye. */
-	boot_server_stop(b->srv, b->fd >= 0);
+	/* Rank 0 keeps serving until everyone said goodbye; a host's relay
+	 * until the store closes it, which is then. */
+	int drain = b->fd >= 0;
+	boot_server_stop(b->srv, drain);
 	if (b->fd >= 0)
 		close(b->fd);
+	boot_relay_stop(b->relay, drain && b->joined);
 	free(b);
 }

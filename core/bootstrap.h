@@ -30,6 +30,14 @@ struct cb_boot_cfg {
 	const char *hostname; /* this rank's host, for messages */
 	const char *token;    /* the job's secret; NULL: the process's
 	                       * (cb_boot_set_job_token) */
+	int relay;            /* CB_BOOT_DIRECT, or where this rank stands in
+	                       * its host's relay (core/boot_relay.h) */
+};
+
+enum {
+	CB_BOOT_DIRECT = 0, /* a connection of its own to the store */
+	CB_BOOT_LEADER,     /* local rank 0: it relays its host's ranks */
+	CB_BOOT_RELAYED,    /* another local rank: through local rank 0 */
 };
 
 /* The job token of this process's ranks (rank 0's store refuses a client

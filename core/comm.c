@@ -390,6 +390,7 @@ cb_status_t cb_comm_create(const struct cb_comm_cfg *cfg, struct cb_comm **out)
 		                  .host = cfg->host,
 		                  .port = cfg->port,
 		                  .listen_fd = cfg->listen_fd,
+		                  .relay = cfg->relay,
 		                  .timeout_s = cfg->timeout_s,
 		                  .hostname = name };
 	if ((st = cb_boot_open(&bc, &c->boot))) {

@@ -42,6 +42,8 @@ extern const char *const cb_tp_names[];
 struct cb_launch_env {
 	int found; /* a launcher set rank and world */
 	int rank, world;
+	int local_rank;     /* on this host, from the same launcher; -1 unknown
+	                     * (or COLLBENCH_HOST_RELAY=0: treated as unknown) */
 	const char *source; /* "OMPI_COMM_WORLD_RANK/SIZE", ... */
 	char host[256], port[16];
 	const char *rdv_source; /* NULL when no rendezvous was given */
@@ -91,6 +93,7 @@ struct cb_ep {
 	int peer;
 	int tpi;   /* index into cb_comm.tp */
 	int state; /* CB_EP_* */
+	int gen;   /* times this pair connected again (cb_comm_reconnect) */
 	/* Staged sends not yet handed to the transport, in the order they
 	 * were posted (core/comm_dev.c): later sends wait behind them, so the
 	 * peer receives in order. */
@@ -228,6 +231,7 @@ struct cb_comm_cfg {
 	int rank, world;
 	const char *host, *port; /* rendezvous */
 	int listen_fd;           /* rank 0 of a local fork, else -1 */
+	int relay;               /* cb_boot_cfg.relay */
 	double timeout_s;
 	const char *transport; /* "auto", "tcp", "shm", ... */
 	const char *mem;       /* the run's buffers: "host" (NULL) or "gpu" */
@@ -296,6 +300,16 @@ cb_status_t cb_comm_connect(struct cb_comm *c, const int *peers, int n,
  * one peer failed (acceptance); outside timed regions.
  */
 void cb_comm_disconnect(struct cb_comm *c, int peer);
+
+/*
+ * Connect @peer anew, whatever its state (connected, failed, given up): its
+ * endpoint is closed and the pair's next one made and connected as
+ * cb_comm_connect does.  Both ranks of the pair call it, once each per try;
+ * nothing of the earlier connection reaches the new one.  Only where the
+ * peer's transport says it can (CB_TP_CAP_RECONNECT: tcp); else
+ * CB_ERR_UNSUPPORTED, recorded, and the peer stays as it was.
+ */
+cb_status_t cb_comm_reconnect(struct cb_comm *c, int peer, double timeout_s);
 
 static inline int cb_comm_connected(const struct cb_comm *c, int peer)
 {

@@ -39,6 +39,19 @@ cb_status_t cb_comm_not_connected(struct cb_comm *c, int peer)
 	               c->rank, peer, cb_comm_host_name(c, peer));
 }
 
+/* A key of a pair's connection: after the first it carries the pair's
+ * generation (cb_comm_reconnect), so no rank reads what an earlier try
+ * published. */
+static void conn_key(char *key, size_t n, const struct cb_ep *e, int from,
+                     int to, const char *tail)
+{
+	if (e->gen)
+		snprintf(key, n, "tp/%s/%d/%d%s/g%d", e->ops->name, from, to,
+		         tail, e->gen);
+	else
+		snprintf(key, n, "tp/%s/%d/%d%s", e->ops->name, from, to, tail);
+}
+
 /* Steps 1 and 2 for one peer. */
 static cb_status_t conn_create(struct cb_comm *c, int p)
 {
@@ -63,7 +76,7 @@ static cb_status_t conn_create(struct cb_comm *c, int p)
 		return cb_fail(CB_ERR_INVALID,
 		               "%s wrote a %zu-byte connection blob", ops->name,
 		               n);
-	snprintf(key, sizeof(key), "tp/%s/%d/%d", ops->name, c->rank, p);
+	conn_key(key, sizeof(key), e, c->rank, p, "");
 	return cb_boot_set(c->boot, key, blob, n);
 }
 
@@ -103,8 +116,7 @@ static cb_status_t conn_start(struct cb_comm *c, int p)
 	if ((st = conn_fetch(c, key, p, addr, &an)))
 		return st;
 	if (e->ops->caps & CB_TP_CAP_EP_BLOB) {
-		snprintf(key, sizeof(key), "tp/%s/%d/%d", e->ops->name, p,
-		         c->rank);
+		conn_key(key, sizeof(key), e, p, c->rank, "");
 		if ((st = conn_fetch(c, key, p, blob, &bn)))
 			return st;
 	}
@@ -127,11 +139,10 @@ static cb_status_t conn_ready(struct cb_comm *c, int p, int phase)
 	if (e->state != CB_EP_CONNECTING || !CB_TP_HAS(e->ops, ep_ready))
 		return CB_OK;
 	if (phase == 0) {
-		snprintf(key, sizeof(key), "tp/%s/%d/%d/up", e->ops->name,
-		         c->rank, p);
+		conn_key(key, sizeof(key), e, c->rank, p, "/up");
 		return cb_boot_set(c->boot, key, "1", 1);
 	}
-	snprintf(key, sizeof(key), "tp/%s/%d/%d/up", e->ops->name, p, c->rank);
+	conn_key(key, sizeof(key), e, p, c->rank, "/up");
 	if ((st = conn_fetch(c, key, p, v, &n)))
 		return st;
 	if ((st = e->ops->ep_ready(e->ep)))
@@ -237,6 +248,26 @@ cb_status_t cb_comm_connect(struct cb_comm *c, const int *peers, int n,
 		st = conn_wait(c, todo, k, timeout_s);
 	free(todo);
 	return st;
+}
+
+cb_status_t cb_comm_reconnect(struct cb_comm *c, int peer, double timeout_s)
+{
+	struct cb_ep *e;
+
+	if (peer < 0 || peer >= c->world || peer == c->rank)
+		return cb_comm_connect(c, &peer, 1, timeout_s);
+	e = &c->eps[peer];
+	if (!e->ops || !(e->ops->caps & CB_TP_CAP_RECONNECT))
+		return cb_fail(CB_ERR_UNSUPPORTED,
+		               "%s cannot connect rank %d (host %s) again",
+		               e->ops ? e->ops->name : "its transport", peer,
+		               cb_comm_host_name(c, peer));
+	if (e->ep)
+		e->ops->ep_close(e->ep);
+	e->ep = NULL;
+	e->state = CB_EP_NONE;
+	e->gen++;
+	return cb_comm_connect(c, &peer, 1, timeout_s);
 }
 
 void cb_comm_disconnect(struct cb_comm *c, int peer)

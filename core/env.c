@@ -99,13 +99,15 @@ cb_status_t cb_optset_env(struct cb_optset *s)
 /* ---- launcher environment ---- */
 
 static const struct {
-	const char *rank, *world, *source;
+	const char *rank, *world, *local, *source;
 } launchers[] = {
-	{ "COLLBENCH_RANK", "COLLBENCH_WORLD", "COLLBENCH_RANK/WORLD" },
-	{ "RANK", "WORLD_SIZE", "RANK/WORLD_SIZE (torchrun)" },
-	{ "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "Open MPI" },
-	{ "PMI_RANK", "PMI_SIZE", "PMI (MPICH/Hydra)" },
-	{ "SLURM_PROCID", "SLURM_NTASKS", "Slurm" },
+	{ "COLLBENCH_RANK", "COLLBENCH_WORLD", "COLLBENCH_LOCAL_RANK",
+	  "COLLBENCH_RANK/WORLD" },
+	{ "RANK", "WORLD_SIZE", "LOCAL_RANK", "RANK/WORLD_SIZE (torchrun)" },
+	{ "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+	  "OMPI_COMM_WORLD_LOCAL_RANK", "Open MPI" },
+	{ "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "PMI (MPICH/Hydra)" },
+	{ "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "Slurm" },
 };
 
 static int parse_int(const char *s, long lo, long hi, int *out)
@@ -138,6 +140,7 @@ static cb_status_t parse_quietly(const char *hostport, struct cb_launch_env *e)
 cb_status_t cb_env_detect(const char *cli_rdv, struct cb_launch_env *e)
 {
 	memset(e, 0, sizeof(*e));
+	e->local_rank = -1;
 	/* the job's secret: NULL when unset or empty */
 	e->job_token = getenv("COLLBENCH_JOB_TOKEN");
 	e->ompi_token = getenv("OMPI_MCA_orte_precondition_transports");
@@ -161,6 +164,18 @@ cb_status_t cb_env_detect(const char *cli_rdv, struct cb_launch_env *e)
 			               launchers[i].rank, r, e->world - 1);
 		e->found = 1;
 		e->source = launchers[i].source;
+		const char *l = getenv(launchers[i].local);
+		const char *off = getenv("COLLBENCH_HOST_RELAY");
+		if (off && strcmp(off, "0") && strcmp(off, "1"))
+			return cb_fail(
+			        CB_ERR_USAGE,
+			        "COLLBENCH_HOST_RELAY='%s' is not 0 or 1", off);
+		if (l && parse_int(l, 0, e->world - 1, &e->local_rank))
+			return cb_fail(CB_ERR_USAGE,
+			               "%s='%s' is not a local rank in 0..%d",
+			               launchers[i].local, l, e->world - 1);
+		if (off && !strcmp(off, "0"))
+			e->local_rank = -1;
 		break;
 	}
 

@@ -22,9 +22,11 @@
  * (non-blocking connect, polled in ep_test) and says hello {magic, job id,
  * rank, stream, streams}; the listener accepts in progress(), reads hellos
  * as they come (a socket without one for 5 s is dropped) and files each
- * stream under its hello.  The interface is --nic / --tcp-if /
- * COLLBENCH_TCP_IF when it names an interface with an IPv4 address, else the
- * one that reached the rendezvous.
+ * stream under its hello.  A pair may connect again after a close
+ * (CB_TP_CAP_RECONNECT): the hello carries the endpoint's generation, so a
+ * stream of a given-up try is never filed under the next.  The interface is
+ * --nic / --tcp-if / COLLBENCH_TCP_IF when it names an interface with an IPv4
+ * address, else the one that reached the rendezvous.
  *
  * The transport uses nothing of the core but its host table (it links as a
  * module too).
@@ -281,12 +283,16 @@ static struct cb_tp_ep *tcp_ep_get(struct cb_tp_ctx *ctx, int peer)
 
 /* ---------------------------------------------------------- connecting */
 
-/* File an accepted stream under its hello; 0 when the hello is not ours. */
-static cb_status_t tcp_file(struct cb_tp_ctx *ctx, struct tcp_pending *p)
+/* File an accepted stream under its hello; *@park when it is of the
+ * endpoint's next generation (the peer connects again before this rank
+ * does): kept until this rank does too, up to a minute. */
+static cb_status_t tcp_file(struct cb_tp_ctx *ctx, struct tcp_pending *p,
+                            int *park)
 {
 	const struct cb_tp_host *h = ctx->host;
 	const struct tcp_hello *hl = &p->hello;
 
+	*park = 0;
 	/* A stream number beyond the streams the hello itself announces is
 	 * junk: filed, it would count as connected while the stream a split
 	 * message needs never comes. */
@@ -315,8 +321,12 @@ static cb_status_t tcp_file(struct cb_tp_ctx *ctx, struct tcp_pending *p)
 		close(p->fd);
 		return h->fail(h, CB_ERR_NOMEM, "tcp: out of memory");
 	}
-	if (ep->closed) {
-		close(p->fd); /* we gave up on that peer */
+	if (hl->gen == ep->gen + 1) {
+		*park = 1; /* until ep_close and ep_create here */
+		return CB_OK;
+	}
+	if (ep->closed || hl->gen != ep->gen) {
+		close(p->fd); /* we gave up on that peer, or it on that try */
 		return CB_OK;
 	}
 	if (ep->s[hl->stream].fd >= 0) {
@@ -350,17 +360,28 @@ static cb_status_t tcp_accept(struct cb_tp_ctx *ctx)
 	}
 	for (int i = 0; i < ctx->npending;) {
 		struct tcp_pending *p = &ctx->pending[i];
-		ssize_t n = recv(p->fd, (char *)&p->hello + p->got,
-		                 sizeof(p->hello) - p->got, MSG_DONTWAIT);
+		ssize_t n = 0;
+		if (p->got < sizeof(p->hello))
+			n = recv(p->fd, (char *)&p->hello + p->got,
+			         sizeof(p->hello) - p->got, MSG_DONTWAIT);
 		int gone =
 		        n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR);
 		if (n > 0)
 			p->got += (size_t)n;
 		if (p->got == sizeof(p->hello)) {
 			struct tcp_pending done = *p;
-			*p = ctx->pending[--ctx->npending];
-			if ((st = tcp_file(ctx, &done)))
+			int park;
+			if ((st = tcp_file(ctx, &done, &park)))
 				return st;
+			/* a parked stream waits at most a minute */
+			if (park && now - p->since_ns < 60000000000ull) {
+				p->parked = 1;
+				i++;
+				continue;
+			}
+			if (park)
+				close(p->fd);
+			*p = ctx->pending[--ctx->npending];
 			continue;
 		}
 		if (gone || now - p->since_ns > 5000000000ull) {
@@ -389,6 +410,16 @@ static cb_status_t tcp_ep_create(struct cb_tp_ctx *ctx, int peer,
 	if (!ep)
 		return ctx->host->fail(ctx->host, CB_ERR_NOMEM,
 		                       "tcp: out of memory");
+	if (ep->closed) {
+		/* Connecting again (CB_TP_CAP_RECONNECT): the next generation;
+		 * its streams, parked or still to come, carry it. */
+		ep->closed = 0;
+		ep->gen++;
+		ep->err = CB_OK;
+		ep->started = 0;
+		ep->b_start = ep->b_end = 0;
+		ctx->active[ctx->nactive++] = peer;
+	}
 	*out = ep;
 	return CB_OK;
 }
@@ -465,8 +496,12 @@ static cb_status_t tcp_dial(struct cb_tp_ep *ep, int si)
 		s->state = S_HELLO;
 	}
 	if (s->state == S_HELLO) {
-		struct tcp_hello hello = { TCP_MAGIC, h->rank, si,
-			                   ep->ctx->nstreams, h->job_id };
+		struct tcp_hello hello = { .magic = TCP_MAGIC,
+			                   .rank = h->rank,
+			                   .stream = si,
+			                   .streams = ep->ctx->nstreams,
+			                   .job_id = h->job_id,
+			                   .gen = ep->gen };
 		ssize_t n = send(s->fd, (char *)&hello + s->hello_off,
 		                 sizeof(hello) - s->hello_off,
 		                 MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -508,7 +543,8 @@ static cb_status_t tcp_ep_test(struct cb_tp_ep *ep)
  * caller may free them and their buffers), and progress no longer looks at
  * it, so one peer that failed does not fail every later operation of this
  * rank.  The struct stays in the context's table (freed with it), closed:
- * a late hello from that peer is turned away.
+ * a late hello from that peer is turned away, and one of the next
+ * generation is kept until ep_create opens it again.
  */
 static void tcp_ep_close(struct cb_tp_ep *ep)
 {
@@ -570,7 +606,7 @@ CB_TP_DEFINE(tcp) = {
 	.name = "tcp",
 	.description = "TCP sockets; several streams per peer for large "
 	               "messages",
-	.caps = CB_TP_CAP_HOST_MEM,
+	.caps = CB_TP_CAP_HOST_MEM | CB_TP_CAP_RECONNECT,
 	.query = NULL, /* sockets exist everywhere */
 	.devices = tcp_devices,
 	.open = tcp_open,

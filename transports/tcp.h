@@ -28,11 +28,15 @@ struct tcp_hdr {
 	uint64_t tag, bytes;
 };
 
-/* The first bytes of every stream, from the dialer. */
+/* The first bytes of every stream, from the dialer.  @gen is the
+ * endpoint's generation: 0 at first, one more each time the pair connects
+ * again after a close (CB_TP_CAP_RECONNECT), so a stream of an attempt
+ * given up is never filed under the next one. */
 struct tcp_hello {
 	uint32_t magic;
 	int32_t rank, stream, streams;
 	uint64_t job_id;
+	uint32_t gen, pad;
 };
 
 struct tcp_addr {
@@ -67,6 +71,7 @@ struct cb_tp_ep {
 	int nconnected; /* streams in S_READY */
 	int started;    /* ep_connect() was called */
 	int closed;     /* ep_close(): given up, no longer progressed */
+	uint32_t gen;   /* connections made again after a close */
 	cb_status_t err;
 	struct tcp_addr to; /* the peer's listener */
 	struct tcp_stream s[TCP_MAX_STREAMS];
@@ -74,9 +79,12 @@ struct cb_tp_ep {
 	size_t b_start, b_end;
 };
 
-/* An accepted socket waiting for its hello. */
+/* An accepted socket waiting for its hello, or with the hello of the
+ * endpoint's next generation, kept (@parked) until this rank connects
+ * again too. */
 struct tcp_pending {
 	int fd;
+	int parked;
 	size_t got;
 	struct tcp_hello hello;
 	uint64_t since_ns;

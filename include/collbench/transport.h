@@ -78,6 +78,8 @@ enum cb_tp_cap {
 	                                 * go through bounce buffers */
 	CB_TP_CAP_HELPER_THR = 1u << 6, /* starts threads of its own */
 	CB_TP_CAP_EP_BLOB = 1u << 7,    /* ep_create writes per-peer data */
+	CB_TP_CAP_RECONNECT = 1u << 8,  /* ep_create again after ep_close
+	                                 * connects the pair anew (below) */
 };
 
 /*
@@ -282,7 +284,10 @@ struct cb_tp_ops {
 	 * CB_TP_ADDR_MAX bytes: a queue-pair number per NIC, a PSN) to @blob
 	 * and its length to *@bytes; the core publishes it for the peer.
 	 * CB_ERR_UNSUPPORTED (recorded) when this transport cannot reach @peer
-	 * (shm and a rank of another host).
+	 * (shm and a rank of another host).  With CB_TP_CAP_RECONNECT it may
+	 * be called again for a peer whose endpoint was closed: the pair's
+	 * next generation, which both ranks make, each once per ep_close;
+	 * nothing of an earlier generation reaches it.
 	 */
 	cb_status_t (*ep_create)(struct cb_tp_ctx *ctx, int peer,
 	                         struct cb_tp_ep **ep, void *blob,

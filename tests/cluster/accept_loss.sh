@@ -12,8 +12,16 @@
 #    or port by its pairs' retransmissions, and no other host by counters;
 #  - host 2's switch port goes down for 0.5 s every 3 s: FAIL naming node2
 #    with the counters that moved (carrier_changes), and no other host by
-#    counters.
-# Without nft (package nftables) the lossy case is skipped, said so.
+#    counters;
+#  - the path between hosts 2 and 3 cut (host 3 drops what comes from or
+#    goes to host 2): FAIL naming that path alone, at connectivity and
+#    pairwise, and no host.  The connectivity stage runs each node's pairs
+#    one after another, so the cut pair's deadline makes node3 late for
+#    node1 (when node3's deadline passes after node1's starts: most runs
+#    here), whose pair then fails too: only the second try (pairs that
+#    failed, again, in rounds of disjoint pairs) tells the cut from that.
+# Without nft (package nftables) the lossy and cut cases are skipped, said
+# so.
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/hosts.sh"
 
@@ -76,6 +84,26 @@ NFT
 		pass "host 3 dropping 3% ($(took)): named by its counters: $(by_counters loss | cut -c1-260)"
 	else
 		fail "host 3 dropping 3%: exit ${RC[0]}, named by counters: '$(named_by_counters loss)': $(fails loss | cut -c1-300) $(grep -A5 'counters that moved' "$TMP/loss.0.out")"
+	fi
+
+	T0=$(date +%s)
+	fresh
+	ip netns exec "${HOST[3]}" nft -f - <<NFT || fail "nft: cannot add the cut"
+table inet cbcut {
+	chain in { type filter hook input priority 0; ip saddr ${ADDR[2]} drop; }
+	chain out { type filter hook output priority 0; ip daddr ${ADDR[2]} drop; }
+}
+NFT
+	KILL_AFTER=5 run_hosts cut $N "${quick[@]}" -O "$TMP/cut.json"
+	path='node2 (eth0) cannot reach node3 (eth0)'
+	if [ "${RC[0]}" -eq 1 ] &&
+		[ "$(fails cut | grep -c '^FAIL connectivity')" -eq 1 ] &&
+		fails cut | grep -qF "FAIL connectivity: $path" &&
+		fails cut | grep -q '^FAIL pairwise: path node2 (eth0) - node3 (eth0): ' &&
+		! fails cut | grep -q '^FAIL [a-z]*: \(host\|node\) '; then
+		pass "path node2-node3 cut ($(took)): named alone ($(grep -o '[0-9]* tried again alone, [0-9]* connected then' "$TMP/cut.0.out")): $(fails cut | tr '\n' ' ' | cut -c1-240)"
+	else
+		fail "path node2-node3 cut: exit ${RC[0]}: $(grep -E '^  connectivity|^FAIL' "$TMP/cut.0.out" | cut -c1-240)"
 	fi
 else
 	echo "SKIP (this part): no nft (package nftables) to drop packets with"

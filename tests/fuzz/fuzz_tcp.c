@@ -199,7 +199,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* Rank 1 dials every stream and says hello. */
 	for (int s = 0; s < nstreams; s++) {
-		struct tcp_hello h = { TCP_MAGIC, 1, s, nstreams, JOB_ID };
+		struct tcp_hello h = { .magic = TCP_MAGIC,
+			               .rank = 1,
+			               .stream = s,
+			               .streams = nstreams,
+			               .job_id = JOB_ID };
 		uint8_t raw[sizeof(h)];
 		size_t hb = sizeof(h);
 		memcpy(raw, &h, sizeof(h));

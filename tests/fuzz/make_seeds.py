@@ -197,9 +197,12 @@ def tcp():
     # cut short: a header, then the stream ends
     write("tcp", "short", bytes([0 | 1 << 5, small]) + rec(0, hdr(1, 1000) + b"q" * 10))
     # hellos from the input: a wrong job, then right ones
-    hello = lambda stream, streams=1, job=0x1234567890abcdef: struct.pack("=IiiiQ", TCP_MAGIC, 1, stream, streams, job)
-    write("tcp", "hello-stranger", bytes([0 | 16, 24]) + hello(0, job=1))
-    write("tcp", "hello-streams", bytes([0 | 16 | 1 << 5, 24]) + hello(0, streams=2) + bytes([small]))
+    # (transports/tcp.h's struct tcp_hello: 32 bytes, generation 0)
+    hello = lambda stream, streams=1, job=0x1234567890abcdef, gen=0: struct.pack("=IiiiQII", TCP_MAGIC, 1, stream, streams, job, gen, 0)
+    write("tcp", "hello-stranger", bytes([0 | 16, 32]) + hello(0, job=1))
+    write("tcp", "hello-streams", bytes([0 | 16 | 1 << 5, 32]) + hello(0, streams=2) + bytes([small]))
+    # a hello of a later generation than the endpoint's: not filed
+    write("tcp", "hello-gen", bytes([0 | 16, 32]) + hello(0, gen=1))
     # the address blob from the input: a good-looking one, a short one
     write("tcp", "blob-short", bytes([8, 3]) + b"abc")
 

@@ -143,11 +143,11 @@ def main():
         p0, = struct.unpack("!H", b0[10:12])
         ip0 = socket.inet_ntoa(b0[12:16])
         # the higher rank dials every stream of the lower one's listener
-        (jobid,) = struct.unpack("=Q", job)
+        (jobid,) = struct.unpack("=Q", job[:8])
         streams = []
         for st in range(2):
             d = socket.create_connection((ip0, p0), timeout=10)
-            d.sendall(struct.pack("=IiiiQ", TCP_MAGIC, 1, st, 2, jobid))
+            d.sendall(struct.pack("=IiiiQII", TCP_MAGIC, 1, st, 2, jobid, 0, 0))
             streams.append(d)
         # a data message whose header does not parse
         streams[0].sendall(b"\x00" * 4 + b"\x11" * 60)

@@ -12,7 +12,7 @@
 #     ENVIRONMENT and DEBUGGING (docs/options.md: Environment, Launcher
 #     environment, Debugging and testing), and nothing is documented there
 #     that is not read; a launcher's variable (PMIX_*, OMPI_*, SLURM_*,
-#     PMI_*, MASTER_*, RANK, WORLD_SIZE) is in the launcher section and
+#     PMI_*, MASTER_*, RANK, WORLD_SIZE, LOCAL_RANK, MPI_LOCALRANKID) is in the launcher section and
 #     only those are; the test hooks are in the debugging section.
 . "$(dirname "$0")/lib.sh"
 src=${1:?srcdir}
@@ -101,6 +101,7 @@ product = ["cli", "bench", "core", "coll", "select", "topo", "reports",
 computed = {
     ("core/env.c", "launchers[i].rank"): "the launchers table",
     ("core/env.c", "launchers[i].world"): "the launchers table",
+    ("core/env.c", "launchers[i].local"): "the launchers table",
     ("core/env.c", "env_opts[i].env"): "the env_opts table",
     ("bench/place.c", "env"): "COLLBENCH_TOPO_XML_N",
     ("acceptance/stage.c", "env"): "COLLBENCH_SYSFS_N",
@@ -156,7 +157,8 @@ md_parts = {
                                     "\n## Debugging and testing"),
     "Debugging and testing": section(md, "\n## Debugging and testing", None),
 }
-LAUNCHER = re.compile(r"(PMIX_|PMI_|OMPI_|SLURM_|MASTER_)[A-Za-z0-9_]+|RANK|WORLD_SIZE")
+LAUNCHER = re.compile(r"(PMIX_|PMI_|OMPI_|SLURM_|MASTER_)[A-Za-z0-9_]+|RANK|"
+                      r"WORLD_SIZE|LOCAL_RANK|MPI_LOCALRANKID")
 HOOK = re.compile(r"COLLBENCH_(TEST_[A-Z0-9_]+|HOSTNAME|REPRODUCIBLE|"
                   r"TOPO_XML_N|SYSFS_[A-Z0-9_]+|GPU_LIBCUDA)")
 launcher_vars = {v for v in read_vars if LAUNCHER.fullmatch(v)}

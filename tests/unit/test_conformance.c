@@ -27,6 +27,11 @@
  *               notifications; rank 1 checks the notifications' order and
  *               the data; a put past the end is refused; (CB_TP_CAP_MAP)
  *               the import maps it;
+ *   reconnect   (CB_TP_CAP_RECONNECT) three times both connect anew, rank 0
+ *               300 ms after rank 1 once: a message left unreceived on the
+ *               connection before never reaches the next one, and messages
+ *               both ways after are checked; without the bit it is refused
+ *               with CB_ERR_UNSUPPORTED and the connection still works;
  *   lazy        with NP > 3: a ring connects 2 peers, not NP - 1.
  * Then, each in a job of its own, what must fail - and how:
  *   tag         a receive whose tag differs fails with CB_ERR_PROTO;
@@ -505,6 +510,53 @@ static void case_zcopy(struct cb_comm *c, const struct cb_tp_stats *s)
 	free(own);
 }
 
+static void case_reconnect(struct cb_comm *c, uint8_t *buf)
+{
+	int peer = 1 - c->rank;
+	const struct cb_mem *m = cb_comm_mem_find(c, buf, 64);
+	cb_status_t st;
+
+	cur_case = "reconnect";
+	if (!(c->eps[peer].ops->caps & CB_TP_CAP_RECONNECT)) {
+		st = cb_comm_reconnect(c, peer, 10);
+		if (st != CB_ERR_UNSUPPORTED || !cb_comm_connected(c, peer))
+			FAIL("without CB_TP_CAP_RECONNECT: %s, %s",
+			     cb_status_str(st),
+			     cb_comm_connected(c, peer) ? "connected"
+			                                : "not connected");
+		cb_fail_clear();
+		xfer(c, 0, buf, 100, 90);
+		return;
+	}
+	for (int g = 1; g <= 3; g++) {
+		if (c->rank == 0) {
+			/* left behind: rank 1 never posts its receive */
+			struct cb_req r;
+			fill(buf, 64, 1000 + g);
+			st = POST(c, cb_comm_isend(c, peer, buf, 64, m,
+			                           1000 + g, &r));
+			if (!st)
+				st = wait_req(c, &r, 2);
+			if (st)
+				FAIL("the message left behind: %s",
+				     cb_status_str(st));
+			if (g == 2)
+				usleep(300000);
+		}
+		if ((st = cb_comm_reconnect(c, peer, 10))) {
+			FAIL("connecting again (%d): %s (%s)", g,
+			     cb_status_str(st), cb_fail_msg());
+			return;
+		}
+		if (c->eps[peer].gen != g)
+			FAIL("generation %d after connecting again %d times",
+			     c->eps[peer].gen, g);
+		if (xfer(c, 0, buf, 4096, 2000 + g) ||
+		    xfer(c, 1, buf, 1u << 20, 3000 + g))
+			return;
+	}
+}
+
 static void case_lazy(struct cb_comm *c)
 {
 	int ring[2] = { (c->rank + 1) % c->world,
@@ -589,6 +641,7 @@ static int good_rank(void *arg, int rank, int listen_fd, const char *port)
 		case_reuse(c);
 		case_reduce(c, buf);
 		case_put(c, buf);
+		case_reconnect(c, buf);
 		struct cb_tp_stats s;
 		cb_comm_tp_stats(c, &s);
 		case_zcopy(c, &s);
