@@ -14,7 +14,11 @@
  *
  * and prints, from rank 0's clock, when each step ended, with the peak
  * memory of rank 0 (which keeps the store: it runs in a process of its
- * own) and of the process that holds every other rank.  With -H K, the
+ * own) and of the process that holds every other rank, and rank 0's CPU
+ * time (the store's work, and one rank's).  All ranks share this
+ * machine's cores, so the wall time is mostly the other ranks' own work
+ * (each takes in every allgather's answer); rank 0's CPU time is the
+ * store's cost.  With -H K, the
  * ranks sit K to a simulated host (rank r on host sim<r/K>): each host's
  * first rank relays the others to the store (core/boot_relay.c), so the
  * store holds N/K connections; -H 1 (the default) is every rank on a
@@ -276,10 +280,13 @@ int main(int argc, char **argv)
 		printf("%-9s %8.2f s\n", step_name[s],
 		       r[0].done[s] ? (double)(r[0].done[s] - t0) / 1e9 : -1.0);
 	printf("total     %8.2f s; peak memory of rank 0 (the store) %.1f MiB "
-	       "(%.1f KiB a rank), of the other ranks' process %.1f MiB; %d "
-	       "errors, %d wrong values\n",
+	       "(%.1f KiB a rank), of the other ranks' process %.1f MiB; "
+	       "rank 0's CPU time %.2f s; %d errors, %d wrong values\n",
 	       (double)(cb_now_ns() - t0) / 1e9, (double)kids.ru_maxrss / 1024,
 	       (double)kids.ru_maxrss / world, (double)self.ru_maxrss / 1024,
+	       (double)(kids.ru_utime.tv_sec + kids.ru_stime.tv_sec) +
+	               (double)(kids.ru_utime.tv_usec + kids.ru_stime.tv_usec) /
+	                       1e6,
 	       errors, bad);
 	free(r);
 	free(th);

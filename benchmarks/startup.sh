@@ -5,7 +5,8 @@
 # and beta given, so no calibration pair), median of ROUNDS runs, and of
 # `topo --all` (bootstrap and the topology gather alone).  With a second
 # binary, both in interleaved rounds, and the ratio; then 4096 ranks
-# simulated as threads through the real store (collbench-boot-sim).  A benchmark: it
+# simulated as threads through the real store (collbench-boot-sim), each on
+# its own connection and 64 to a host behind a relay.  A benchmark: it
 # forks hundreds of processes; run it with nice on a shared machine.
 # Installs nothing: needs a collbench build (default build/collbench).
 set -u
@@ -47,16 +48,41 @@ for kind in run topo; do
 done
 # A simulated job: 4096 ranks as threads through the real store
 # (benchmarks/boot_sim.c, built beside collbench), the start-up's gathers
-# in their sizes; the median of ROUNDS, and the last run's table.
+# in their sizes, every rank on its own connection (-H 1) and 64 to a
+# simulated host behind its relay (-H 64); the median of ROUNDS of the
+# wall time and of rank 0's CPU time (the store's cost), its peak memory
+# (the largest), and the last run's table.  With a base binary, its
+# collbench-boot-sim in the same rounds, interleaved.
 sim=$(dirname "$a")/collbench-boot-sim
+bsim=${b:+$(dirname "$b")/collbench-boot-sim}
+[ -z "$bsim" ] || [ -x "$bsim" ] || bsim=
+sim1() { # BIN H -> "wall cpu mem" (FAILED on stderr)
+	local out="${TMPDIR:-/tmp}/boot-sim.$$"
+	"$1" -n 4096 -H "$2" >"$out" || echo "FAILED: $1 -H $2" >&2
+	awk '$1 == "total" {w = $2; for (i = 1; i <= NF; i++) {
+		if ($i == "(the" && $(i + 1) == "store)") m = $(i + 2)
+		if ($i == "CPU" && $(i + 1) == "time") c = $(i + 2) } }
+		END {print w, c, m}' "$out"
+	[ "$1" = "$sim" ] && cp "$out" "$out.last"
+	rm -f "$out"
+}
 if [ -x "$sim" ]; then
-	ts=()
-	for ((r = 0; r < rounds; r++)); do
-		"$sim" -n 4096 >"${TMPDIR:-/tmp}/boot-sim.$$" || echo "FAILED" >&2
-		ts+=("$(awk '$1 == "total" {print $2}' "${TMPDIR:-/tmp}/boot-sim.$$")")
+	for h in 1 64; do
+		ra=() rb=()
+		for ((r = 0; r < rounds; r++)); do
+			ra+=("$(sim1 "$sim" "$h")")
+			[ -n "$bsim" ] && rb+=("$(sim1 "$bsim" "$h")")
+		done
+		for set in a b; do
+			[ $set = b ] && [ -z "$bsim" ] && continue
+			if [ $set = a ]; then rows=("${ra[@]}"); label=sim; else rows=("${rb[@]}"); label=base; fi
+			w=$(printf '%s\n' "${rows[@]}" | awk '{print $1}' | median)
+			c=$(printf '%s\n' "${rows[@]}" | awk '{print $2}' | median)
+			m=$(printf '%s\n' "${rows[@]}" | awk '{print $3}' | sort -n | tail -1)
+			printf '%-5s np %4d, %2d a host: %7.2f s wall, rank 0 %5.2f s CPU, %6.1f MiB peak\n' \
+				"$label" 4096 "$h" "$w" "$c" "$m"
+		done
 	done
-	printf 'sim   np %4d: %7.2f s (threads through the store)\n' 4096 \
-		"$(printf '%s\n' "${ts[@]}" | median)"
-	sed 's/^/  /' "${TMPDIR:-/tmp}/boot-sim.$$"
-	rm -f "${TMPDIR:-/tmp}/boot-sim.$$"
+	sed 's/^/  /' "${TMPDIR:-/tmp}/boot-sim.$$.last"
+	rm -f "${TMPDIR:-/tmp}/boot-sim.$$.last"
 fi

@@ -158,11 +158,40 @@ static void local_read(struct boot_relay *r, int chan)
 	}
 }
 
+/* FWDM: the same bytes for each channel listed; -1 when it does not parse. */
+static int up_multi(struct boot_relay *r, const struct boot_in *m)
+{
+	uint32_t n, k;
+
+	if (m->h.key_bytes || m->h.val_bytes < sizeof(n))
+		return -1;
+	memcpy(&n, m->val, sizeof(n));
+	n = ntohl(n);
+	size_t off = sizeof(n) * (1 + (size_t)n);
+	if (!n || off >= m->h.val_bytes)
+		return -1; /* no room for the list and a byte of message */
+	struct boot_sbuf *b = boot_sbuf_new(m->h.val_bytes - off);
+	if (!b)
+		return -1;
+	memcpy(b->data, m->val + off, b->bytes);
+	for (uint32_t i = 0; i < n; i++) {
+		memcpy(&k, m->val + sizeof(n) * (1 + i), sizeof(k));
+		k = ntohl(k);
+		if (k < (uint32_t)r->ncl && r->cl[k].fd >= 0 &&
+		    !r->cl[k].closing)
+			boot_outq_push(&r->cl[k].out, r->cl[k].fd, b);
+	}
+	boot_sbuf_put(b);
+	return 0;
+}
+
 /* One message from the store; -1 when it is not one a relay takes. */
 static int up_message(struct boot_relay *r, const struct boot_in *m)
 {
 	uint32_t k;
 
+	if (m->h.type == MSG_FWDM)
+		return up_multi(r, m);
 	if (m->h.type != MSG_FWD || m->h.key_bytes != sizeof(k))
 		return -1;
 	memcpy(&k, m->key_raw, sizeof(k));

@@ -18,8 +18,84 @@
 #include "core/log.h"
 #include "core/strbuf.h"
 
+/* Send relay @r's staged answer: FWDM {n, its channels} with the VALUE
+ * header, then the answer itself, shared. */
+static void mc_send(struct client *r)
+{
+	if (!r->mc_n)
+		return;
+	uint32_t n = (uint32_t)r->mc_n, body = r->mc_body->bytes;
+	size_t list = sizeof(uint32_t) * (1 + n);
+	struct boot_sbuf *h = boot_sbuf_new(2 * sizeof(struct boot_hdr) + list);
+
+	if (h && r->fd >= 0) {
+		uint8_t *p = h->data;
+		boot_hdr_encode((struct boot_hdr *)(void *)p, MSG_FWDM, 0,
+		                (uint32_t)(list + sizeof(struct boot_hdr)) +
+		                        body);
+		p += sizeof(struct boot_hdr);
+		uint32_t k = htonl(n);
+		memcpy(p, &k, sizeof(k));
+		for (uint32_t i = 0; i < n; i++) {
+			k = htonl(r->mc_chan[i]);
+			memcpy(p + sizeof(k) * (1 + i), &k, sizeof(k));
+		}
+		p += list;
+		boot_hdr_encode((struct boot_hdr *)(void *)p, MSG_VALUE, 0,
+		                body);
+		if (!boot_outq_push(&r->out, r->fd, h))
+			boot_outq_push(&r->out, r->fd, r->mc_body);
+	}
+	boot_sbuf_put(h);
+	boot_sbuf_put(r->mc_body);
+	r->mc_body = NULL;
+	r->mc_n = 0;
+}
+
+void boot_srv_mc_flush(struct boot_server *srv)
+{
+	for (int i = 0; i < srv->n_mc; i++)
+		mc_send(&srv->clients[srv->mc_relays[i]]);
+	srv->n_mc = 0;
+}
+
+/* Stage @body for relayed client @c; -1 when it cannot be (send it alone). */
+static int mc_stage(struct boot_server *srv, struct client *c,
+                    struct boot_sbuf *body)
+{
+	struct client *r = &srv->clients[c->via];
+
+	if (r->mc_n && r->mc_body != body)
+		mc_send(r); /* another answer staged first: it goes first */
+	if (r->mc_n == r->mc_cap) {
+		int cap = r->mc_cap ? r->mc_cap * 2 : 16;
+		uint32_t *ch = realloc(r->mc_chan, (size_t)cap * sizeof(*ch));
+		if (!ch)
+			return -1;
+		r->mc_chan = ch;
+		r->mc_cap = cap;
+	}
+	if (!r->mc_n) {
+		if (srv->n_mc == srv->cap_mc) {
+			int cap = srv->cap_mc ? srv->cap_mc * 2 : 16;
+			int *l = realloc(srv->mc_relays,
+			                 (size_t)cap * sizeof(*l));
+			if (!l)
+				return -1;
+			srv->mc_relays = l;
+			srv->cap_mc = cap;
+		}
+		srv->mc_relays[srv->n_mc++] = c->via;
+		r->mc_body = body;
+		body->refs++;
+	}
+	r->mc_chan[r->mc_n++] = c->chan;
+	return 0;
+}
+
 /* Queue message @a, then @b (NULL: none), for client @c: on its socket, or
- * as one FWD on its relay's.  -1 when it is gone or out of memory. */
+ * as one FWD on its relay's, after what is staged there.  -1 when it is gone
+ * or out of memory. */
 static int srv_push(struct boot_server *srv, struct client *c,
                     struct boot_sbuf *a, struct boot_sbuf *b)
 {
@@ -29,6 +105,7 @@ static int srv_push(struct boot_server *srv, struct client *c,
 	if (to->fd < 0)
 		return -1;
 	if (c->via >= 0) {
+		mc_send(to);
 		uint32_t k = htonl(c->chan);
 		struct boot_sbuf *f =
 		        boot_msg_new(MSG_FWD, &k, sizeof(k), NULL, 0);
@@ -61,11 +138,14 @@ static int srv_send(struct boot_server *srv, struct client *c, uint32_t type,
 	return rc;
 }
 
-int boot_srv_room(struct client *c, size_t more)
+/* Room for @more bytes after what client @c holds: grown to what is asked
+ * (doubling), not to a socket read's size, since most clients hold nothing
+ * between reads (boot_srv_feed); -1 when there is none. */
+static int srv_room(struct client *c, size_t more)
 {
 	if (c->in_cap - c->in_bytes >= more)
 		return 0;
-	size_t cap = c->in_cap ? c->in_cap : 131072;
+	size_t cap = c->in_cap ? c->in_cap : 256;
 	while (cap - c->in_bytes < more)
 		cap *= 2;
 	uint8_t *in = realloc(c->in, cap);
@@ -106,6 +186,7 @@ void boot_srv_drop(struct boot_server *srv, struct client *c)
 	if (c->via >= 0) {
 		struct client *r = &srv->clients[c->via];
 		uint32_t k = htonl(c->chan);
+		mc_send(r); /* what it was answered goes before the close */
 		struct boot_sbuf *f =
 		        boot_msg_new(MSG_FWD, &k, sizeof(k), NULL, 0);
 		if (f && r->fd >= 0)
@@ -127,6 +208,12 @@ void boot_srv_drop(struct boot_server *srv, struct client *c)
 		free(c->vc);
 		c->vc = NULL;
 		c->nvc = 0;
+		boot_sbuf_put(c->mc_body); /* its ranks are gone */
+		c->mc_body = NULL;
+		c->mc_n = 0;
+		free(c->mc_chan);
+		c->mc_chan = NULL;
+		c->mc_cap = 0;
 	}
 	if (c->fd >= 0)
 		close(c->fd);
@@ -217,18 +304,10 @@ void boot_srv_forward(struct boot_server *srv, int ci, uint32_t chan,
 		srv->clients[vi].chan = chan;
 		r->vc[chan] = vi;
 	}
-	struct client *c = &srv->clients[vi];
-	if (!n) {
+	if (!n)
 		boot_srv_eof(srv, vi);
-		return;
-	}
-	if (boot_srv_room(c, n)) {
-		boot_srv_abortf(srv, "the rendezvous is out of memory");
-		return;
-	}
-	memcpy(c->in + c->in_bytes, bytes, n);
-	c->in_bytes += n;
-	boot_srv_parse(srv, vi);
+	else
+		boot_srv_feed(srv, vi, bytes, n);
 }
 
 /* The store's answer to client @ci: a VALUE whose payload @body may be
@@ -237,8 +316,11 @@ void boot_srv_answer(void *ctx, int ci, struct boot_sbuf *body)
 {
 	struct boot_server *srv = ctx;
 	struct client *c = &srv->clients[ci];
-	struct boot_sbuf *h = boot_msg_new(MSG_VALUE, NULL, 0, NULL, 0);
 
+	if (c->via >= 0 && srv->clients[c->via].fd >= 0 &&
+	    !mc_stage(srv, c, body))
+		return;
+	struct boot_sbuf *h = boot_msg_new(MSG_VALUE, NULL, 0, NULL, 0);
 	if (!h || !boot_cl_live(c)) {
 		boot_sbuf_put(h);
 		return;
@@ -525,14 +607,17 @@ static void srv_message(struct boot_server *srv, int ci,
 	boot_srv_drop(srv, c);
 }
 
-/* Parse what arrived from client @ci; returns -1 when it was dropped. */
-int boot_srv_parse(struct boot_server *srv, int ci)
+/* Handle the whole messages in @p[0..@n) from client @ci: the bytes used,
+ * or -1 when it was dropped. */
+static long srv_parse(struct boot_server *srv, int ci, const uint8_t *p,
+                      size_t n)
 {
 	struct client *c = &srv->clients[ci];
 	struct boot_in m;
+	size_t done = 0;
 	long used;
 
-	while (boot_cl_live(c) && (used = boot_frame(c->in, c->in_bytes, &m))) {
+	while (boot_cl_live(c) && (used = boot_frame(p + done, n - done, &m))) {
 		if (used < 0) {
 			if (c->rank >= 0) {
 				boot_srv_abortf(
@@ -555,10 +640,46 @@ int boot_srv_parse(struct boot_server *srv, int ci)
 		c = &srv->clients[ci]; /* a relay's message may add clients */
 		if (!boot_cl_live(c))
 			return -1;
+		done += (size_t)used;
+	}
+	return boot_cl_live(c) ? (long)done : -1;
+}
+
+int boot_srv_feed(struct boot_server *srv, int ci, const uint8_t *p, size_t n)
+{
+	struct client *c = &srv->clients[ci];
+	int held = c->in_bytes > 0;
+	long used;
+
+	if (held) { /* after the part of a message it sent before */
+		if (srv_room(c, n))
+			goto nomem;
+		memcpy(c->in + c->in_bytes, p, n);
+		c->in_bytes += n;
+		p = c->in;
+		n = c->in_bytes;
+	}
+	if ((used = srv_parse(srv, ci, p, n)) < 0)
+		return -1;
+	c = &srv->clients[ci];
+	if (held) {
 		memmove(c->in, c->in + used, c->in_bytes - (size_t)used);
 		c->in_bytes -= (size_t)used;
+	} else if ((size_t)used < n) {
+		if (srv_room(c, n - (size_t)used))
+			goto nomem;
+		memcpy(c->in, p + used, n - (size_t)used);
+		c->in_bytes = n - (size_t)used;
+	}
+	if (!c->in_bytes) { /* most clients, between two messages */
+		free(c->in);
+		c->in = NULL;
+		c->in_cap = 0;
 	}
 	return 0;
+nomem:
+	boot_srv_abortf(srv, "the rendezvous is out of memory");
+	return -1;
 }
 
 void boot_server_missing(struct boot_server *srv, const char *prefix, int n,

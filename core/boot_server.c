@@ -42,15 +42,10 @@
 static void srv_read(struct boot_server *srv, int ci)
 {
 	for (;;) {
-		/* again each time: parsing a relay's bytes adds clients */
-		struct client *c = &srv->clients[ci];
-		if (boot_srv_room(c, 65536))
-			return;
-		ssize_t n = recv(c->fd, c->in + c->in_bytes,
-		                 c->in_cap - c->in_bytes, MSG_DONTWAIT);
+		ssize_t n = recv(srv->clients[ci].fd, srv->scratch,
+		                 sizeof(srv->scratch), MSG_DONTWAIT);
 		if (n > 0) {
-			c->in_bytes += (size_t)n;
-			if (boot_srv_parse(srv, ci) < 0)
+			if (boot_srv_feed(srv, ci, srv->scratch, (size_t)n) < 0)
 				return;
 			continue;
 		}
@@ -218,9 +213,11 @@ static void *srv_main(void *arg)
 		if (ready > 0 && (pfd[0].revents & POLLIN))
 			srv_accept(srv);
 		timers = srv_timers(srv);
+		boot_srv_mc_flush(srv);
 		pthread_mutex_unlock(&srv->lock);
 	}
 	pthread_mutex_lock(&srv->lock);
+	boot_srv_mc_flush(srv);
 	srv_drain_output(srv);
 	pthread_mutex_unlock(&srv->lock);
 	free(pfd);
@@ -232,6 +229,7 @@ static void srv_free(struct boot_server *srv)
 	for (int i = 0; i < srv->nclients; i++)
 		boot_srv_drop(srv, &srv->clients[i]);
 	free(srv->clients);
+	free(srv->mc_relays);
 	free(srv->stalls);
 	boot_kv_free(srv->kv);
 	if (srv->listen_fd >= 0)
@@ -352,18 +350,16 @@ void boot_server_input(struct boot_server *srv, int ci, const void *buf,
 {
 	struct client *c = &srv->clients[ci];
 
-	if (c->fd >= 0 && !bytes) {
+	if (c->fd >= 0 && !bytes)
 		boot_srv_eof(srv, ci);
-	} else if (c->fd >= 0 && boot_srv_room(c, bytes) == 0) {
-		memcpy(c->in + c->in_bytes, buf, bytes);
-		c->in_bytes += bytes;
-		boot_srv_parse(srv, ci);
-	}
+	else if (c->fd >= 0)
+		boot_srv_feed(srv, ci, buf, bytes);
 	boot_server_flush(srv);
 }
 
 void boot_server_flush(struct boot_server *srv)
 {
+	boot_srv_mc_flush(srv);
 	for (int i = 0; i < srv->nclients; i++)
 		boot_outq_flush(&srv->clients[i].out, srv->clients[i].fd);
 }

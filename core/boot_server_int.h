@@ -22,7 +22,7 @@ struct client {
 	int bye;
 	char addr[64];
 	char host[64];
-	uint8_t *in;
+	uint8_t *in; /* a message not whole yet (NULL between messages) */
 	size_t in_bytes, in_cap;
 	struct boot_outq out; /* replies it has not taken yet */
 	/* A rank behind a host's relay (core/boot_relay.h) has no socket of
@@ -35,6 +35,12 @@ struct client {
 	 * (-1 none yet, -2 gone). */
 	int relay, relay_rank;
 	int *vc, nvc;
+	/* A relay's answer staged for several of its clients: every channel
+	 * in mc_chan gets mc_body, sent as one FWDM (boot_srv_mc_flush), so
+	 * a gather's answer crosses to a host once, not once per rank. */
+	struct boot_sbuf *mc_body;
+	uint32_t *mc_chan;
+	int mc_n, mc_cap;
 };
 
 /* The client still speaks to the store, on its socket or through a relay. */
@@ -69,6 +75,11 @@ struct boot_server {
 	 * client can ask who is missing (boot_server_missing). */
 	pthread_mutex_t lock;
 	pthread_t thread;
+	int *mc_relays; /* relays with an answer staged (repeats allowed) */
+	int n_mc, cap_mc;
+	/* What one read takes from a socket: parsed where it lies, so a
+	 * client keeps no buffer of its own between messages. */
+	uint8_t scratch[65536];
 };
 
 /* ---- core/boot_requests.c ---- */
@@ -78,18 +89,22 @@ void boot_srv_eof(struct boot_server *srv, int ci);
 /* A new client, @fd its socket (-1: a rank behind a relay); its index, or
  * -1.  It may move every client: hold indexes, not pointers, across it. */
 int boot_srv_add_client(struct boot_server *srv, int fd, const char *addr);
-/* Room for @more bytes in client @c's input; -1 when there is none. */
-int boot_srv_room(struct client *c, size_t more);
+/* Bytes @p[0..@n) arrived from client @ci (a socket read, or a relay's FWD):
+ * its whole messages handled where they lie, only an unfinished one's
+ * bytes kept in its input (so a client holds no buffer between messages).
+ * Returns -1 when the client was dropped. */
+int boot_srv_feed(struct boot_server *srv, int ci, const uint8_t *p, size_t n);
 
 /* Close client @c and forget what it waited for. */
 void boot_srv_drop(struct boot_server *srv, struct client *c);
 /* A client of relay @ci (channel @chan) sent @bytes (0: it closed). */
 void boot_srv_forward(struct boot_server *srv, int ci, uint32_t chan,
                       const uint8_t *bytes, uint32_t n);
-/* Parse what arrived from client @ci; returns -1 when it was dropped. */
-int boot_srv_parse(struct boot_server *srv, int ci);
-/* The store's answer to client @ci (boot_answer_fn). */
+/* The store's answer to client @ci (boot_answer_fn).  For a rank behind a
+ * relay it is staged, to go once to all of that relay's ranks that get the
+ * same answer: boot_srv_mc_flush sends what is staged. */
 void boot_srv_answer(void *ctx, int ci, struct boot_sbuf *body);
+void boot_srv_mc_flush(struct boot_server *srv);
 /* Tell every rank, @origin too, that the job failed with @status. */
 void boot_srv_abort_all(struct boot_server *srv, int origin, int status,
                         const char *why);

@@ -11,6 +11,10 @@
  * is one VALUE of n entries {u32 bytes, value}; in an answer given at the
  * request's deadline, an entry whose key never came has bytes
  * BOOT_ABSENT and no value.
+ *
+ * A host's relay (core/boot_relay.h) opens with RELAY, then carries its
+ * ranks' bytes as FWD {channel} both ways; an answer the store has for
+ * several ranks of one relay goes down once, as FWDM.
  */
 #ifndef CB_CORE_BOOT_WIRE_H
 #define CB_CORE_BOOT_WIRE_H
@@ -37,6 +41,8 @@ enum boot_msg {
 	MSG_FWD,   /* a host's relay (core/boot_relay.h): key u32 channel,
 	            * value that client's bytes; empty: it closed */
 	MSG_RELAY, /* a relay's first message: struct boot_relay_hello */
+	MSG_FWDM,  /* the store to a relay: the same bytes for several of its
+	            * clients; value u32 n, n u32 channels, then the bytes */
 };
 
 struct boot_hdr {

@@ -13,9 +13,11 @@
  * deadline, aborts blaming anyone, junk.
  *
  * Beyond not crashing: everything the store sends back frames as a reply
- * (WELCOME, VALUE, ERROR, ABORT with its 8-byte key), and a stream ends
- * on a reply's boundary unless the store cut the connection.
+ * (WELCOME, VALUE, ERROR, ABORT with its 8-byte key; to a host's relay, FWD
+ * with its 4-byte channel, and FWDM: channels, then one whole VALUE), and a
+ * stream ends on a reply's boundary unless the store cut the connection.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -37,6 +39,22 @@ struct peer {
 	uint8_t *in;
 	size_t bytes, cap;
 };
+
+/* A relay's FWDM: a list of n >= 1 channels, then exactly one VALUE. */
+static void check_fwdm(const struct boot_in *m)
+{
+	uint32_t n;
+	struct boot_in v;
+
+	FUZZ_CHECK(m->h.key_bytes == 0 && m->h.val_bytes > sizeof(n));
+	memcpy(&n, m->val, sizeof(n));
+	n = ntohl(n);
+	size_t off = sizeof(n) * (1 + (size_t)n);
+	FUZZ_CHECK(n >= 1 && off < m->h.val_bytes);
+	long used = boot_frame(m->val + off, m->h.val_bytes - off, &v);
+	FUZZ_CHECK(used == (long)(m->h.val_bytes - off));
+	FUZZ_CHECK(v.h.type == MSG_VALUE);
+}
 
 /* Read what the store sent @p so far and check it frames; 1 if any came. */
 static int drain(struct peer *p)
@@ -67,8 +85,12 @@ static int drain(struct peer *p)
 			break;
 		FUZZ_CHECK(used > 0);
 		FUZZ_CHECK(m.h.type == MSG_WELCOME || m.h.type == MSG_VALUE ||
-		           m.h.type == MSG_ERROR || m.h.type == MSG_ABORT);
+		           m.h.type == MSG_ERROR || m.h.type == MSG_ABORT ||
+		           m.h.type == MSG_FWD || m.h.type == MSG_FWDM);
 		FUZZ_CHECK(m.h.type != MSG_ABORT || m.h.key_bytes == 8);
+		FUZZ_CHECK(m.h.type != MSG_FWD || m.h.key_bytes == 4);
+		if (m.h.type == MSG_FWDM)
+			check_fwdm(&m);
 		off += (size_t)used;
 	}
 	memmove(p->in, p->in + off, p->bytes - off);

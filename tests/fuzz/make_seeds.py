@@ -19,7 +19,7 @@ CORPUS = os.path.join(HERE, "corpus")
 DATA = os.path.join(HERE, "..", "data", "results")
 
 MAGIC = 0x43424B56
-HELLO, WELCOME, SET, GET, GATHER, VALUE, ERROR, ABORT, BYE = range(1, 10)
+HELLO, WELCOME, SET, GET, GATHER, VALUE, ERROR, ABORT, BYE, FWD, RELAY, FWDM = range(1, 13)
 
 
 def msg(t, key=b"", val=b""):
@@ -149,6 +149,18 @@ def boot_server():
     m = msg(SET, b"late", b"x" * 100)
     s = bytes([0]) + rec(0, hello(0, 1)) + rec(0, msg(GET, b"late")) + rec(0, m[:7]) + rec(0, m[7:50]) + rec(0, m[50:])
     write("boot_server", "split", s)
+    # a host's relay (core/boot_relay.h) carrying ranks 1 and 2 of 3 on
+    # channels 0 and 1: their gather's answer comes back as one FWDM; then
+    # channel 1 closes before its goodbye
+    fwd = lambda ch, data: msg(FWD, struct.pack("!I", ch), data)
+    s = bytes([2]) + rec(0, hello(0, 3))
+    s += rec(1, msg(RELAY, val=struct.pack("!i", 1) + b"node02".ljust(64, b"\0")))
+    s += rec(1, fwd(0, hello(1, 3, b"node02")) + fwd(1, hello(2, 3, b"node02")))
+    s += rec(0, msg(SET, g(0, 0), b"a0") + msg(GATHER, b"g/0/", gather_req(3)))
+    s += rec(1, b"".join(fwd(c, msg(SET, g(0, c + 1), b"a%d" % (c + 1)) + msg(GATHER, b"g/0/", gather_req(3)))
+                         for c in (0, 1)))
+    s += rec(1, fwd(0, msg(BYE)) + fwd(1, b""))
+    write("boot_server", "relay", s)
 
 
 def boot_client():
