@@ -87,8 +87,10 @@ struct cb_accp_result {
 	double vary_pct; /* the median difference between repeats, % */
 	double tell_pct; /* the smallest fault it can tell, % */
 	/* A host slow to all its peers: its median pair is judged against
-	 * the noise of a median of that many (sigma_node per measurement:
-	 * the repeats', or more where the nodes' medians differ more). */
+	 * the noise of a median of that many (sigma1 per measurement: from
+	 * how much the nodes' medians differ, sigma_node, with 5 nodes or
+	 * more in it; else the repeats', or more where the medians differ
+	 * more). */
 	double sigma_node;    /* the nodes' medians' spread (MAD) */
 	double sigma1;        /* per measurement, for the node rule */
 	int node_pairs;       /* the median node's quick pairs */

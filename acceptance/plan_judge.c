@@ -151,6 +151,17 @@ static void spread(struct cb_accp *p, struct qpair *q, int nq, double *w,
  * quarter of them, on 4 half).  Those are the nodes whose median pair is
  * below the tolerance (the fault size asked for), while fewer than half
  * the nodes are. */
+/* 1.4826 x the median distance of @v[0..@n) from their median (@v is
+ * overwritten): the sigma of a normal sample, robustly. */
+static double mad_log(double *v, int n)
+{
+	double mid = cb_accp_median(v, n);
+
+	for (int i = 0; i < n; i++)
+		v[i] = fabs(v[i] - mid);
+	return 1.4826 * cb_accp_median(v, n);
+}
+
 static void noise(struct cb_accp *p, struct qpair *q, int nq, double *w)
 {
 	double *nodemed = p->nmed, *node = w + nq + 1;
@@ -179,9 +190,14 @@ static void noise(struct cb_accp *p, struct qpair *q, int nq, double *w)
 		spread(p, q, nq, w, skip);
 	else
 		memset(skip, 0, (size_t)p->n);
-	/* The node rule's noise: the repeats' sigma, or more where the
-	 * nodes' medians (those the spread was measured on) differ more
-	 * than a median of that many measurements would. */
+	/* The node rule's noise: how much the nodes' medians (those the
+	 * spread was measured on) differ, as the sigma of one measurement
+	 * in a median of that many.  With 5 nodes or more that is measured
+	 * itself: repeats that jump up (pairs bound by shared cores) make
+	 * the repeats' sigma far wider than the medians ever differ, and a
+	 * host a third as fast then passed the screen.  With fewer, the
+	 * repeats' sigma where it is wider (the MAD of 3 or 4 medians is no
+	 * estimate).  It only picks suspects: naming them takes locate. */
 	int k = 0, km = 0;
 	double *cnt = node + p->n;
 	for (int x = 0; x < p->n; x++) {
@@ -190,13 +206,12 @@ static void noise(struct cb_accp *p, struct qpair *q, int nq, double *w)
 		if (p->qm[x])
 			cnt[km++] = p->qm[x];
 	}
-	double mid = cb_accp_median(node, k);
-	for (int i = 0; i < k; i++)
-		node[i] = fabs(node[i] - mid);
-	r->sigma_node = k >= 3 ? 1.4826 * cb_accp_median(node, k) : 0;
+	r->sigma_node = k >= 3 ? mad_log(node, k) : 0;
 	r->node_pairs = (int)cb_accp_median(cnt, km);
 	r->sigma1 = r->sigma;
-	if (r->node_pairs >= 2)
+	if (r->node_pairs >= 2 && k >= 5)
+		r->sigma1 = r->sigma_node * sqrt(r->node_pairs) / 1.25;
+	else if (r->node_pairs >= 2)
 		r->sigma1 = fmax(r->sigma,
 		                 r->sigma_node * sqrt(r->node_pairs) / 1.25);
 	memset(skip, 0, (size_t)p->n);
@@ -204,23 +219,34 @@ static void noise(struct cb_accp *p, struct qpair *q, int nq, double *w)
 
 /* The floors, as shares of the reference, that t healthy measurements
  * (3 to MAXP) are all below only as rarely as one is below k sigmas
- * (p = Phi(-k)): the lower of the model's (each below it with p^(1/t),
- * 1.54 sigmas for 3, sigma the largest of the repeats', the cluster's
- * and its lower side's: partners differ, busy cores only slow; and that
+ * (p = Phi(-k)), into @out[t] (0: no such rule).  Two estimates of the
+ * healthy measurements' lower tail: the model's (each below it with
+ * p^(1/t), 1.54 sigmas for 3, sigma the largest of the repeats', the
+ * cluster's and its lower side's: partners differ, busy cores only slow;
  * below the tolerance, not the reference: a host just above the asked
- * fault size is as rarely named) and the measured one's: the j-th
- * lowest of the quick tier's single measurements of the nodes not in
- * @skip (those the screen holds), j the most whose chance to have t new
- * ones below, E[U_(j)^t] over N exchangeable, is at most p (none: no
- * such rule). */
-static void all_below(struct cb_accp *p, const unsigned char *skip)
+ * fault size is as rarely named) and the measured one: q, the j-th lowest
+ * of the quick tier's single measurements of the nodes not in @skip, j
+ * the most whose chance to have t new ones below, E[U_(j)^t] over N
+ * exchangeable, is at most p.  The floor is the lower of the two, but
+ * never below tolerance x q x e^(-z_t sigma_node), the measured
+ * estimate's own version of the model's (t measurements of a host at
+ * the asked fault size all below it as rarely; sigma_node for what a
+ * host's own place adds to all its measurements at once, which the
+ * pooled q does not see): where the model puts the floor below that,
+ * its symmetric spread says the lower tail is longer than the healthy
+ * measurements showed it to be (pairs bound by shared cores never go
+ * below the cores' floor, and jump up at moments: a wide spread that
+ * is all above).  Without q (too few measurements), no rule. */
+static void all_below(const struct cb_accp *p, const unsigned char *skip,
+                      double *out)
 {
-	struct cb_accp_result *r = &p->res;
+	const struct cb_accp_result *r = &p->res;
 	double pk = 0.5 * erfc(r->k / sqrt(2.0)), *e;
 	double sl = fmax(r->sigma, fmax(r->sigma_cl, r->sigma_lo));
+	double tol = p->c.tolerance;
 	int ne = 0;
 
-	memset(p->allb, 0, sizeof(p->allb));
+	memset(out, 0, (MAXP + 1) * sizeof(*out));
 	e = malloc(((size_t)p->nm + 1) * sizeof(*e));
 	if (!e || r->ref <= 0) {
 		free(e);
@@ -251,9 +277,12 @@ static void all_below(struct cb_accp *p, const unsigned char *skip)
 				break;
 			j = c;
 		}
-		if (j)
-			p->allb[t] = fmin(p->c.tolerance * exp(-lo * sl),
-			                  e[j - 1] / r->ref);
+		if (!j)
+			continue;
+		double q = e[j - 1] / r->ref;
+		out[t] = fmin(
+		        q, fmax(tol * exp(-lo * sl),
+		                tol * fmin(1, q) * exp(-lo * r->sigma_node)));
 	}
 	free(e);
 }
@@ -366,8 +395,9 @@ void cb_accp_judge_quick(struct cb_accp *p)
 		p->res.suspect_nodes += p->suspect[x];
 		slowx[x] = slow || p->dropped[x];
 	}
-	/* the measured floor from every node the screen did not hold */
-	all_below(p, slowx);
+	/* for the warning: the measured floor from every node the screen
+	 * did not hold (each suspect is judged against its own, below) */
+	all_below(p, slowx, p->allb);
 	struct cb_accp_result *r = &p->res;
 	/* a host slow to all its peers is told from the lower of the
 	 * screen's floor and that of 3 measurements all below (no such
@@ -594,6 +624,9 @@ static void failures(struct cb_accp *p)
 
 void cb_accp_judge_locate(struct cb_accp *p)
 {
+	unsigned char *skip = calloc((size_t)p->n, 1);
+	double fl[MAXP + 1];
+
 	failures(p);
 	for (int x = 0; x < p->n; x++) {
 		int t = p->lt[x], o = p->lo[x];
@@ -606,12 +639,21 @@ void cb_accp_judge_locate(struct cb_accp *p)
 		 * below the floor that many together are held to */
 		int mt = t < MAXP ? t : MAXP;
 		double below = 0;
-		if (!named && mt >= 3 && p->allb[mt] > 0) {
-			double fl = p->allb[mt], hi = 0;
+		if (!named && mt >= 3 && skip) {
+			/* its floor from every measurement of the nodes not
+			 * named, but its own: another suspect's pairs stay in
+			 * (a good host held by the screen keeps the sample
+			 * large enough at 8 nodes; a bad one only lowers
+			 * the floor) */
+			for (int y = 0; y < p->n; y++)
+				skip[y] =
+				        p->named[y] || p->dropped[y] || y == x;
+			all_below(p, skip, fl);
+			double hi = 0;
 			for (int i = 0; i < mt; i++)
 				hi = fmax(hi, p->ls[x * MAXP + i]);
-			if (hi < p->res.ref * fl)
-				named = 1, below = fl;
+			if (fl[mt] > 0 && hi < p->res.ref * fl[mt])
+				named = 1, below = fl[mt];
 		}
 		if (!named)
 			continue;
@@ -631,6 +673,7 @@ void cb_accp_judge_locate(struct cb_accp *p)
 			p->conf[k++] = *c;
 	}
 	p->nconf = k;
+	free(skip);
 }
 
 /* ---- confirm ---- */

@@ -10,7 +10,10 @@
  * log-normal noise and, with probability `tail`, by a busy moment
  * (uniform 0.5-0.95): the heavy tail a shared machine has; with `lower`,
  * by exp(-lower |N(0,1)|), noise that only ever lowers (CPU contention on
- * a machine whose cores the hosts share); and, with
+ * a machine whose cores the hosts share); with `cpu`, a pair is bound by
+ * the cores the hosts share rather than its cables (at most cpu x rate,
+ * more at moments its ranks happen to run at once: exp(spike |N|) up, and
+ * each host's own share of the cores, drawn once); and, with
  * probability `busy_round` a round starts a busy phase of ~5 rounds (every
  * pair of them 0.4-0.6x: another job took the cores, as on a shared CI
  * machine, or a storage burst on a real fabric).  Faults:
@@ -39,6 +42,7 @@ struct cb_accsim {
 	int nleaf;
 	signed char *fault; /* [n] */
 	double *factor;     /* [n] cable */
+	double *cpuf;       /* [n] its share of the cores (--cpu) */
 	unsigned char *upbad;
 	int *cross;  /* [nleaf] scratch */
 	double busy; /* the busy phase's factor; 0 quiet */
@@ -92,14 +96,15 @@ struct cb_accsim *cb_accsim_new(const struct cb_accsim_cfg *c)
 	s->nleaf = (c->n + s->c.leaf - 1) / s->c.leaf;
 	s->fault = malloc((size_t)c->n);
 	s->factor = malloc((size_t)c->n * sizeof(double));
+	s->cpuf = malloc((size_t)c->n * sizeof(double));
 	s->upbad = calloc((size_t)s->nleaf, 1);
 	s->cross = calloc((size_t)s->nleaf, sizeof(int));
 	for (int k = 0; k < SIM_UPLINK; k++)
 		host_faults += c->faults[k];
 	int *who =
 	        calloc((size_t)host_faults + (size_t)s->nleaf + 1, sizeof(int));
-	if (!s->fault || !s->factor || !s->upbad || !s->cross || !who ||
-	    host_faults > c->n || c->faults[SIM_UPLINK] > s->nleaf) {
+	if (!s->fault || !s->factor || !s->cpuf || !s->upbad || !s->cross ||
+	    !who || host_faults > c->n || c->faults[SIM_UPLINK] > s->nleaf) {
 		free(who);
 		cb_accsim_free(s);
 		return NULL;
@@ -107,6 +112,8 @@ struct cb_accsim *cb_accsim_new(const struct cb_accsim_cfg *c)
 	memset(s->fault, -1, (size_t)c->n);
 	for (int x = 0; x < c->n; x++)
 		s->factor[x] = exp(c->cable_sigma * gauss(s));
+	for (int x = 0; x < c->n; x++) /* (no draw without: same streams) */
+		s->cpuf[x] = c->cpu > 0 ? exp(c->host_sigma * gauss(s)) : 1;
 	pick(s, c->n, host_faults, who);
 	for (int k = 0, i = 0; k < SIM_UPLINK; k++)
 		for (int j = 0; j < c->faults[k]; j++, i++) {
@@ -128,7 +135,7 @@ void cb_accsim_free(struct cb_accsim *s)
 {
 	if (!s)
 		return;
-	cb_free_all(s->fault, s->factor, s->upbad, s->cross, s);
+	cb_free_all(s->fault, s->factor, s->cpuf, s->upbad, s->cross, s);
 }
 
 int cb_accsim_leaf_of(const struct cb_accsim *s, int x)
@@ -186,6 +193,12 @@ double cb_accsim_round(struct cb_accsim *s, int (*pairs)[2], int n, double *bw,
 				double u = up * (s->upbad[l] ? c->uplink : 1);
 				cap = fmin(cap, u / s->cross[l]);
 			}
+			if (c->cpu > 0)
+				cap = fmin(
+				        cap,
+				        c->cpu * c->rate *
+				                exp(c->spike * fabs(gauss(s))) *
+				                fmin(s->cpuf[a], s->cpuf[b]));
 			double v = busy * cap * exp(c->noise * gauss(s));
 			if (uni(s) < c->tail)
 				v *= 0.5 + 0.45 * uni(s);

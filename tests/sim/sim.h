@@ -27,8 +27,17 @@ struct cb_accsim_cfg {
 	double tail;        /* probability of a busy moment (0.5-0.95x) */
 	double lower;       /* noise that only lowers: each measurement
 	                     * x exp(-lower |N(0,1)|) (CPU contention) */
-	double busy_round;  /* probability that a whole round runs while
-	                     * the machine is busy (every pair 0.4-0.6x) */
+	double cpu;         /* > 0: pairs bound by the cores the hosts
+	                     * share (namespace hosts on one machine): a
+	                     * measurement is at most cpu x rate x
+	                     * exp(spike |N(0,1)|) (a pair is fast when its
+	                     * ranks happen to run at once, never slower than
+	                     * the cores' share) x the slower end's own
+	                     * factor exp(host_sigma N(0,1)), drawn once (its
+	                     * place on the cores) */
+	double spike, host_sigma;
+	double busy_round; /* probability that a whole round runs while
+	                    * the machine is busy (every pair 0.4-0.6x) */
 	double pair_timeout_s;
 	uint64_t seed;
 	int faults[SIM_NKINDS]; /* how many of each kind */

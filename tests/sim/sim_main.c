@@ -46,6 +46,12 @@ static void usage(void)
 	       "  --tail P               chance of a busy moment (0.01)\n"
 	       "  --lower S              noise that only lowers: x "
 	       "exp(-S |N(0,1)|) (0)\n"
+	       "  --cpu F [--spike S] [--host-sigma H]   pairs bound by "
+	       "shared cores\n"
+	       "                         (namespace hosts): at most F x the "
+	       "rate x exp(S |N(0,1)|)\n"
+	       "                         (0.5) x the slower end's own factor "
+	       "exp(H N(0,1)) (0)\n"
 	       "  --busy-rounds P        chance a round starts a busy phase "
 	       "(~5 rounds at 0.4-0.6x; 0)\n"
 	       "  --slow-factor F        a slow cable's share of the rate "
@@ -91,6 +97,9 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "baseline-drop", 1, 0, 17 },
 		{ "baseline-tolerance", 1, 0, 18 },
 		{ "lower", 1, 0, 19 },
+		{ "cpu", 1, 0, 20 },
+		{ "spike", 1, 0, 21 },
+		{ "host-sigma", 1, 0, 22 },
 		{ "help", 0, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
@@ -104,6 +113,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		         .lat_us = 2,
 		         .noise = 0.03,
 		         .cable_sigma = 0.02,
+		         .spike = 0.5,
 		         .tail = 0.01,
 		         .pair_timeout_s = 10,
 		         .seed = 1,
@@ -190,6 +200,15 @@ static int parse(int argc, char **argv, struct opts *o)
 			break;
 		case 19:
 			o->sim.lower = v;
+			break;
+		case 20:
+			o->sim.cpu = v;
+			break;
+		case 21:
+			o->sim.spike = v;
+			break;
+		case 22:
+			o->sim.host_sigma = v;
 			break;
 		case 'q':
 			o->quiet = 1;
