@@ -180,19 +180,16 @@ perftest)
 	;;
 faults)
 	# COLLBENCH_EMU_FAULTS in the writer of an unchanged ib_write_bw.
-	# The slow case flaked twice in full suites, never alone: the client
-	# ended 1 right after the address exchange, cause not found.  One more
-	# try, the first failure printed as a note (not hidden): a link that is
-	# really not shaped, or a client that always fails, still fails.
-	for attempt in 1 2; do
-		p=$(free_port)
-		pair slow "COLLBENCH_EMU_LINK=ib" "ib_write_bw -d cbemu0 -p $p -s 65536 -n 80" \
-			"env COLLBENCH_EMU_FAULTS=slow:mbps=40 ib_write_bw -d cbemu0 -p $p -s 65536 -n 80"
-		bw=$(bw_of "$TMP/slow.cli")
-		why="rc $rc_cli (server $rc_srv), '$bw' MB/s: client: $(tail -4 "$TMP/slow.cli") server: $(tail -4 "$TMP/slow.srv")"
-		[ $rc_cli -eq 0 ] && [ -n "$bw" ] && break
-		[ $attempt -eq 1 ] && echo "note: slow:mbps=40, attempt 1 failed, trying again: $why"
-	done
+	# The slow case failed now and then in full suites (retry exceeded on
+	# the first write: the emulation spent its rate budget a few bytes a
+	# system call and read no acks until the transfer ended; fixed in
+	# wire.c).  One try; on failure both sides' first lines, where
+	# perftest's unbuffered errors land before its buffered report.
+	p=$(free_port)
+	pair slow "COLLBENCH_EMU_LINK=ib" "ib_write_bw -d cbemu0 -p $p -s 65536 -n 80" \
+		"env COLLBENCH_EMU_FAULTS=slow:mbps=40 ib_write_bw -d cbemu0 -p $p -s 65536 -n 80"
+	bw=$(bw_of "$TMP/slow.cli")
+	why="rc $rc_cli (server $rc_srv), '$bw' MB/s: client: $(head -4 "$TMP/slow.cli") server: $(head -4 "$TMP/slow.srv")"
 	if [ $rc_cli -eq 0 ] && [ -n "$bw" ] &&
 		awk -v b="$bw" 'BEGIN { exit !(b > 0.5 && b < 6.5) }'; then
 		pass "slow:mbps=40: ib_write_bw $bw MB/s (40 Mbit/s is 5 MB/s)"
