@@ -83,16 +83,17 @@ cb_status_t cb_boot_get(struct cb_boot *b, const char *key, void *val,
 }
 
 /*
- * One gather of every rank's @bytes at @mine under the next sequence number.
- * @root_only: only rank 0 asks for (and receives) the values; the others
- * return once theirs is sent.  @partial_s > 0: rank 0 takes what arrived
- * by then, and @present[r] says which ranks' did.
+ * One gather of every rank's @bytes at @mine under the next sequence number,
+ * the store's answer in *@v (*@vb bytes): each rank's part as a 32-bit size
+ * (BOOT_ABSENT: none) and its bytes, in rank order.  @root_only: only rank 0
+ * asks for (and receives) the values; the others return once theirs is sent
+ * (*@v NULL).  @partial_s > 0: rank 0 takes what arrived by then.
  */
-static cb_status_t boot_gather(struct cb_boot *b, const char *what,
-                               const void *mine, size_t bytes, void *all,
-                               int root_only, double partial_s, double idle_s,
-                               const unsigned char *gone,
-                               unsigned char *present)
+static cb_status_t gather_ask(struct cb_boot *b, const char *what,
+                              const void *mine, size_t bytes, int root_only,
+                              double partial_s, double idle_s,
+                              const unsigned char *gone, uint8_t **v,
+                              uint32_t *vb)
 {
 	char key[64], prefix[48];
 	struct boot_gather_req req = {
@@ -101,10 +102,10 @@ static cb_status_t boot_gather(struct cb_boot *b, const char *what,
 		.timeout_ms = htonl((uint32_t)(partial_s * 1e3)),
 		.idle_ms = htonl((uint32_t)(idle_s * 1e3)),
 	};
-	uint8_t *v;
-	uint32_t vb;
 	cb_status_t st;
 
+	*v = NULL;
+	*vb = 0;
 	snprintf(prefix, sizeof(prefix), "g/%u/", b->seq++);
 	snprintf(key, sizeof(key), "%s%d", prefix, b->rank);
 	if ((st = cb_boot_set(b, key, mine, bytes)) || (root_only && b->rank))
@@ -122,9 +123,25 @@ static cb_status_t boot_gather(struct cb_boot *b, const char *what,
 	double wait_s = partial_s > b->timeout_s ? partial_s + 5 : b->timeout_s;
 	if (!(st = boot_send(b, MSG_GATHER, prefix, &req, sizeof(req))))
 		st = boot_expect(b, cb_now_ns() + (uint64_t)(wait_s * 1e9),
-		                 MSG_VALUE, what, &v, &vb);
+		                 MSG_VALUE, what, v, vb);
 	b->gathering[0] = '\0';
-	if (st)
+	return st;
+}
+
+/* gather_ask with every part @bytes long, copied to @all in rank order. */
+static cb_status_t boot_gather(struct cb_boot *b, const char *what,
+                               const void *mine, size_t bytes, void *all,
+                               int root_only, double partial_s, double idle_s,
+                               const unsigned char *gone,
+                               unsigned char *present)
+{
+	uint8_t *v;
+	uint32_t vb;
+	cb_status_t st;
+
+	if ((st = gather_ask(b, what, mine, bytes, root_only, partial_s,
+	                     idle_s, gone, &v, &vb)) ||
+	    !v)
 		return st;
 	const uint8_t *p = v, *end = v + vb;
 	for (int r = 0; r < b->world; r++) {
@@ -155,6 +172,51 @@ bad:
 	               "ranks disagree on the size of a bootstrap gather (%u "
 	               "bytes for %d ranks of %zu)",
 	               vb, b->world, bytes);
+}
+
+cb_status_t cb_boot_gather_root_var(struct cb_boot *b, const char *what,
+                                    const void *mine, size_t bytes,
+                                    size_t max, void **all, uint32_t *lens)
+{
+	uint8_t *v, *out;
+	uint32_t vb;
+	cb_status_t st;
+
+	if (b->rank == 0)
+		*all = NULL;
+	if (bytes > max)
+		return cb_fail(CB_ERR_INVALID,
+		               "a bootstrap gather's part of %zu bytes is over "
+		               "its %zu",
+		               bytes, max);
+	if ((st = gather_ask(b, what, mine, bytes, 1, 0, 0, NULL, &v, &vb)) ||
+	    !v)
+		return st;
+	/* Packed where it lies: each part moves down over the sizes. */
+	const uint8_t *p = v, *end = v + vb;
+	out = v;
+	for (int r = 0; r < b->world; r++) {
+		uint32_t nb;
+		if (end - p < 4)
+			goto bad;
+		memcpy(&nb, p, 4);
+		nb = ntohl(nb);
+		p += 4;
+		if (nb > max || (size_t)(end - p) < nb)
+			goto bad;
+		memmove(out, p, nb);
+		out += nb;
+		p += nb;
+		lens[r] = nb;
+	}
+	*all = v;
+	return CB_OK;
+bad:
+	free(v);
+	return cb_fail(CB_ERR_PROTO,
+	               "a bootstrap gather's answer does not hold %d parts of "
+	               "at most %zu bytes (%u bytes)",
+	               b->world, max, vb);
 }
 
 cb_status_t cb_boot_allgather(struct cb_boot *b, const char *what,

@@ -91,6 +91,13 @@ cb_status_t cb_boot_allgather(struct cb_boot *boot, const char *what,
 cb_status_t cb_boot_gather_root(struct cb_boot *boot, const char *what,
                                 const void *mine, size_t bytes, void *all,
                                 double partial_s, unsigned char *present);
+/* The same, each rank's part of its own size, at most @max bytes: rank 0
+ * gets the parts one after the other in rank order in *@all (its to free)
+ * and each one's size in @lens[world] (the others: neither).  A large job
+ * whose ranks mostly send a few bytes costs rank 0 that, not world * @max. */
+cb_status_t cb_boot_gather_root_var(struct cb_boot *boot, const char *what,
+                                    const void *mine, size_t bytes, size_t max,
+                                    void **all, uint32_t *lens);
 /* The same, answered as well once no rank's part came for @idle_s (the
  * ranks still missing then are taken as gone), @partial_s at the latest.
  * @gone (rank 0, may be NULL): ranks known to be gone, not waited for. */

@@ -4,7 +4,12 @@
  * itself as --bind says (knowing its local rank and how many ranks share the
  * host), and sends rank 0 its binding and its host's summary in one gather
  * to rank 0 at start-up.  Rank 0 turns them into the header's binding line
- * and inventory lines.
+ * and inventory lines.  A host's summary comes in full from its first
+ * local rank, from ranks that loaded a topology of their own, and from the
+ * first SHOW_RANKS ranks (their bindings are shown); every other rank sends
+ * a head of 40 bytes (hashes of its host, note and summary; rank 0 checks
+ * the summary's against its host's), so rank 0 holds about a summary a
+ * host, not a rank (1.3 KiB a rank before: 5 MiB at 4096 ranks).
  *
  * Which topology: cfg->topo_xml (bench/place.c: a test's
  * COLLBENCH_TOPO_XML_<rank>, else --topo-xml / COLLBENCH_TOPO_XML), else the
@@ -26,16 +31,33 @@
 
 #define SHOW_RANKS 16 /* in the binding line */
 
-/* One rank's part of the gather (same build on every host). */
-struct entry {
-	char key[128]; /* host identity */
+/* What every rank sends (same build on every host). */
+struct head {
 	int32_t rank;
 	int32_t has_topo;
-	int32_t bound;  /* to a core or a NUMA node */
+	int32_t bound; /* to a core or a NUMA node */
+	int32_t full;  /* the rest of struct entry follows */
+	uint64_t key_hash, note_hash, inv_hash;
+};
+
+/* A full part: the head, then what the header shows. */
+struct entry {
+	struct head h;
+	char key[128];  /* host identity */
 	char bind[160]; /* "core 0 (NUMA 0, cpus 0)" */
 	char note[96];  /* "--bind none", "planned on X, not applied" */
 	char gpus[320]; /* a host's first local rank: its GPU paths */
 	struct cb_topo_inv inv;
+};
+/* Parts packed one after another stay aligned. */
+_Static_assert(sizeof(struct head) % 8 == 0 && sizeof(struct entry) % 8 == 0,
+               "topology parts are not multiples of 8 bytes");
+
+/* What rank 0 got: each rank's head, and its entry where it sent one. */
+struct parts {
+	const struct head **h;   /* [world] */
+	const struct entry **e;  /* [world], NULL: a head only */
+	int world, nhosts;
 };
 
 struct cb_topo_job {
@@ -197,7 +219,7 @@ static cb_status_t bind_me(const struct cb_topo_job_cfg *cfg, struct cb_topo *t,
 		}
 	}
 	cb_topo_slot_str(t, &s, me->bind, sizeof(me->bind));
-	me->bound = kept || s.core >= 0 || s.numa >= 0;
+	me->h.bound = kept || s.core >= 0 || s.numa >= 0;
 	if (kept) {
 		/* "unbound (NIC eth0)" -> "cpus 0 as launched (NIC eth0)" */
 		char dev[sizeof(me->bind)];
@@ -208,36 +230,39 @@ static cb_status_t bind_me(const struct cb_topo_job_cfg *cfg, struct cb_topo *t,
 	return CB_OK;
 }
 
-static char *binding_line(const struct entry *all, int world, int nhosts)
+static char *binding_line(const struct parts *a)
 {
 	size_t cap = 256 + (size_t)SHOW_RANKS * 300, n = 0;
 	char *s = malloc(cap);
-	int same_note = 1, unbound = 1;
+	int same_note = 1, unbound = 1, world = a->world;
+	const struct entry *first = a->e[0];
 
 	if (!s)
 		return NULL;
 	for (int r = 0; r < world; r++) {
-		same_note &= !strcmp(all[r].note, all[0].note);
-		unbound &= !all[r].bound;
+		same_note &= a->h[r]->note_hash == a->h[0]->note_hash;
+		unbound &= !a->h[r]->bound;
 	}
 	s[0] = '\0';
 	if (unbound && same_note) {
-		snprintf(s, cap, "none%s%s%s", all[0].note[0] ? " (" : "",
-		         all[0].note, all[0].note[0] ? ")" : "");
+		snprintf(s, cap, "none%s%s%s", first->note[0] ? " (" : "",
+		         first->note, first->note[0] ? ")" : "");
 		return s;
 	}
-	for (int r = 0; r < world && r < SHOW_RANKS; r++)
+	for (int r = 0; r < world && r < SHOW_RANKS; r++) {
+		const struct entry *e = a->e[r];
 		cb_buf_appendf(s, cap, &n, "%srank %d%s%s -> %s%s%s%s",
-		               r ? ", " : "", r, nhosts > 1 ? " on " : "",
-		               nhosts > 1 ? all[r].inv.host : "", all[r].bind,
-		               !same_note && all[r].note[0] ? " [" : "",
-		               same_note ? "" : all[r].note,
-		               !same_note && all[r].note[0] ? "]" : "");
+		               r ? ", " : "", r, a->nhosts > 1 ? " on " : "",
+		               a->nhosts > 1 ? e->inv.host : "", e->bind,
+		               !same_note && e->note[0] ? " [" : "",
+		               same_note ? "" : e->note,
+		               !same_note && e->note[0] ? "]" : "");
+	}
 	if (world > SHOW_RANKS)
 		cb_buf_appendf(s, cap, &n, ", ... (%d more)",
 		               world - SHOW_RANKS);
-	if (same_note && all[0].note[0])
-		cb_buf_appendf(s, cap, &n, "; %s", all[0].note);
+	if (same_note && first->note[0])
+		cb_buf_appendf(s, cap, &n, "; %s", first->note);
 	return s;
 }
 
@@ -245,45 +270,64 @@ static void inventory_lines(struct cb_topo_job *j, size_t cap);
 
 /* Rank 0: one summary per host, or per rank of a host whose ranks loaded
  * different topologies. */
-static cb_status_t inventory(struct cb_topo_job *j, struct entry *all,
-                             int world)
+static cb_status_t inventory(struct cb_topo_job *j, const struct parts *a)
 {
-	size_t cap = 1024 + (size_t)world * 600, n = 0;
+	int world = a->world, nfull = 0, notopo = 0, unsent = 0;
+	size_t cap, n = 0;
 
-	j->hosts = calloc((size_t)world, sizeof(*j->hosts));
-	j->diff = calloc((size_t)world, sizeof(*j->diff));
+	for (int r = 0; r < world; r++)
+		nfull += a->e[r] && a->h[r]->has_topo;
+	cap = 1024 + (size_t)(nfull + 1) * 600;
+	j->hosts = calloc((size_t)nfull + 1, sizeof(*j->hosts));
+	j->diff = calloc((size_t)nfull + 1, sizeof(*j->diff));
 	j->inventory = malloc(cap);
-	if (!j->hosts || !j->diff || !j->inventory)
+	/* a rank of each */
+	const struct entry **rep = calloc((size_t)nfull + 1, sizeof(*rep));
+	if (!j->hosts || !j->diff || !j->inventory || !rep) {
+		free(rep);
 		return cb_fail(CB_ERR_NOMEM, "out of memory");
+	}
 	j->inventory[0] = '\0';
-	int *rep = calloc((size_t)world, sizeof(int)); /* a rank of each */
-	if (!rep)
-		return cb_fail(CB_ERR_NOMEM, "out of memory");
-	int notopo = 0;
+	/* The full parts first: a host's first local rank need not be the
+	 * lowest rank of the host. */
 	for (int r = 0; r < world; r++) {
+		const struct entry *e = a->e[r];
 		int h, same_host = 0;
 		/* A build without hwloc has nothing to compare. */
-		if (!all[r].has_topo) {
+		if (!a->h[r]->has_topo) {
 			notopo++;
 			continue;
 		}
+		if (!e)
+			continue;
 		for (h = 0; h < j->nhosts; h++) {
-			const struct entry *e = &all[rep[h]];
-			if (strcmp(e->key, all[r].key))
+			if (strcmp(rep[h]->key, e->key))
 				continue;
 			same_host = 1;
-			if (!memcmp(&e->inv, &all[r].inv, sizeof(e->inv)))
+			if (!memcmp(&rep[h]->inv, &e->inv, sizeof(e->inv)))
 				break;
 		}
 		if (h < j->nhosts)
 			continue;
-		rep[j->nhosts] = r;
-		j->hosts[j->nhosts] = all[r].inv;
+		rep[j->nhosts] = e;
+		j->hosts[j->nhosts] = e->inv;
 		if (same_host)
 			snprintf(j->hosts[j->nhosts].host,
 			         sizeof(j->hosts[0].host), "%.40s (rank %d)",
-			         all[r].inv.host, r);
+			         e->inv.host, r);
 		j->nhosts++;
+	}
+	/* A head alone stands for a summary its host sent in full. */
+	for (int r = 0; r < world; r++) {
+		const struct head *hd = a->h[r];
+		int h;
+		if (a->e[r] || !hd->has_topo)
+			continue;
+		for (h = 0; h < j->nhosts; h++)
+			if (rep[h]->h.key_hash == hd->key_hash &&
+			    rep[h]->h.inv_hash == hd->inv_hash)
+				break;
+		unsent += h == j->nhosts;
 	}
 	free(rep);
 	if (notopo == world) {
@@ -298,6 +342,17 @@ static cb_status_t inventory(struct cb_topo_job *j, struct entry *all,
 		               "\n%d rank%s sent no topology (built without "
 		               "hwloc): not compared",
 		               notopo, notopo == 1 ? "" : "s");
+	if (unsent) {
+		cb_buf_appendf(j->inventory, cap, &n,
+		               "\nWARNING: %d rank%s loaded a topology unlike "
+		               "their host's first rank's (sent as a hash only: "
+		               "not compared)",
+		               unsent, unsent == 1 ? "" : "s");
+		cb_log(CB_LOG_WARN,
+		       "inventory: %d rank%s loaded a topology unlike their "
+		       "host's first rank's",
+		       unsent, unsent == 1 ? "" : "s");
+	}
 	return CB_OK;
 }
 
@@ -339,19 +394,85 @@ static void inventory_lines(struct cb_topo_job *j, size_t cap)
 }
 
 /* Rank 0: the hosts' GPU lines, from the first local rank of each. */
-static cb_status_t gpu_paths(struct cb_topo_job *j, const struct entry *all,
-                             int world)
+static cb_status_t gpu_paths(struct cb_topo_job *j, const struct parts *a)
 {
-	size_t cap = (size_t)world * (sizeof(all->gpus) + 80), n = 0;
+	size_t cap = 0, n = 0;
 
-	for (int r = 0; r < world; r++) {
-		if (!all[r].gpus[0])
+	for (int r = 0; r < a->world; r++)
+		if (a->e[r] && a->e[r]->gpus[0])
+			cap += sizeof(a->e[r]->gpus) + 80;
+	for (int r = 0; r < a->world; r++) {
+		const struct entry *e = a->e[r];
+		if (!e || !e->gpus[0])
 			continue;
 		if (!j->gpu_paths && !(j->gpu_paths = malloc(cap)))
 			return cb_fail(CB_ERR_NOMEM, "out of memory");
 		cb_buf_appendf(j->gpu_paths, cap, &n, "%s%s: %s", n ? "\n" : "",
-		               all[r].inv.host, all[r].gpus);
+		               e->inv.host, e->gpus);
 	}
+	return CB_OK;
+}
+
+static uint64_t fnv(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 1099511628211ull;
+	return h;
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return (a > b) - (a < b);
+}
+
+/* Rank 0: the packed parts of @world ranks (@lens each) read into @a. */
+static cb_status_t parts_read(const void *all, const uint32_t *lens,
+                              int world, struct parts *a)
+{
+	const char *p = all;
+	uint64_t *keys = malloc((size_t)world * sizeof(*keys));
+
+	a->world = world;
+	a->h = calloc((size_t)world, sizeof(*a->h));
+	a->e = calloc((size_t)world, sizeof(*a->e));
+	if (!keys || !a->h || !a->e) {
+		free(keys);
+		return cb_fail(CB_ERR_NOMEM, "out of memory");
+	}
+	for (int r = 0; r < world; r++) {
+		const struct head *h = (const struct head *)p;
+		int full = lens[r] == sizeof(struct entry);
+		if ((lens[r] != sizeof(*h) && !full) || h->rank != r ||
+		    h->full != full || (r < SHOW_RANKS && !full)) {
+			free(keys);
+			return cb_fail(CB_ERR_PROTO,
+			               "rank %d sent a topology part of %u bytes "
+			               "unlike this build's (%zu or %zu)",
+			               r, lens[r], sizeof(struct head),
+			               sizeof(struct entry));
+		}
+		a->h[r] = h;
+		a->e[r] = full ? (const struct entry *)p : NULL;
+		keys[r] = h->key_hash;
+		p += lens[r];
+	}
+	qsort(keys, (size_t)world, sizeof(*keys), cmp_u64);
+	a->nhosts = 0;
+	for (int r = 0; r < world; r++)
+		a->nhosts += !r || keys[r] != keys[r - 1];
+	free(keys);
+	int full = 0;
+	for (int r = 0; r < world; r++)
+		full += a->e[r] != NULL;
+	cb_log(CB_LOG_DEBUG,
+	       "topology: %d rank%s sent a summary in full, %d a head alone "
+	       "(%zu bytes in all), %d host%s",
+	       full, full == 1 ? "" : "s", world - full,
+	       (size_t)(p - (const char *)all), a->nhosts,
+	       a->nhosts == 1 ? "" : "s");
 	return CB_OK;
 }
 
@@ -361,7 +482,9 @@ cb_status_t cb_topo_job_setup(const struct cb_topo_job_cfg *cfg,
 	int rank = cfg->rank, world = cfg->world;
 	int local_rank = cfg->local_rank, local_size = cfg->local_size;
 	struct cb_topo_job *j = calloc(1, sizeof(*j));
-	struct entry *me = calloc(1, sizeof(*me)), *all = NULL;
+	struct entry *me = calloc(1, sizeof(*me));
+	void *all = NULL;
+	uint32_t *lens = NULL;
 	struct cb_topo *t = NULL;
 	struct cb_fail_rec why; /* no hwloc: a note, not a failure */
 	struct cb_topo_place place = { 0 };
@@ -377,7 +500,7 @@ cb_status_t cb_topo_job_setup(const struct cb_topo_job_cfg *cfg,
 	}
 	j->gpu = -1;
 	snprintf(me->key, sizeof(me->key), "%s", cfg->host_key);
-	me->rank = rank;
+	me->h.rank = rank;
 	xml = cfg->topo_xml;
 	cb_fail_open(&why);
 	place.fd = -1;
@@ -405,41 +528,44 @@ cb_status_t cb_topo_job_setup(const struct cb_topo_job_cfg *cfg,
 	} else if (st) {
 		goto out;
 	} else {
-		me->has_topo = 1;
+		me->h.has_topo = 1;
 		cb_topo_inv_fill(t, cfg->host_name, &me->inv);
 		if (local_rank < 0)
 			snprintf(me->bind, sizeof(me->bind), "unbound");
 		else if ((st = bind_me(cfg, t, local_rank, local_size, me, j)))
 			goto out;
 	}
-	if (!(all = calloc(rank == 0 ? (size_t)world : 1, sizeof(*all)))) {
+	/* Only rank 0 reads them: gathered to it alone, not to everyone
+	 * (a world of summaries to each of a world of ranks).  A rank whose
+	 * topology is its host leader's, shared, sends its head alone. */
+	me->h.full = rank < SHOW_RANKS || local_rank <= 0 || xml != NULL;
+	me->h.key_hash = fnv(me->key, strlen(me->key));
+	me->h.note_hash = fnv(me->note, strlen(me->note));
+	me->h.inv_hash = fnv(&me->inv, sizeof(me->inv));
+	if (rank == 0 && !(lens = calloc((size_t)world, sizeof(*lens)))) {
 		st = cb_fail(CB_ERR_NOMEM, "out of memory");
 		goto out;
 	}
-	/* Only rank 0 reads them: gathered to it alone, not to everyone
-	 * (a world of summaries to each of a world of ranks). */
 	if ((st = cfg->gather_root(cfg->ctx, "every rank's topology", me,
-	                           sizeof(*me), all)))
+	                           me->h.full ? sizeof(*me) : sizeof(me->h),
+	                           sizeof(*me), &all, lens)))
 		goto out;
 	if (rank == 0) {
-		int nhosts = 0;
-		for (int r = 0; r < world; r++) {
-			int k = 0;
-			while (k < r && strcmp(all[k].key, all[r].key))
-				k++;
-			nhosts += k == r;
-		}
-		if (!(j->binding = binding_line(all, world, nhosts))) {
+		struct parts a = { 0 };
+		if (!(st = parts_read(all, lens, world, &a)) &&
+		    !(j->binding = binding_line(&a)))
 			st = cb_fail(CB_ERR_NOMEM, "out of memory");
-			goto out;
-		}
-		if ((st = inventory(j, all, world)) ||
-		    (st = gpu_paths(j, all, world)))
+		if (!st && !(st = inventory(j, &a)))
+			st = gpu_paths(j, &a);
+		free(a.h);
+		free(a.e);
+		if (st)
 			goto out;
 	}
 out:
 	cb_topo_free(t);
 	free(all);
+	free(lens);
 	free(me);
 	if (st) {
 		cb_topo_job_free(j);

@@ -270,9 +270,12 @@ struct cb_topo_job_cfg {
 	/* Every rank's @bytes from @mine into @all ([world]), on every rank. */
 	cb_status_t (*allgather)(void *ctx, const char *what, const void *mine,
 	                         size_t bytes, void *all);
-	/* The same, to rank 0 only (@all unused elsewhere). */
+	/* Every rank's @bytes (at most @max, a size of its own) to rank 0
+	 * only: *@all (rank 0's to free) gets them one after another in rank
+	 * order, @lens[world] their sizes (both unused elsewhere). */
 	cb_status_t (*gather_root)(void *ctx, const char *what,
-	                           const void *mine, size_t bytes, void *all);
+	                           const void *mine, size_t bytes, size_t max,
+	                           void **all, uint32_t *lens);
 };
 
 /*

@@ -31,21 +31,23 @@ ip -n "$A" link set "va$$" up
 ip -n "$B" link set "vb$$" up
 root=10.250.$(( $$ % 250 )).1
 
-# run4 NAME ARGS... : ranks 0,1 on host A, 2,3 on host B; sets rc[] and
-# leaves each rank's output in $TMP/NAME.R.{out,err}.
+# run4 NAME ARGS... : ranks 0,1 on host A, 2,3 on host B (NR=2K: ranks
+# 0..K-1 on A, the others on B); sets rc[] and leaves each rank's output in
+# $TMP/NAME.R.{out,err}.
 run4() {
 	local name=$1 port=$(( 20000 + RANDOM % 10000 )) pids=() r ns host
+	local nr=${NR:-4}
 	shift
-	for r in 0 1 2 3; do
-		if [ "$r" -lt 2 ]; then ns=$A host=nodeA; else ns=$B host=nodeB; fi
-		ip netns exec "$ns" env COLLBENCH_RANK=$r COLLBENCH_WORLD=4 \
+	for ((r = 0; r < nr; r++)); do
+		if [ "$r" -lt $((nr / 2)) ]; then ns=$A host=nodeA; else ns=$B host=nodeB; fi
+		ip netns exec "$ns" env COLLBENCH_RANK=$r COLLBENCH_WORLD=$nr \
 			COLLBENCH_HOSTNAME=$host timeout 60 "$CB" ${TOPO_ALL:+topo --all} \
 			--rendezvous "$root:$port" --timeout 10 "$@" \
 			>"$TMP/$name.$r.out" 2>"$TMP/$name.$r.err" &
 		pids+=($!)
 	done
 	rc=()
-	for r in 0 1 2 3; do
+	for ((r = 0; r < nr; r++)); do
 		wait "${pids[$r]}"
 		rc+=($?)
 	done
@@ -121,6 +123,20 @@ if [ "${rc[*]}" = "0 0 0 0" ] && grep -q '^inventory: 2 hosts alike' "$TMP/alike
 	pass "topo --all, 2 hosts alike: $(cat "$TMP/alike.0.out")"
 else
 	fail "topo --all, hosts alike: statuses ${rc[*]}: $(cat "$TMP"/alike.0.* | head -5)"
+fi
+# 20 ranks, 10 a host: ranks 0-15 send rank 0 their summary in full (their
+# bindings are shown), host B's 16-19 (not its first local rank) a head of
+# hashes alone, which rank 0 matches to host B's summary (-vv says how many).
+NR=20 run4 heads --bind core -b 8 -e 8 -n 1 -w 0 --coll allreduce --algo ring -vv
+line=$(grep -o 'topology: [0-9]* ranks sent a summary in full.*' "$TMP/heads.0.err")
+if [ "${rc[*]}" = "$(printf '0 %.0s' {1..20} | sed 's/ $//')" ] &&
+	[[ "$line" =~ ^"topology: 16 ranks sent a summary in full, 4 a head alone ("[0-9]+" bytes in all), 2 hosts"$ ]] &&
+	grep -q '^# inventory: 2 hosts alike: ' "$TMP/heads.0.out" &&
+	grep -q '^# binding: rank 0 on nodeA -> core .*, rank 15 on nodeB -> .*, \.\.\. (4 more)' "$TMP/heads.0.out" &&
+	! grep -q 'WARNING' "$TMP/heads.0.out"; then
+	pass "20 ranks on 2 hosts: $line; $(grep '^# inventory' "$TMP/heads.0.out" | cut -c1-40)"
+else
+	fail "20 ranks, heads: statuses ${rc[*]}, '$line': $(grep -E '^# (inventory|binding)' "$TMP/heads.0.out" | cut -c1-200) $(head -3 "$TMP/heads.0.err")"
 fi
 xml=$(dirname "$0")/../data/topo/24em64t-2n6c2t-pci.xml
 COLLBENCH_TOPO_XML_2=$xml COLLBENCH_TOPO_XML_3=$xml TOPO_ALL=1 run4 differ

@@ -80,6 +80,34 @@ static void *rank_main(void *arg)
 			r->bad_values += all[2 * q] != q || all[2 * q + 1] != k;
 	}
 	r->gather_s = (double)(cb_now_ns() - t0) / 1e9;
+	/* Parts of their own sizes (rank q sends q + 1 bytes of value q, rank
+	 * 1 none): rank 0 gets them packed, each one's size beside. */
+	{
+		unsigned char part[8];
+		uint32_t lens[8];
+		void *got = NULL;
+		size_t nb = r->rank == 1 ? 0 : (size_t)r->rank + 1;
+		memset(part, r->rank, sizeof(part));
+		if (cb_boot_gather_root_var(b, "var", part, nb, 8, &got, lens))
+			r->errors++;
+		else if (r->rank == 0) {
+			const unsigned char *p = got;
+			for (int q = 0; q < r->world; q++) {
+				uint32_t want = q == 1 ? 0 : (uint32_t)q + 1;
+				r->bad_values += lens[q] != want;
+				for (uint32_t i = 0; i < want && lens[q] == want;
+				     i++)
+					r->bad_values += p[i] != q;
+				p += lens[q];
+			}
+			free(got);
+		}
+		/* a part over its bound: refused here, nothing sent */
+		if (r->rank == 0 &&
+		    cb_boot_gather_root_var(b, "big", part, 8, 4, &got,
+		                            lens) != CB_ERR_INVALID)
+			r->bad_values++;
+	}
 	if (cb_boot_barrier(b))
 		r->errors++;
 	/* The last rank is late to a gather to rank 0 with a deadline. */
@@ -146,11 +174,12 @@ static void test_gathers(void)
 		CHECK(r[i].bad_values == 0);
 	}
 	CHECK(r[0].have_stats);
-	/* Two gathers per round, two barriers and the partial one. */
+	/* As many as before the gather of parts of their own sizes, and one
+	 * for it. */
 	printf("gathers: %llu answers built for %d gathers, %zu keys left\n",
-	       (unsigned long long)r[0].replies, 2 * GATHERS + 2,
+	       (unsigned long long)r[0].replies, 2 * GATHERS + 3,
 	       r[0].keys_after);
-	CHECK(r[0].replies == 2 * GATHERS + 2);
+	CHECK(r[0].replies == 2 * GATHERS + 3);
 	CHECK(r[0].keys_after == 0);
 	for (int i = 0; i < W - 1; i++)
 		CHECK(r[0].present[i] == 1);
