@@ -3,8 +3,10 @@
  * tests/fuzz/fuzz_boot_client.c - a rank's client of the rendezvous
  * (core/bootstrap.c), talking to a "store" that sends the input: the
  * client joins (HELLO, then WELCOME expected), then runs the requests the
- * first byte picks - get, allgather, barrier, check for an abort - until
- * one fails.  The stream then ends, so nothing waits for a deadline.
+ * first byte picks - get, allgather (the second and fourth request: a
+ * gather to rank 0 of parts of their own sizes), barrier, check for an
+ * abort - until one fails.  The stream then ends, so nothing waits for a
+ * deadline.
  *
  * Input: one byte of requests (2 bits each, four of them), one byte for
  * the world size (1 + b % 8) and this rank, then what the store sends.
@@ -13,6 +15,7 @@
  * notice is one printable line.
  */
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -26,17 +29,33 @@
  * a few requests, far below a socket's buffer. */
 #define STREAM_MAX (96u << 10)
 
-static cb_status_t one(struct cb_boot *b, int what, int world)
+static cb_status_t one(struct cb_boot *b, int what, int world, int i)
 {
 	uint8_t val[64], mine[8] = { 1, 2, 3, 4, 5, 6, 7, 8 }, all[8 * 8];
 	size_t bytes;
 	int origin;
 
-	(void)world;
 	switch (what) {
 	case 0:
 		return cb_boot_get(b, "key", val, sizeof(val), &bytes);
 	case 1:
+		if (i % 2) { /* the second and fourth: parts of their own size */
+			uint32_t lens[8];
+			void *got = NULL;
+			size_t sum = 0;
+			cb_status_t st = cb_boot_gather_root_var(
+			        b, "every rank's fuzz", mine, 3, sizeof(mine),
+			        &got, lens);
+			for (int r = 0; !st && got && r < world; r++) {
+				FUZZ_CHECK(lens[r] <= sizeof(mine));
+				sum += lens[r];
+			}
+			/* the parts are readable where the answer says */
+			for (size_t k = 0; k < sum; k++)
+				val[k % sizeof(val)] ^= ((uint8_t *)got)[k];
+			free(got);
+			return st;
+		}
 		return cb_boot_allgather(b, "every rank's fuzz", mine,
 		                         sizeof(mine), all);
 	case 2:
@@ -69,7 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cb_fail_clear();
 	st = boot_client_on_fd(&cfg, sv[0], &b);
 	for (int i = 0; !st && i < 4; i++)
-		st = one(b, (data[0] >> (2 * i)) & 3, cfg.world);
+		st = one(b, (data[0] >> (2 * i)) & 3, cfg.world, i);
 	if (st) {
 		FUZZ_CHECK(st < 0);
 		FUZZ_CHECK(cb_fail_msg() != NULL);

@@ -182,6 +182,13 @@ def boot_client():
     write("boot_client", "junk", s)
     s = bytes([1, 1]) + welcome + gather_reply(2, [b"\0" * 7, b"\0" * 9])
     write("boot_client", "gather-sizes", s)
+    # an allgather, then a gather to rank 0 of parts of their own sizes
+    # (the second request): 3 bytes and none, then a part over its 8
+    ops = 1 | 1 << 2 | 1 << 4 | 1 << 6
+    s = bytes([ops, 1]) + welcome + gather_reply(2, [bytes(8), bytes(8)])
+    s += gather_reply(2, [b"abc", b""]) + gather_reply(2, [bytes(8), bytes(8)])
+    s += gather_reply(2, [bytes(9), b""])
+    write("boot_client", "gather-var", s)
 
 
 TCP_MAGIC = 0x43425450  # "CBTP"
