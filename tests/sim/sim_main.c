@@ -332,6 +332,17 @@ static int one_run(const struct opts *o, uint64_t seed, struct score *sc)
 			       kn[f->kind], f->a, b, f->bw, f->outside,
 			       f->tries);
 		}
+		/* and the faults it did not name */
+		static const char *const fk[] = { "slow", "lossy", "flap" };
+		for (int x = 0; x < n; x++) {
+			int k = cb_accsim_host_fault(s, x);
+			if (k >= 0 && !found[x])
+				printf("  missed: %s host %d\n",
+				       k < 3 ? fk[k] : "?", x);
+		}
+		for (int g = 0; g < nleaf; g++)
+			if (cb_accsim_uplink_bad(s, g) && !found[n + g])
+				printf("  missed: uplink %d\n", g);
 	}
 	cb_accp_free(p);
 	cb_accsim_free(s);
