@@ -102,8 +102,9 @@ def main():
         gather(s, 0, 1, info)
         # topology (topo/job.c): the machine allgather, then binding and
         # host summary gathered to rank 0 alone (so only set): rank 0's
-        # size, all zeros (another machine, no topology: nothing to
-        # compare, which is no failure)
+        # size, a full part (rank 1 is among the ranks whose binding is
+        # shown) whose head says rank 1, no topology, and zeros (another
+        # machine, no topology: nothing to compare, which is no failure)
         for seq in (1, 2):
             s.sendall(msg(GET, b"g/%d/0" % seq))
             t, _, v0 = recv_msg(s)
@@ -111,7 +112,9 @@ def main():
             if seq == 1:
                 gather(s, seq, 1, b"\0" * len(v0))
             else:
-                s.sendall(msg(SET, b"g/2/1", b"\0" * len(v0)))
+                # struct head: rank, has_topo, bound, full, 3 hashes
+                head = struct.pack("=iiiiQQQ", 1, 0, 0, 1, 0, 0, 0)
+                s.sendall(msg(SET, b"g/2/1", head + b"\0" * (len(v0) - len(head))))
         # transport addresses are published in the store ("tp/tcp/RANK")
         # and fetched when a plan first needs the peer (core/comm_conn.c)
         ls = socket.socket()
