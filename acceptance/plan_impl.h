@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * acceptance/plan_impl.h - the planner's state, shared by acceptance/plan.c
- * (the rounds) and acceptance/plan_judge.c (the judge).  Private: callers
+ * (the rounds), acceptance/plan_judge.c and acceptance/plan_leaves.c (the
+ * judge), acceptance/plan_util.c (pieces they share).  Private: callers
  * use acceptance/plan.h.
  */
 #ifndef CB_ACCEPTANCE_PLAN_IMPL_H
@@ -52,6 +53,24 @@ struct cb_accp {
 };
 
 double cb_accp_median(double *v, int n); /* sorts @v */
+
+/* A pair of the quick tier (plan_judge.c) with up to 3 measurements;
+ * its value and whether it is outside: plan_util.c. */
+struct qpair {
+	int a, b, nv, fails;
+	double v[3]; /* up to 3 measurements of it */
+};
+double cb_accp_qvalue(const struct qpair *e); /* its median; 0 none */
+/* failed, unmeasured or below the floor */
+int cb_accp_q_out(const struct cb_accp *p, const struct qpair *e);
+/* plan_leaves.c: with leaves known, the slow uplinks found and named
+ * (their hosts' named = 2; @w: @nq doubles of scratch) */
+void cb_accp_uplinks(struct cb_accp *p, const struct qpair *q, int nq,
+                     double *w);
+/* @x and @y may be measured together to judge one: not across an
+ * uplink named slow */
+int cb_accp_same_side(const struct cb_accp *p, int x, int y);
+
 /* Add pair (a, b) to the round being built for @who (-1: none). */
 void cb_accp_put(struct cb_accp *p, int a, int b, int who);
 void cb_accp_find(struct cb_accp *p, enum cb_accp_kind kind, int a, int b,

@@ -12,21 +12,6 @@
 
 #include "acceptance/plan_impl.h"
 
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-double cb_accp_median(double *v, int n)
-{
-	if (n <= 0)
-		return 0;
-	qsort(v, (size_t)n, sizeof(*v), cmp_dbl);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 void cb_accp_put(struct cb_accp *p, int a, int b, int who)
 {
 	if (a == b || p->dropped[a] || p->dropped[b])
@@ -37,11 +22,6 @@ void cb_accp_put(struct cb_accp *p, int a, int b, int who)
 }
 
 /* ---- the judge of the quick tier ---- */
-
-struct qpair {
-	int a, b, nv, fails;
-	double v[3]; /* up to 3 measurements of it */
-};
 
 static int by_pair(const void *x, const void *y)
 {
@@ -84,18 +64,6 @@ static struct qpair *quick_pairs(struct cb_accp *p, int *nq)
 	return q;
 }
 
-static double qvalue(const struct qpair *e)
-{
-	double v[3] = { e->v[0], e->v[1], e->v[2] };
-
-	return e->nv ? cb_accp_median(v, e->nv) : 0;
-}
-
-static int q_out(const struct cb_accp *p, const struct qpair *e)
-{
-	return e->fails || !e->nv || qvalue(e) < p->res.floor;
-}
-
 /* The spread of repeats and across the cluster, over the pairs neither
  * end of which is in @skip; sets sigma and the floor. */
 static void spread(struct cb_accp *p, struct qpair *q, int nq, double *w,
@@ -118,9 +86,9 @@ static void spread(struct cb_accp *p, struct qpair *q, int nq, double *w,
 	r->vary_pct = 100 * (exp(md) - 1);
 	k = 0;
 	for (int i = 0; i < nq; i++)
-		if (q[i].nv && qvalue(&q[i]) > 0 && !skip[q[i].a] &&
+		if (q[i].nv && cb_accp_qvalue(&q[i]) > 0 && !skip[q[i].a] &&
 		    !skip[q[i].b])
-			w[k++] = log(qvalue(&q[i]));
+			w[k++] = log(cb_accp_qvalue(&q[i]));
 	double mid = cb_accp_median(w, k); /* (sorts w) */
 	double q25 = k ? exp(w[(k - 1) / 4]) : r->ref;
 	/* the lower side alone: a one-sided noise (a busy core only ever
@@ -173,7 +141,7 @@ static void noise(struct cb_accp *p, struct qpair *q, int nq, double *w)
 		int j = 0;
 		for (int i = 0; i < nq; i++)
 			if (q[i].nv && (q[i].a == x || q[i].b == x))
-				w[j++] = qvalue(&q[i]);
+				w[j++] = cb_accp_qvalue(&q[i]);
 		p->qm[x] = j;
 		if (j)
 			node[nn++] = nodemed[x] = cb_accp_median(w, j);
@@ -300,159 +268,6 @@ double cb_accp_node_floor(const struct cb_accp *p, int m)
 	       fmin(p->c.tolerance, exp(-r->k * 1.25 * r->sigma1 / sqrt(m)));
 }
 
-void cb_accp_find(struct cb_accp *p, enum cb_accp_kind kind, int a, int b,
-                  double bw, int tries, int outs)
-{
-	if (p->nf == p->capf) {
-		int cap = p->capf ? 2 * p->capf : 16;
-		struct cb_accp_find *f =
-		        realloc(p->f, (size_t)cap * sizeof(*f));
-		if (!f)
-			return;
-		p->f = f;
-		p->capf = cap;
-	}
-	p->f[p->nf++] = (struct cb_accp_find){ .kind = kind,
-		                               .a = a,
-		                               .b = b,
-		                               .bw = bw,
-		                               .tries = tries,
-		                               .outside = outs,
-		                               .first_bad = -1 };
-}
-
-/* With switches known: a leaf slow to the others, normal inside.  Its
- * hosts with a partner at full rate inside the leaf (they and the leaf
- * switch are fine) are slow to such hosts of the other leaves: the
- * uplink (a leaf whose hosts are mostly bad has no such host slow
- * across; a slow host of another leaf has no such partner).  The slowest
- * such leaf first, then again without the pairs that cross an uplink
- * already named: a healthy leaf whose partners in the quick tier were half
- * behind slow uplinks was named too (3 slow uplinks in 16 leaves: a false
- * alarm in 173 of 200 simulated runs). */
-static void uplinks(struct cb_accp *p, struct qpair *q, int nq, double *w)
-{
-	const int *g = p->c.group;
-	int ng = 0;
-	unsigned char *bad, *fine;
-
-	if (!g)
-		return;
-	for (int x = 0; x < p->n; x++)
-		ng = g[x] + 1 > ng ? g[x] + 1 : ng;
-	bad = calloc((size_t)ng + (size_t)p->n, 1);
-	int *part = calloc((size_t)ng, sizeof(int));
-	double *cm = calloc((size_t)ng, sizeof(double));
-	if (!bad || !part || !cm) {
-		free(bad);
-		free(part);
-		free(cm);
-		return;
-	}
-	fine = bad + ng;
-	for (int i = 0; i < nq; i++)
-		if (g[q[i].a] == g[q[i].b] && !q_out(p, &q[i]))
-			fine[q[i].a] = fine[q[i].b] = 1;
-	for (;;) {
-		int worst = -1, wk = 0;
-		double wm = 0, wf = 0;
-		for (int l = 0; l < ng; l++) {
-			int kc = 0, ko = 0;
-			cm[l] = 0;
-			part[l] = -1;
-			if (bad[l])
-				continue;
-			for (int i = 0; i < nq; i++) {
-				int ia = g[q[i].a] == l, ib = g[q[i].b] == l;
-				int other = g[ia ? q[i].b : q[i].a];
-				if (ia == ib || !fine[q[i].a] || !fine[q[i].b] ||
-				    bad[other])
-					continue;
-				w[kc] = q[i].nv ? qvalue(&q[i]) : 0;
-				ko += w[kc++] < p->res.floor;
-				part[l] = part[l] == -1 || part[l] == other
-				                  ? other
-				                  : -2;
-			}
-			if (kc < 3)
-				continue;
-			double mc = cb_accp_median(w, kc), f = (double)ko / kc;
-			if (mc >= p->res.floor)
-				continue;
-			cm[l] = mc;
-			/* the one slow to the most of its partners: a leaf
-			 * paired with a slow uplink's is slow to that leaf
-			 * alone (by the median, noise picked either) */
-			if (worst < 0 || f > wf || (f == wf && mc < wm))
-				worst = l, wm = mc, wk = kc, wf = f;
-		}
-		if (worst < 0)
-			break;
-		/* two leaves that met only each other, both slow across:
-		 * either uplink; both are named (nothing tells them apart) */
-		int twin = part[worst] >= 0 && part[part[worst]] == worst &&
-		                           cm[part[worst]] > 0
-		                   ? part[worst]
-		                   : -1;
-		for (int t = 0; t < 2; t++) {
-			int l = t ? twin : worst;
-			if (l < 0)
-				continue;
-			bad[l] = 1;
-			cb_accp_find(p, CB_ACCP_UPLINK, l, -1, t ? cm[l] : wm,
-			             wk, wk);
-			for (int x = 0; x < p->n; x++)
-				if (g[x] == l)
-					p->named[x] = 2; /* its uplink's */
-		}
-	}
-	free(bad);
-	free(part);
-	free(cm);
-}
-
-/* A host behind an uplink named slow: its pairs across the uplink are
- * the uplink's; it is judged on those inside its leaf alone, by the same
- * rule as any host, and located against partners of its own leaf (a
- * slow cable there was missed before: the uplink explained it). */
-static void behind_leaf(struct cb_accp *p, const struct qpair *q, int nq,
-                        int *tot, int *out)
-{
-	const int *g = p->c.group;
-
-	for (int x = 0; g && x < p->n; x++) {
-		if (p->named[x] != 2)
-			continue;
-		int t = 0, o = 0, fail = 0;
-		for (int i = 0; i < nq; i++) {
-			if ((q[i].a != x && q[i].b != x) ||
-			    g[q[i].a] != g[q[i].b])
-				continue;
-			t++;
-			o += q_out(p, &q[i]);
-			fail += q[i].fails > 0;
-		}
-		tot[x] = t;
-		out[x] = o;
-		p->cleared[x] = !p->dropped[x] && !fail && t &&
-		                (!o || (t >= 3 && 2 * o < t));
-		p->suspect[x] = !p->dropped[x] && o &&
-		                (!p->cleared[x] || o >= 2);
-		p->cleared[x] &= !p->suspect[x];
-		p->need[x] = p->suspect[x] ? (fail ? 6 : 3) : 0;
-		p->res.suspect_nodes += p->suspect[x];
-	}
-}
-
-/* Whether @x and @y may be measured together to judge one of them: not
- * across an uplink named slow. */
-static int same_side(const struct cb_accp *p, int x, int y)
-{
-	const int *g = p->c.group;
-
-	return !g || (p->named[x] != 2 && p->named[y] != 2) || g[x] == g[y];
-}
-
 void cb_accp_judge_quick(struct cb_accp *p)
 {
 	int nq = 0, n = p->n;
@@ -465,25 +280,29 @@ void cb_accp_judge_quick(struct cb_accp *p)
 	if (!q || !w || !fail || !slowx)
 		goto done;
 	noise(p, q, nq, w);
-	uplinks(p, q, nq, w);
+	cb_accp_uplinks(p, q, nq, w);
 	for (int i = 0; i < nq; i++) {
-		int o = q_out(p, &q[i]);
+		int o = cb_accp_q_out(p, &q[i]);
+		int across =
+		        p->c.group && p->c.group[q[i].a] != p->c.group[q[i].b];
 		for (int s = 0; s < 2; s++) {
 			int x = s ? q[i].b : q[i].a;
+			/* a host behind an uplink named slow is judged on its
+			 * pairs inside its leaf: those across are the
+			 * uplink's (a slow host there was missed before) */
+			if (across && p->named[x] == 2)
+				continue;
 			tot[x]++;
 			out[x] += o;
 			fail[x] += q[i].fails > 0;
 		}
 		p->res.suspect_pairs += o;
 	}
-	behind_leaf(p, q, nq, tot, out);
 	for (int x = 0; x < n; x++) {
-		if (p->named[x] == 2) { /* behind_leaf judged it */
-			slowx[x] = 1; /* its pairs across are the uplink's */
-			continue;
-		}
-		/* slow to all its peers, if to none alone by that much */
-		int slow = p->nmed[x] > 0 &&
+		int behind = p->named[x] == 2;
+		/* slow to all its peers, if to none alone by that much (its
+		 * median counts pairs across: not behind a slow uplink) */
+		int slow = !behind && p->nmed[x] > 0 &&
 		           p->nmed[x] < cb_accp_node_floor(p, p->qm[x]);
 		p->cleared[x] =
 		        !p->dropped[x] && !fail[x] && tot[x] && !slow &&
@@ -491,11 +310,13 @@ void cb_accp_judge_quick(struct cb_accp *p)
 		/* two pairs outside: located even where cleared, rather
 		 * than its pairs confirmed one after the other */
 		p->suspect[x] = !p->dropped[x] && (out[x] || slow) &&
-		                !p->named[x] && (!p->cleared[x] || out[x] >= 2);
+		                p->named[x] != 1 &&
+		                (!p->cleared[x] || out[x] >= 2);
 		p->cleared[x] &= !p->suspect[x];
 		p->need[x] = p->suspect[x] ? (fail[x] ? 6 : 3) : 0;
 		p->res.suspect_nodes += p->suspect[x];
-		slowx[x] = slow || p->dropped[x];
+		/* (its pairs across are the uplink's: not in the sample) */
+		slowx[x] = slow || p->dropped[x] || behind;
 	}
 	/* for the warning: the measured floor from every node the screen
 	 * did not hold (each suspect is judged against its own, below) */
@@ -515,7 +336,7 @@ void cb_accp_judge_quick(struct cb_accp *p)
 		if (p->cleared[x])
 			p->pool[p->npool++] = x;
 	for (int i = 0; !p->npool && i < nq; i++)
-		if (!q_out(p, &q[i]))
+		if (!cb_accp_q_out(p, &q[i]))
 			p->busy[q[i].a] = p->busy[q[i].b] = 1;
 	for (int x = 0; !p->npool && x < n; x++)
 		if (p->busy[x] && !p->dropped[x])
@@ -523,14 +344,14 @@ void cb_accp_judge_quick(struct cb_accp *p)
 	/* the pairs inside: controls for the rounds to come */
 	p->good = calloc((size_t)nq + 1, sizeof(*p->good));
 	for (int i = 0; p->good && i < nq; i++)
-		if (!q_out(p, &q[i])) {
+		if (!cb_accp_q_out(p, &q[i])) {
 			p->good[p->ngood][0] = q[i].a;
 			p->good[p->ngood++][1] = q[i].b;
 		}
 	/* the suspect pairs with no suspect node: confirm later */
 	p->conf = calloc((size_t)nq + 1, sizeof(*p->conf));
 	for (int i = 0; p->conf && i < nq; i++)
-		if (q_out(p, &q[i]))
+		if (cb_accp_q_out(p, &q[i]))
 			p->conf[p->nconf++] = (struct conf){ .a = q[i].a,
 				                             .b = q[i].b,
 				                             .left = CONFS };
@@ -612,7 +433,7 @@ void cb_accp_locate_round(struct cb_accp *p)
 		for (int j = 0; j < p->npool && y < 0; j++) {
 			int c = p->pool[(j + x * 7 + p->rot) % p->npool];
 			if (c != x && !p->busy[c] && !p->dropped[c] &&
-			    !met(p, x, c) && same_side(p, x, c))
+			    !met(p, x, c) && cb_accp_same_side(p, x, c))
 				y = c;
 		}
 		if (y < 0) {
@@ -622,7 +443,8 @@ void cb_accp_locate_round(struct cb_accp *p)
 			for (int j = 0; j < p->npool && !any; j++) {
 				int c = p->pool[j];
 				any = c != x && !p->dropped[c] &&
-				      !met(p, x, c) && same_side(p, x, c);
+				      !met(p, x, c) &&
+				      cb_accp_same_side(p, x, c);
 			}
 			if (!any)
 				p->need[x] = p->lt[x];
