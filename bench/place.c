@@ -21,8 +21,7 @@ static cb_status_t gather_root(void *boot, const char *what, const void *mine,
                                size_t bytes, size_t max, void **all,
                                uint32_t *lens)
 {
-	return cb_boot_gather_root_var(boot, what, mine, bytes, max, all,
-	                               lens);
+	return cb_boot_gather_root_var(boot, what, mine, bytes, max, all, lens);
 }
 
 /* DEBUGGING (collbench(1)): a test gives rank @rank a recorded topology

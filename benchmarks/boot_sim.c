@@ -100,8 +100,8 @@ static size_t topo_part(int q, int per_host)
 }
 
 /* Rank 0: the topology parts, packed, each of its rank's size. */
-static int check_topo(const unsigned char *all, const uint32_t *lens,
-                      int world, int per_host)
+static int check_topo(const unsigned char *all, const uint32_t *lens, int world,
+                      int per_host)
 {
 	unsigned char want[TOPO];
 	int bad = 0;
@@ -149,9 +149,8 @@ static void *rank_main(void *arg)
 		return NULL;
 	}
 	r->done[0] = cb_now_ns();
-	all = malloc((size_t)r->world * JOIN > MODEL
-	                     ? (size_t)r->world * JOIN
-	                     : MODEL);
+	all = malloc((size_t)r->world * JOIN > MODEL ? (size_t)r->world * JOIN
+	                                             : MODEL);
 	if (r->rank == 0 && !(lens = calloc((size_t)r->world, sizeof(*lens)))) {
 		failed(r, "out of memory");
 		goto out;

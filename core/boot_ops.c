@@ -128,6 +128,18 @@ static cb_status_t gather_ask(struct cb_boot *b, const char *what,
 	return st;
 }
 
+/* The size of the part at *@p of an answer ending at @end, *@p moved past
+ * it; 0 when the answer ends first. */
+static int part_size(const uint8_t **p, const uint8_t *end, uint32_t *nb)
+{
+	if (end - *p < 4)
+		return 0;
+	memcpy(nb, *p, 4);
+	*nb = ntohl(*nb);
+	*p += 4;
+	return 1;
+}
+
 /* gather_ask with every part @bytes long, copied to @all in rank order. */
 static cb_status_t boot_gather(struct cb_boot *b, const char *what,
                                const void *mine, size_t bytes, void *all,
@@ -139,18 +151,15 @@ static cb_status_t boot_gather(struct cb_boot *b, const char *what,
 	uint32_t vb;
 	cb_status_t st;
 
-	if ((st = gather_ask(b, what, mine, bytes, root_only, partial_s,
-	                     idle_s, gone, &v, &vb)) ||
+	if ((st = gather_ask(b, what, mine, bytes, root_only, partial_s, idle_s,
+	                     gone, &v, &vb)) ||
 	    !v)
 		return st;
 	const uint8_t *p = v, *end = v + vb;
 	for (int r = 0; r < b->world; r++) {
 		uint32_t nb;
-		if (end - p < 4)
+		if (!part_size(&p, end, &nb))
 			goto bad;
-		memcpy(&nb, p, 4);
-		nb = ntohl(nb);
-		p += 4;
 		if (nb == 0 && bytes > 0 && gone && gone[r])
 			nb = BOOT_ABSENT;
 		if (present)
@@ -175,8 +184,8 @@ bad:
 }
 
 cb_status_t cb_boot_gather_root_var(struct cb_boot *b, const char *what,
-                                    const void *mine, size_t bytes,
-                                    size_t max, void **all, uint32_t *lens)
+                                    const void *mine, size_t bytes, size_t max,
+                                    void **all, uint32_t *lens)
 {
 	uint8_t *v, *out;
 	uint32_t vb;
@@ -197,12 +206,8 @@ cb_status_t cb_boot_gather_root_var(struct cb_boot *b, const char *what,
 	out = v;
 	for (int r = 0; r < b->world; r++) {
 		uint32_t nb;
-		if (end - p < 4)
-			goto bad;
-		memcpy(&nb, p, 4);
-		nb = ntohl(nb);
-		p += 4;
-		if (nb > max || (size_t)(end - p) < nb)
+		if (!part_size(&p, end, &nb) || nb > max ||
+		    (size_t)(end - p) < nb)
 			goto bad;
 		memmove(out, p, nb);
 		out += nb;

@@ -24,6 +24,7 @@
 #include "core/boot_wire.h"
 #include "core/log.h"
 #include "core/sock.h"
+#include "core/strbuf.h"
 
 #define RELAY_CHANS 65536 /* local clients one relay takes, in all */
 #define RELAY_CHUNK 65536 /* bytes read from a local client at once */
@@ -53,13 +54,10 @@ void boot_relay_addr(const char *token, const char *host, const char *port,
                      socklen_t *len)
 {
 	const char *part[4] = { token, host, port, hostname };
-	uint64_t h = 14695981039346656037ull;
+	uint64_t h = CB_STR_HASH0;
 
-	for (int i = 0; i < 4; i++) {
-		for (const char *s = part[i] ? part[i] : ""; *s; s++)
-			h = (h ^ (unsigned char)*s) * 1099511628211ull;
-		h = (h ^ '|') * 1099511628211ull;
-	}
+	for (int i = 0; i < 4; i++)
+		h = cb_str_hash(cb_str_hash(h, part[i] ? part[i] : ""), "|");
 	memset(sa, 0, sizeof(*sa));
 	sa->sun_family = AF_UNIX;
 	/* sun_path[0] = '\0': an abstract name, gone with its last socket */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* core/strbuf.c - clamped appends (core/strbuf.h). */
 #include <stdio.h>
+#include <string.h>
 
 #include "core/strbuf.h"
 
@@ -44,7 +45,14 @@ int cb_buf_appendf(char *buf, size_t cap, size_t *len, const char *fmt, ...)
 
 uint64_t cb_str_hash(uint64_t h, const char *s)
 {
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return cb_mem_hash(h, s, strlen(s));
+}
+
+uint64_t cb_mem_hash(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 1099511628211ull;
 	return h;
 }

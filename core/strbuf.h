@@ -30,5 +30,7 @@ int cb_buf_vappendf(char *buf, size_t cap, size_t *len, const char *fmt,
  * CB_STR_HASH0): names that stand for long identities in gathers. */
 #define CB_STR_HASH0 14695981039346656037ull
 uint64_t cb_str_hash(uint64_t h, const char *s);
+/* The same over @n bytes at @p. */
+uint64_t cb_mem_hash(uint64_t h, const void *p, size_t n);
 
 #endif

@@ -55,8 +55,8 @@ _Static_assert(sizeof(struct head) % 8 == 0 && sizeof(struct entry) % 8 == 0,
 
 /* What rank 0 got: each rank's head, and its entry where it sent one. */
 struct parts {
-	const struct head **h;   /* [world] */
-	const struct entry **e;  /* [world], NULL: a head only */
+	const struct head **h;  /* [world] */
+	const struct entry **e; /* [world], NULL: a head only */
 	int world, nhosts;
 };
 
@@ -343,11 +343,12 @@ static cb_status_t inventory(struct cb_topo_job *j, const struct parts *a)
 		               "hwloc): not compared",
 		               notopo, notopo == 1 ? "" : "s");
 	if (unsent) {
-		cb_buf_appendf(j->inventory, cap, &n,
-		               "\nWARNING: %d rank%s loaded a topology unlike "
-		               "their host's first rank's (sent as a hash only: "
-		               "not compared)",
-		               unsent, unsent == 1 ? "" : "s");
+		cb_buf_appendf(
+		        j->inventory, cap, &n,
+		        "\nWARNING: %d rank%s loaded a topology unlike "
+		        "their host's first rank's (sent as a hash only: "
+		        "not compared)",
+		        unsent, unsent == 1 ? "" : "s");
 		cb_log(CB_LOG_WARN,
 		       "inventory: %d rank%s loaded a topology unlike their "
 		       "host's first rank's",
@@ -413,15 +414,6 @@ static cb_status_t gpu_paths(struct cb_topo_job *j, const struct parts *a)
 	return CB_OK;
 }
 
-static uint64_t fnv(const void *p, size_t n)
-{
-	const unsigned char *b = p;
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 1099511628211ull;
-	return h;
-}
-
 static int cmp_u64(const void *x, const void *y)
 {
 	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
@@ -429,8 +421,8 @@ static int cmp_u64(const void *x, const void *y)
 }
 
 /* Rank 0: the packed parts of @world ranks (@lens each) read into @a. */
-static cb_status_t parts_read(const void *all, const uint32_t *lens,
-                              int world, struct parts *a)
+static cb_status_t parts_read(const void *all, const uint32_t *lens, int world,
+                              struct parts *a)
 {
 	const char *p = all;
 	uint64_t *keys = malloc((size_t)world * sizeof(*keys));
@@ -442,20 +434,31 @@ static cb_status_t parts_read(const void *all, const uint32_t *lens,
 		free(keys);
 		return cb_fail(CB_ERR_NOMEM, "out of memory");
 	}
+	int nfull = 0;
 	for (int r = 0; r < world; r++) {
 		const struct head *h = (const struct head *)p;
 		int full = lens[r] == sizeof(struct entry);
-		if ((lens[r] != sizeof(*h) && !full) || h->rank != r ||
-		    h->full != full || (r < SHOW_RANKS && !full)) {
+		const char *bad = lens[r] != sizeof(*h) && !full
+		                          ? "has a size unlike this build's"
+		                  : h->rank != r ? "names another rank"
+		                  : h->full != full
+		                          ? "has a head and size that disagree"
+		                  : r < SHOW_RANKS && !full
+		                          ? "is a head where the binding shown "
+		                            "needs it whole"
+		                          : NULL;
+		if (bad) {
 			free(keys);
-			return cb_fail(CB_ERR_PROTO,
-			               "rank %d sent a topology part of %u bytes "
-			               "unlike this build's (%zu or %zu)",
-			               r, lens[r], sizeof(struct head),
-			               sizeof(struct entry));
+			return cb_fail(
+			        CB_ERR_PROTO,
+			        "rank %d's topology part (%u bytes; this "
+			        "build's: %zu or %zu) %s",
+			        r, lens[r], sizeof(struct head),
+			        sizeof(struct entry), bad);
 		}
 		a->h[r] = h;
 		a->e[r] = full ? (const struct entry *)p : NULL;
+		nfull += full;
 		keys[r] = h->key_hash;
 		p += lens[r];
 	}
@@ -464,13 +467,10 @@ static cb_status_t parts_read(const void *all, const uint32_t *lens,
 	for (int r = 0; r < world; r++)
 		a->nhosts += !r || keys[r] != keys[r - 1];
 	free(keys);
-	int full = 0;
-	for (int r = 0; r < world; r++)
-		full += a->e[r] != NULL;
 	cb_log(CB_LOG_DEBUG,
 	       "topology: %d rank%s sent a summary in full, %d a head alone "
 	       "(%zu bytes in all), %d host%s",
-	       full, full == 1 ? "" : "s", world - full,
+	       nfull, nfull == 1 ? "" : "s", world - nfull,
 	       (size_t)(p - (const char *)all), a->nhosts,
 	       a->nhosts == 1 ? "" : "s");
 	return CB_OK;
@@ -539,9 +539,9 @@ cb_status_t cb_topo_job_setup(const struct cb_topo_job_cfg *cfg,
 	 * (a world of summaries to each of a world of ranks).  A rank whose
 	 * topology is its host leader's, shared, sends its head alone. */
 	me->h.full = rank < SHOW_RANKS || local_rank <= 0 || xml != NULL;
-	me->h.key_hash = fnv(me->key, strlen(me->key));
-	me->h.note_hash = fnv(me->note, strlen(me->note));
-	me->h.inv_hash = fnv(&me->inv, sizeof(me->inv));
+	me->h.key_hash = cb_str_hash(CB_STR_HASH0, me->key);
+	me->h.note_hash = cb_str_hash(CB_STR_HASH0, me->note);
+	me->h.inv_hash = cb_mem_hash(CB_STR_HASH0, &me->inv, sizeof(me->inv));
 	if (rank == 0 && !(lens = calloc((size_t)world, sizeof(*lens)))) {
 		st = cb_fail(CB_ERR_NOMEM, "out of memory");
 		goto out;

@@ -39,7 +39,8 @@ static cb_status_t one(struct cb_boot *b, int what, int world, int i)
 	case 0:
 		return cb_boot_get(b, "key", val, sizeof(val), &bytes);
 	case 1:
-		if (i % 2) { /* the second and fourth: parts of their own size */
+		if (i %
+		    2) { /* the second and fourth: parts of their own size */
 			uint32_t lens[8];
 			void *got = NULL;
 			size_t sum = 0;

@@ -95,8 +95,8 @@ static void *rank_main(void *arg)
 			for (int q = 0; q < r->world; q++) {
 				uint32_t want = q == 1 ? 0 : (uint32_t)q + 1;
 				r->bad_values += lens[q] != want;
-				for (uint32_t i = 0; i < want && lens[q] == want;
-				     i++)
+				for (uint32_t i = 0;
+				     i < want && lens[q] == want; i++)
 					r->bad_values += p[i] != q;
 				p += lens[q];
 			}
@@ -104,8 +104,8 @@ static void *rank_main(void *arg)
 		}
 		/* a part over its bound: refused here, nothing sent */
 		if (r->rank == 0 &&
-		    cb_boot_gather_root_var(b, "big", part, 8, 4, &got,
-		                            lens) != CB_ERR_INVALID)
+		    cb_boot_gather_root_var(b, "big", part, 8, 4, &got, lens) !=
+		            CB_ERR_INVALID)
 			r->bad_values++;
 	}
 	if (cb_boot_barrier(b))

@@ -118,9 +118,9 @@ static void check_retry(struct emu_qp *qp, int64_t now)
 			ref = qp->last_progress_ns;
 	}
 	if (now - ref > emu_qp_deadline_ns(qp)) {
-		emu_log("qp %u: retry exceeded: oldest unacked %u (%s %.3f s ago), "
-		        "sent up to %u of %u, last from the peer %.3f s ago, "
-		        "progress %.3f s ago%s",
+		emu_log("qp %u: retry exceeded: oldest unacked %u (%s %.3f s "
+		        "ago), sent up to %u of %u, last from the peer %.3f s "
+		        "ago, progress %.3f s ago%s",
 		        qp->qpx.qp_base.qp_num, qp->sq_acked,
 		        w->state == W_SENT ? "sent" : "posted",
 		        (double)(now - start) * 1e-9, qp->sq_tx, qp->sq_head,
