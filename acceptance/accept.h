@@ -40,6 +40,8 @@ struct cb_acc_opts {
 	const char *expect_file;
 	const char *baseline_file;
 	struct cb_acc_base *base; /* --baseline, read (baseline.c) */
+	const char *switches_file;
+	struct cb_acc_switches *sw; /* --switches, read (switches.c) */
 	const char *tcp_if;
 	struct cb_optset tp; /* the communicator's option view (core/env.h) */
 	int verbose, help;
@@ -159,7 +161,8 @@ void cb_acc_judge_pairs(struct cb_acc *a, enum cb_acc_stage_id stage);
 cb_status_t cb_acc_planned(struct cb_acc_ctx *x, int serial);
 /* The pairs the plan's verdict @r measured again for a suspect, marked in
  * the record: suspect, and cleared where no finding of @r named them in
- * the end; @map the planner's nodes to the record's. */
+ * the end (a node, path, or uplink or group it crosses); @map the
+ * planner's nodes to the record's. */
 struct cb_accp_result;
 void cb_acc_mark_suspects(struct cb_acc *a, const struct cb_accp_result *r,
                           const int *map);
@@ -317,6 +320,8 @@ int cb_acc_outputs(const struct cb_acc_opts *o, struct cb_acc *a);
 
 /* CB_ERR_USAGE, recorded, for a bad value; o->help for -h. */
 cb_status_t cb_acc_parse(int argc, char **argv, struct cb_acc_opts *o);
+/* What cb_acc_parse read (the baseline, the switches). */
+void cb_acc_opts_free(struct cb_acc_opts *o);
 /* The text of an expectations file (--expect; @name for messages): lines
  * "bw_gbps = X" and "lat_us = Y", '#' comments, each key once, or
  * "bw_gbps[1M-16M] = X": for pairs measured at a size in that band (the
@@ -325,6 +330,27 @@ cb_status_t cb_acc_parse(int argc, char **argv, struct cb_acc_opts *o);
  * the line (CB_ERR_USAGE). */
 cb_status_t cb_acc_expect_parse(const char *text, size_t len, const char *name,
                                 struct cb_acc_settings *s);
+/* --switches FILE (switches.c): each host's leaf switch, as "HOST LEAF"
+ * lines or Slurm's topology.conf ("SwitchName=S Nodes=node[01-16]").  A
+ * file that is not one: one line naming its line (CB_ERR_USAGE). */
+struct cb_acc_switches;
+cb_status_t cb_acc_switches_parse(const char *text, size_t len,
+                                  const char *name,
+                                  struct cb_acc_switches **out);
+cb_status_t cb_acc_switches_load(const char *path,
+                                 struct cb_acc_switches **out);
+void cb_acc_switches_free(struct cb_acc_switches *s);
+/* The leaf switch of @host (its index into *@leaf), or NULL: not named. */
+const char *cb_acc_switches_leaf(const struct cb_acc_switches *s,
+                                 const char *host, int *leaf);
+/* Hosts named (entries, sorted by name), and leaves (*@nleaf). */
+int cb_acc_switches_count(const struct cb_acc_switches *s, int *nleaf);
+const char *cb_acc_switches_host(const struct cb_acc_switches *s, int i,
+                                 int *leaf);
+/* Each of @a's hosts its leaf (hosts[].leaf, .sw; a->nleaves), or one
+ * line naming a host the file does not (CB_ERR_USAGE). */
+cb_status_t cb_acc_switches_apply(const struct cb_acc_switches *s,
+                                  struct cb_acc *a);
 /* Read --expect @path into @s (expect.c). */
 cb_status_t cb_acc_expect_file(const char *path, struct cb_acc_settings *s);
 /* A number in @lo..@hi ("90%" is 0.9 where @pct); GB/s ("100Gb/s",

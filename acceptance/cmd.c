@@ -543,6 +543,7 @@ static int acc_rank(void *arg, const struct cb_cli_rank *r)
 	struct cb_results_meta meta;
 	struct cb_run_info ri;
 	struct cb_acc_base *base = o->base, *own = NULL; /* --baseline */
+	struct cb_acc_switches *sw = o->sw, *own_sw = NULL; /* --switches */
 	double t0 = now_s();
 	cb_status_t st;
 	int rc = 0;
@@ -561,8 +562,13 @@ static int acc_rank(void *arg, const struct cb_cli_rank *r)
 	    (st = cb_acc_base_load(o->baseline_file, &own)))
 		goto fail;
 	base = base ? base : own;
+	if (c->rank == 0 && o->switches_file && !sw &&
+	    (st = cb_acc_switches_load(o->switches_file, &own_sw)))
+		goto fail;
+	sw = sw ? sw : own_sw;
 	if ((st = setup_nodes(c, o, &a)) ||
-	    (base && (st = cb_acc_base_check(base, &a))))
+	    (base && (st = cb_acc_base_check(base, &a))) ||
+	    (c->rank == 0 && sw && (st = cb_acc_switches_apply(sw, &a))))
 		goto fail;
 	if (a.nnodes < 2) {
 		st = cb_fail(
@@ -671,6 +677,7 @@ out:
 	free(R.x.gone);
 	cb_acc_free(&a);
 	cb_acc_base_free(own);
+	cb_acc_switches_free(own_sw);
 	return rc;
 }
 
@@ -682,12 +689,12 @@ int cb_acceptance_cmd(int argc, char **argv)
 
 	if (!st && o.help) {
 		cb_acc_usage();
-		cb_acc_base_free(o.base);
+		cb_acc_opts_free(&o);
 		return 0;
 	}
 	if (st) {
 		cb_cli_say("acceptance", st);
-		cb_acc_base_free(o.base);
+		cb_acc_opts_free(&o);
 		return cb_acc_exit(st);
 	}
 	cb_log_level = CB_LOG_WARN + o.verbose;
@@ -699,7 +706,7 @@ int cb_acceptance_cmd(int argc, char **argv)
 			        "collbench acceptance: transport %s is not "
 			        "available here: %s\n",
 			        o.transport, e.why);
-			cb_acc_base_free(o.base);
+			cb_acc_opts_free(&o);
 			return CB_ACC_EXIT_UNAVAIL;
 		}
 	}
@@ -712,6 +719,6 @@ int cb_acceptance_cmd(int argc, char **argv)
 		cb_cli_say("acceptance", st);
 		rc = cb_acc_exit(st);
 	}
-	cb_acc_base_free(o.base);
+	cb_acc_opts_free(&o);
 	return rc;
 }

@@ -23,6 +23,7 @@
 #include "acceptance/accept.h"
 #include "acceptance/plan.h"
 #include "core/mem.h"
+#include "core/strbuf.h"
 
 static const char *label(const struct cb_acc *a, int x, char *buf, size_t n)
 {
@@ -65,11 +66,119 @@ static void record(struct cb_acc *a, const struct cb_acc_pair *m)
 	p->first_lat_us = flat;
 }
 
+/* The hosts of planner group @g (r->group): their names into @buf (8 at
+ * most), each marked @mark in fgroup where @mark > 0; the first into
+ * *@first; how many. */
+static int group_hosts(struct cb_acc *a, const struct cb_accp_result *r,
+                       int g, const int *map, int n, char *buf, size_t cap,
+                       int *first, int mark)
+{
+	size_t len = 0;
+	int nh = 0;
+
+	buf[0] = '\0';
+	*first = -1;
+	for (int h = 0; h < a->nhosts; h++) {
+		int in = 0;
+		for (int j = 0; !in && j < n; j++)
+			in = r->group[j] == g && a->nodes[map[j]].host == h;
+		if (!in)
+			continue;
+		if (*first < 0)
+			*first = h;
+		if (mark > 0)
+			a->hosts[h].fgroup = mark;
+		if (nh++ < 8)
+			cb_buf_appendf(buf, cap, &len, "%s%s", nh > 1 ? ", " : "",
+			               a->hosts[h].name);
+	}
+	if (nh > 8)
+		cb_buf_appendf(buf, cap, &len, " and %d more", nh - 8);
+	return nh;
+}
+
+/* A leaf switch slow to the others (--switches): its hosts, named
+ * together, and none of them alone. */
+static void uplink_line(struct cb_acc *a, const struct cb_accp_result *r,
+                        const struct cb_accp_find *f, const int *map, int n)
+{
+	char hosts[400];
+	int first;
+
+	group_hosts(a, r, f->a, map, n, hosts, sizeof(hosts), &first, 0);
+	const char *sw = first >= 0 ? a->hosts[first].sw : "?";
+	cb_acc_find(a, CB_ACC_PAIRWISE, "uplink", first, -1,
+	            "leaf switch %s (hosts %s): bandwidth %.3g GB/s to hosts "
+	            "of other leaves, %.0f%% of the median %.3g GB/s, in %d "
+	            "measurements between hosts that are normal inside their "
+	            "leaves: the uplink of %s (its cables, ports or links to "
+	            "the spine)",
+	            sw, hosts, f->bw, r->ref > 0 ? 100 * f->bw / r->ref : 0,
+	            r->ref, f->tries, sw);
+}
+
+/* No switches given, and the pairs split the hosts into groups normal
+ * inside and slow between (r->group_inferred): the groups named, not
+ * each host; two groups (each slow to the other) in one line. */
+static void group_lines(struct cb_acc *a, const struct cb_accp_result *r,
+                        const int *map, int n)
+{
+	const struct cb_accp_find *g[2];
+	int k = 0, ng = 0;
+
+	for (int i = 0; i < r->nfinds; i++)
+		if (r->finds[i].kind == CB_ACCP_UPLINK && k < 2)
+			g[k++] = &r->finds[i];
+	for (int j = 0; j < n; j++)
+		ng = r->group[j] + 1 > ng ? r->group[j] + 1 : ng;
+	if (k == 2 && ng == 2) {
+		char ha[400], hb[400];
+		int fa, fb, mark = 1 + 2 * a->nfindings;
+		int na = group_hosts(a, r, g[0]->a, map, n, ha, sizeof(ha), &fa,
+		                     mark);
+		int nb = group_hosts(a, r, g[1]->a, map, n, hb, sizeof(hb), &fb,
+		                     mark + 1);
+		int s = nb < na; /* the smaller group first */
+		double bw = fmin(g[0]->bw, g[1]->bw);
+		cb_acc_find(a, CB_ACC_PAIRWISE, "group", s ? fb : fa,
+		            s ? fa : fb,
+		            "hosts %s to hosts %s: bandwidth %.3g GB/s, %.0f%% "
+		            "of the median %.3g GB/s, normal within each group: "
+		            "a switch or uplink between them, or the NICs of the "
+		            "%d host%s first named (--switches FILE tells a leaf's "
+		            "uplink from its hosts)",
+		            s ? hb : ha, s ? ha : hb, bw,
+		            r->ref > 0 ? 100 * bw / r->ref : 0, r->ref,
+		            s ? nb : na, (s ? nb : na) == 1 ? "" : "s");
+		return;
+	}
+	for (int i = 0; i < k; i++) {
+		char hs[400];
+		int f, mark = 1 + 2 * a->nfindings;
+		int nh = group_hosts(a, r, g[i]->a, map, n, hs, sizeof(hs), &f,
+		                     mark);
+		cb_acc_find(a, CB_ACC_PAIRWISE, "group", f, -1,
+		            "hosts %s: bandwidth %.3g GB/s to the other hosts, "
+		            "%.0f%% of the median %.3g GB/s, in %d measurements, "
+		            "normal to each other: the switch or uplink they "
+		            "share, or each one's NIC (%d hosts; --switches FILE "
+		            "tells a leaf's uplink from its hosts)",
+		            hs, g[i]->bw,
+		            r->ref > 0 ? 100 * g[i]->bw / r->ref : 0, r->ref,
+		            g[i]->tries, nh);
+	}
+}
+
 static void find_line(struct cb_acc *a, const struct cb_accp_result *r,
-                      const struct cb_accp_find *g, const int *map)
+                      const struct cb_accp_find *g, const int *map, int n)
 {
 	/* the planner's nodes (a rail's hosts with --rails) to the record's */
 	struct cb_accp_find m = *g, *f = &m;
+	if (g->kind == CB_ACCP_UPLINK) { /* a is a leaf, not a node */
+		if (!r->group_inferred)
+			uplink_line(a, r, g, map, n);
+		return; /* (else group_lines) */
+	}
 	m.a = map[g->a];
 	m.b = g->b >= 0 ? map[g->b] : -1;
 	const char *what = a->set.rails ? "node" : "host";
@@ -146,7 +255,7 @@ static void find_line(struct cb_acc *a, const struct cb_accp_result *r,
 		            what, label(a, f->a, la, sizeof(la)),
 		            f->first_bad + 1, f->tries);
 		break;
-	case CB_ACCP_UPLINK: /* (no switches known here) */
+	case CB_ACCP_UPLINK: /* (above) */
 		break;
 	}
 }
@@ -179,13 +288,18 @@ static void judge_rest(struct cb_acc *a)
 }
 
 /* Did a finding of @r name the pair of planner nodes @x, @y (an end of
- * it as a node, or the pair as a path)? */
+ * it as a node, the pair as a path, or an uplink it crosses)? */
 static int named(const struct cb_accp_result *r, int x, int y)
 {
+	const int *group = r->group;
+
 	for (int i = 0; i < r->nfinds; i++) {
 		const struct cb_accp_find *f = &r->finds[i];
-		if (f->kind == CB_ACCP_UPLINK)
-			continue; /* no switches known here */
+		if (f->kind == CB_ACCP_UPLINK) {
+			if (group && (group[x] == f->a) != (group[y] == f->a))
+				return 1;
+			continue;
+		}
 		if (f->kind == CB_ACCP_PATH ? (f->a == x && f->b == y) ||
 		                                      (f->a == y && f->b == x)
 		                            : f->a == x || f->a == y)
@@ -217,9 +331,9 @@ void cb_acc_mark_suspects(struct cb_acc *a, const struct cb_accp_result *r,
 	}
 }
 
-/* Rail @rail's verdict (of @nrails) into the record; @map its nodes. */
+/* Rail @rail's verdict (of @nrails) into the record; @map its @n nodes. */
 static void verdict(struct cb_acc *a, struct cb_accp *P, const int *map,
-                    int rail, int nrails)
+                    int n, int rail, int nrails)
 {
 	const struct cb_accp_result *r = cb_accp_verdict(P);
 
@@ -256,7 +370,9 @@ static void verdict(struct cb_acc *a, struct cb_accp *P, const int *map,
 		p->pairs += r->pairs[s];
 	}
 	for (int i = 0; i < r->nfinds; i++)
-		find_line(a, r, &r->finds[i], map);
+		find_line(a, r, &r->finds[i], map, n);
+	if (r->group_inferred)
+		group_lines(a, r, map, n);
 	cb_acc_mark_suspects(a, r, map);
 	if (!r->warn)
 		return;
@@ -304,6 +420,7 @@ static cb_status_t share(struct cb_acc_ctx *x, int32_t *msg, int cap,
 struct rails {
 	int n, per;         /* rails; nodes in each */
 	int *map;           /* [rail * per + i]: the record's node */
+	int *group;         /* [rail * per + i]: its leaf; NULL unknown */
 	struct cb_accp **P; /* rank 0 */
 	int *done, *at;     /* a rail's plan is over; its pairs in the round */
 	int *cnt;
@@ -313,7 +430,7 @@ static void rails_free(struct rails *R)
 {
 	for (int i = 0; R->P && i < R->n; i++)
 		cb_accp_free(R->P[i]);
-	cb_free_all(R->P, R->map, R->done, R->at, R->cnt);
+	cb_free_all(R->P, R->map, R->group, R->done, R->at, R->cnt);
 }
 
 static cb_status_t rails_new(struct cb_acc_ctx *x, struct rails *R)
@@ -337,9 +454,18 @@ static cb_status_t rails_new(struct cb_acc_ctx *x, struct rails *R)
 		else
 			R->map[a->nodes[i].local * R->per + a->nodes[i].host] =
 			        i;
+	if (x->c->rank == 0 && a->nleaves > 0) {
+		if (!(R->group = calloc((size_t)a->nnodes, sizeof(int))))
+			return cb_fail(CB_ERR_NOMEM, "out of memory");
+		for (int i = 0; i < a->nnodes; i++)
+			R->group[i] = a->hosts[a->nodes[R->map[i]].host].leaf;
+	}
 	for (int r = 0; x->c->rank == 0 && r < rails; r++) {
-		struct cb_accp_cfg cfg = { .n = R->per,
-			                   .tolerance = a->set.bw_tolerance };
+		struct cb_accp_cfg cfg = {
+			.n = R->per,
+			.group = R->group ? R->group + r * R->per : NULL,
+			.tolerance = a->set.bw_tolerance
+		};
 		if (!(R->P[r] = cb_accp_new(&cfg)))
 			return cb_fail(CB_ERR_NOMEM, "out of memory");
 	}
@@ -443,7 +569,7 @@ cb_status_t cb_acc_planned(struct cb_acc_ctx *x, int serial)
 	if (!st && x->c->rank == 0) {
 		a->suspects = 0;
 		for (int r = 0; r < R.n; r++)
-			verdict(a, R.P[r], R.map + r * R.per, r, R.n);
+			verdict(a, R.P[r], R.map + r * R.per, R.per, r, R.n);
 		judge_rest(a);
 	}
 	rails_free(&R);

@@ -53,6 +53,10 @@ void cb_acc_usage(void)
 	       "dropped fails\n"
 	       "  --baseline-tolerance F  ... beyond F (default 0.05; 5%% "
 	       "too)\n"
+	       "  --switches FILE     each host's leaf switch ('HOST LEAF' "
+	       "lines or Slurm's\n"
+	       "                      topology.conf): a slow uplink is named, "
+	       "not its hosts\n"
 	       "  --window T          burn: judge the slowest pair of every "
 	       "window of T\n"
 	       "  --bw-bytes N        the large message (default 1M; windows "
@@ -291,6 +295,7 @@ static void rows_of(struct cb_acc_opts *o, struct cb_optrow *t, int *n)
 		{ "format", .id = O_FORMAT },
 		{ "stages", .id = O_STAGES },
 		{ "baseline", 0, CB_OPT_STR, .str = &o->baseline_file },
+		{ "switches", 0, CB_OPT_STR, .str = &o->switches_file },
 		{ "baseline-tolerance", 0, K_NUM, .num = &s->baseline_tolerance,
 		  .lo = 0, .hi = 0.99, .pct = 1 },
 		{ "window", 0, K_DUR, .num = &s->window_s },
@@ -303,6 +308,14 @@ static void rows_of(struct cb_acc_opts *o, struct cb_optrow *t, int *n)
 	               "MAX_ROWS holds every row");
 	*n = (int)(sizeof(rows) / sizeof(rows[0]));
 	memcpy(t, rows, sizeof(rows));
+}
+
+void cb_acc_opts_free(struct cb_acc_opts *o)
+{
+	cb_acc_base_free(o->base);
+	cb_acc_switches_free(o->sw);
+	o->base = NULL;
+	o->sw = NULL;
 }
 
 cb_status_t cb_acc_parse(int argc, char **argv, struct cb_acc_opts *o)
@@ -349,6 +362,8 @@ cb_status_t cb_acc_parse(int argc, char **argv, struct cb_acc_opts *o)
 	 * a file only rank 0's host has is read there (cmd.c). */
 	if (!st && o->baseline_file && !access(o->baseline_file, R_OK))
 		st = cb_acc_base_load(o->baseline_file, &o->base);
+	if (!st && o->switches_file && !access(o->switches_file, R_OK))
+		st = cb_acc_switches_load(o->switches_file, &o->sw);
 	if (!st)
 		st = cb_optset_env(&o->tp);
 	/* stdout first, then the files */

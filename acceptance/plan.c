@@ -32,7 +32,10 @@
  * A node whose pairs failed with two different partners and worked again
  * is flapping; one whose every measurement failed from some round on is
  * dead.  With switches known, a leaf whose pairs to other leaves are
- * outside while those inside it are not is its uplink.
+ * outside while those inside it are not is its uplink.  Without, where
+ * every pair measured splits the nodes into groups (2 nodes or more
+ * each) normal within and outside between, the groups are judged as
+ * such leaves: named together, not each host.
  */
 #include "acceptance/plan_impl.h"
 
@@ -139,7 +142,7 @@ void cb_accp_free(struct cb_accp *p)
 		return;
 	cb_free_all(p->order, p->batch, p->first, p->who, p->m, p->f,
 	            p->dropped, p->need, p->used, p->lv, p->pool, p->conf,
-	            p->redo, p->good, p);
+	            p->redo, p->good, p->igroup, p);
 }
 
 void cb_accp_drop(struct cb_accp *p, int x)
@@ -416,6 +419,7 @@ const struct cb_accp_result *cb_accp_verdict(struct cb_accp *p)
 {
 	p->res.finds = p->f;
 	p->res.nfinds = p->nf;
+	p->res.group = p->c.group;
 	p->res.meas = p->m;
 	p->res.nmeas = p->nm;
 	return &p->res;

@@ -103,6 +103,13 @@ struct cb_accp_result {
 	int ctrl_pairs;  /* control pairs measured beside locate/confirm */
 	const struct cb_accp_find *finds;
 	int nfinds;
+	/* The leaves UPLINK finds name: cb_accp_cfg.group, or where none
+	 * was given and the quick tier's pairs split the nodes into groups
+	 * normal within and slow between, those (group_inferred 1; an UPLINK
+	 * is then such a group, slow to the others: its switch, its uplink
+	 * or each host).  NULL: none. */
+	const int *group;
+	int group_inferred;
 	const struct cb_accp_meas *meas; /* everything measured, in order */
 	int nmeas;
 };

@@ -49,6 +49,7 @@ struct cb_accp {
 	int nconf;
 	int *redo, nredo, iredo, redo_pass; /* busy quick rounds to redo */
 	int (*good)[2], ngood;              /* quick pairs inside: controls */
+	int *igroup; /* no switches given: groups the pairs showed, or NULL */
 	struct cb_accp_result res;
 };
 
@@ -67,6 +68,10 @@ int cb_accp_q_out(const struct cb_accp *p, const struct qpair *e);
  * (their hosts' named = 2; @w: @nq doubles of scratch) */
 void cb_accp_uplinks(struct cb_accp *p, const struct qpair *q, int nq,
                      double *w);
+/* No switches given: where every quick pair splits the nodes into
+ * groups of 2 or more, normal inside and outside between, those are the
+ * leaves (p->igroup, p->c.group; res.group_inferred). */
+void cb_accp_infer_groups(struct cb_accp *p, const struct qpair *q, int nq);
 /* @x and @y may be measured together to judge one: not across an
  * uplink named slow */
 int cb_accp_same_side(const struct cb_accp *p, int x, int y);

@@ -280,6 +280,7 @@ void cb_accp_judge_quick(struct cb_accp *p)
 	if (!q || !w || !fail || !slowx)
 		goto done;
 	noise(p, q, nq, w);
+	cb_accp_infer_groups(p, q, nq);
 	cb_accp_uplinks(p, q, nq, w);
 	for (int i = 0; i < nq; i++) {
 		int o = cb_accp_q_out(p, &q[i]);

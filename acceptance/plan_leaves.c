@@ -6,6 +6,7 @@
  * together to judge one of them.  Pure code.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "acceptance/plan_impl.h"
 
@@ -108,4 +109,69 @@ int cb_accp_same_side(const struct cb_accp *p, int x, int y)
 	const int *g = p->c.group;
 
 	return !g || (p->named[x] != 2 && p->named[y] != 2) || g[x] == g[y];
+}
+
+static int root(int *u, int x)
+{
+	while (u[x] != x)
+		x = u[x] = u[u[x]];
+	return x;
+}
+
+/* (plan_impl.h) The components of the pairs inside the noise, where
+ * every pair between two of them is outside, each has 2 nodes or more
+ * and 3 pairs to the others: a group slow to the rest that is normal
+ * inside is no host's fault alone (a slow host's pair with another slow
+ * host is outside too, so two slow hosts are not such a group). */
+void cb_accp_infer_groups(struct cb_accp *p, const struct qpair *q, int nq)
+{
+	int n = p->n, ng = 0, ok = 1;
+	int *u = malloc(3 * (size_t)n * sizeof(int)), *size = u + n,
+	    *cross = u + 2 * n;
+
+	if (p->c.group || !u) {
+		free(u);
+		return;
+	}
+	for (int x = 0; x < n; x++)
+		u[x] = x, size[x] = cross[x] = 0;
+	for (int i = 0; i < nq; i++)
+		if (!cb_accp_q_out(p, &q[i]))
+			u[root(u, q[i].a)] = root(u, q[i].b);
+	for (int x = 0; x < n; x++)
+		size[root(u, x)] += !p->dropped[x];
+	for (int i = 0; ok && i < nq; i++) {
+		int ra = root(u, q[i].a), rb = root(u, q[i].b);
+		if (ra == rb)
+			continue;
+		ok = cb_accp_q_out(p, &q[i]) && !q[i].fails;
+		cross[ra]++;
+		cross[rb]++;
+	}
+	for (int x = 0; ok && x < n; x++) {
+		if (root(u, x) != x || !size[x])
+			continue; /* (a node dropped: its pairs failed) */
+		ok = size[x] >= 2 && cross[x] >= 3;
+		ng++;
+	}
+	if (!ok || ng < 2) {
+		free(u);
+		return;
+	}
+	/* the groups numbered 0.. in node order, into u[0..n) */
+	int *id = size; /* (reused: root -> group + 1) */
+	for (int x = 0; x < n; x++)
+		id[x] = 0;
+	ng = 0;
+	for (int x = 0; x < n; x++) {
+		int r = root(u, x);
+		if (!id[r])
+			id[r] = ++ng;
+	}
+	for (int x = 0; x < n; x++)
+		cross[x] = id[root(u, x)] - 1;
+	memmove(u, cross, (size_t)n * sizeof(int));
+	p->igroup = u;
+	p->c.group = u;
+	p->res.group_inferred = 1;
 }

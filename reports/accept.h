@@ -63,6 +63,13 @@ struct cb_acc_host {
 	uint64_t after[CB_NIC_MAX][CB_NIC_COUNTERS]; /* at the end (burn) */
 	int have_after;
 	char differs[512]; /* what is unlike the other hosts; "" alike */
+	/* Its leaf switch (--switches): its name, and its index among the
+	 * job's leaves (valid where the record's nleaves > 0). */
+	char sw[32];
+	int leaf;
+	/* Without switches: 1 + the group of hosts (normal inside, slow to
+	 * the others) a "group" finding of the pairwise judge names; 0 none */
+	int fgroup;
 	/* Its retransmission and link counters (topo/hostctr.h): as first
 	 * read (inventory), as last read, and what moved during each stage
 	 * (have 0: none read). */
@@ -211,6 +218,7 @@ struct cb_acc {
 	int ranks;
 	struct cb_acc_host *hosts;
 	int nhosts;
+	int nleaves; /* leaf switches of the hosts (--switches); 0 unknown */
 	struct cb_acc_node *nodes;
 	int nnodes;
 	struct cb_acc_pair *pairs;

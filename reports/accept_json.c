@@ -223,14 +223,26 @@ static json_object *findings_json(const struct cb_acc *a)
 		add(w, "stage",
 		    json_object_new_string(cb_acc_stage_name(k->stage)));
 		add(w, "kind", json_object_new_string(k->kind));
-		if (k->ha >= 0)
+		/* an uplink: every host behind its leaf switch; a group
+		 * the judge found: every host of it (of both, with hb) */
+		int up = !strcmp(k->kind, "uplink"), fg = 0;
+		fg = !up && !strcmp(k->kind, "group") && k->ha >= 0 &&
+		     a->hosts[k->ha].fgroup > 0;
+		for (int e = 0; e < 2; e++) {
+			int x = e ? k->hb : k->ha;
+			if (x < 0)
+				continue;
 			json_object_array_add(
-			        hs,
-			        json_object_new_string(a->hosts[k->ha].name));
-		if (k->hb >= 0)
-			json_object_array_add(
-			        hs,
-			        json_object_new_string(a->hosts[k->hb].name));
+			        hs, json_object_new_string(a->hosts[x].name));
+			for (int h = 0; (up || fg) && h < a->nhosts; h++)
+				if (h != x &&
+				    (up ? a->hosts[h].leaf == a->hosts[x].leaf
+				        : a->hosts[h].fgroup ==
+				                  a->hosts[x].fgroup))
+					json_object_array_add(
+					        hs, json_object_new_string(
+					                    a->hosts[h].name));
+		}
 		add(w, "hosts", hs);
 		add(w, "line", json_object_new_string(k->line));
 		add(w, "state", json_object_new_string("FAIL"));
@@ -333,6 +345,7 @@ static json_object *acc_json(const struct cb_acc *a)
 			                    rd ? rd->counter_names : NULL));
 		add(w, "nics", n);
 		add(w, "differs", str(ho->differs));
+		add(w, "switch", a->nleaves > 0 ? str(ho->sw) : NULL);
 		if (ho->cpu_gbps > 0) {
 			json_object *cpu = json_object_new_object();
 			add(cpu, "copy_gbps", num(ho->cpu_gbps));

@@ -233,9 +233,44 @@ static int parse(int argc, char **argv, struct opts *o)
 
 /* Did finding @f name a fault (1), something near one (2), or a good
  * part of the fabric (0)? */
-static int judge_find(const struct cb_accsim *s, const struct cb_accp_find *f,
-                      unsigned char *found, int n)
+/* A group the judge found without switches (r->group_inferred): the bad
+ * leaf whose hosts it is exactly, or -1. */
+static int group_leaf(const struct cb_accsim *s, const struct cb_accp_result *r,
+                      int g, int n)
 {
+	int leaf = -2;
+
+	for (int x = 0; x < n; x++)
+		if (r->group[x] == g)
+			leaf = leaf == -2 || leaf == cb_accsim_leaf_of(s, x)
+			               ? cb_accsim_leaf_of(s, x)
+			               : -1;
+	if (leaf < 0 || !cb_accsim_uplink_bad(s, leaf))
+		return -1;
+	for (int x = 0; x < n; x++)
+		if (cb_accsim_leaf_of(s, x) == leaf && r->group[x] != g)
+			return -1;
+	return leaf;
+}
+
+static int judge_find(const struct cb_accsim *s, const struct cb_accp_result *r,
+                      const struct cb_accp_find *f, unsigned char *found, int n)
+{
+	if (f->kind == CB_ACCP_UPLINK && r->group_inferred) {
+		/* a group slow to the rest: a bad leaf's hosts exactly;
+		 * of two such groups, the other is the rest of the fabric
+		 * (the finding names the two together: near, not false) */
+		int l = group_leaf(s, r, f->a, n), other = 0;
+		if (l >= 0) {
+			found[n + l] = 1;
+			return 1;
+		}
+		for (int i = 0; i < r->nfinds; i++)
+			other |= r->finds[i].kind == CB_ACCP_UPLINK &&
+			         r->finds[i].a != f->a &&
+			         group_leaf(s, r, r->finds[i].a, n) >= 0;
+		return other ? 2 : 0;
+	}
 	if (f->kind == CB_ACCP_UPLINK) {
 		if (!cb_accsim_uplink_bad(s, f->a))
 			return 0;
@@ -294,7 +329,7 @@ static int one_run(const struct opts *o, uint64_t seed, struct score *sc)
 	for (int k = 0; k < SIM_NKINDS; k++)
 		sc->faults += o->sim.faults[k];
 	for (int i = 0; i < r->nfinds; i++) {
-		int v = judge_find(s, &r->finds[i], found, n);
+		int v = judge_find(s, r, &r->finds[i], found, n);
 		sc->false_alarms += v == 0;
 		sc->imprecise += v == 2;
 	}
