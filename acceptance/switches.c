@@ -90,6 +90,8 @@ static cb_status_t add_host(struct parse *p, const char *name, size_t len,
 		           len ? "a host name over 63 characters"
 		               : "an empty host name in",
 		           name, len);
+	if (memchr(name, '=', len) || memchr(name, '\\', len))
+		return bad(p, "a host name with '=' or '\\' in", name, len);
 	if (s->n >= SW_HOSTS_MAX)
 		return bad(p, "more than 1048576 hosts in all at", name, len);
 	if (s->n == s->cap) {
@@ -249,6 +251,8 @@ static cb_status_t slurm_line(struct parse *p, const char **w, const size_t *wl,
 			           "Switches or LinkSpeed",
 			           w[i], wl[i]);
 	}
+	if (name && memchr(name, '\\', nname))
+		return bad(p, "a switch name with '\\' in", name, nname);
 	if (!name || !nname || nname >= SW_LEAF)
 		return bad(p,
 		           "no SwitchName (of 1-31 characters) on the line of",
@@ -280,6 +284,8 @@ static cb_status_t one_line(struct parse *p, const char *l, size_t len)
 		           w[0], (size_t)(l + len - w[0]));
 	if (wl[1] >= SW_LEAF)
 		return bad(p, "a switch name over 31 characters", w[1], wl[1]);
+	if (memchr(w[1], '\\', wl[1]))
+		return bad(p, "a switch name with '\\' in", w[1], wl[1]);
 	int leaf = leaf_of(p, w[1], wl[1]);
 	return leaf < 0 ? cb_fail(CB_ERR_NOMEM, "out of memory")
 	                : add_host(p, w[0], wl[0], leaf);
@@ -301,7 +307,7 @@ cb_status_t cb_acc_switches_parse(const char *text, size_t len,
 	char *joined = malloc(len + 1);
 	cb_status_t st = CB_OK;
 	size_t jl = 0;
-	int first = 1;
+	int first = 1, phys = 0;
 
 	*out = NULL;
 	p.s = calloc(1, sizeof(*p.s));
@@ -318,8 +324,9 @@ cb_status_t cb_acc_switches_parse(const char *text, size_t len,
 	for (size_t i = 0; !st && i < len;) {
 		const char *nl = memchr(text + i, '\n', len - i);
 		size_t e = nl ? (size_t)(nl - text) : len, l = e - i;
+		phys++;
 		if (first)
-			p.line++, first = 0; /* the line a joined one starts */
+			p.line = phys, first = 0; /* where a joined one starts */
 		if (l && text[i + l - 1] == '\r')
 			l--;
 		memcpy(joined + jl, text + i, l);
@@ -327,7 +334,6 @@ cb_status_t cb_acc_switches_parse(const char *text, size_t len,
 		i = e + 1;
 		if (jl && joined[jl - 1] == '\\' && i < len) {
 			joined[jl - 1] = ' ';
-			p.line++;
 			continue;
 		}
 		st = one_line(&p, joined, jl);

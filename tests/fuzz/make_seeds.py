@@ -312,6 +312,23 @@ def accept_expect():
         write("accept_expect", name, text.encode())
 
 
+def accept_switches():
+    for name, text in {
+        "lines": "# host leaf\nnode1 leafA\nnode2 leafA\r\nnode3 leafB\n",
+        "slurm": "SwitchName=s1 Nodes=n[01-04,9],login LinkSpeed=1\n"
+                 "SwitchName=s2 Nodes=r[1-2]c[1-3]\n"
+                 "SwitchName=top Switches=s[1-2]\n",
+        "continued": "SwitchName=s1 \\\n  Nodes=a[1-3]\n",
+        "two-leaves": "a x\na y\n",
+        "bad-range": "SwitchName=s Nodes=n[9-1]\n",
+        "brackets": "SwitchName=s Nodes=n[1-2\n",
+        "empty": "# nothing\n",
+        "not-text": "a b\x00\n",
+        "long": "h" * 70 + " leaf\n",
+    }.items():
+        write("accept_switches", name, text.encode())
+
+
 if __name__ == "__main__":
     options()
     launch_env()
@@ -321,3 +338,4 @@ if __name__ == "__main__":
     tcp()
     verbs_wire()
     accept_expect()
+    accept_switches()
