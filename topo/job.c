@@ -273,7 +273,8 @@ static void inventory_lines(struct cb_topo_job *j, size_t cap);
 static cb_status_t inventory(struct cb_topo_job *j, const struct parts *a)
 {
 	int world = a->world, nfull = 0, notopo = 0, unsent = 0;
-	size_t cap, n = 0;
+	size_t cap, n = 0, wn = 0;
+	char which[64] = ""; /* the first ranks unsent */
 
 	for (int r = 0; r < world; r++)
 		nfull += a->e[r] && a->h[r]->has_topo;
@@ -327,8 +328,12 @@ static cb_status_t inventory(struct cb_topo_job *j, const struct parts *a)
 			if (rep[h]->h.key_hash == hd->key_hash &&
 			    rep[h]->h.inv_hash == hd->inv_hash)
 				break;
-		unsent += h == j->nhosts;
+		if (h == j->nhosts && unsent++ < 4)
+			cb_buf_appendf(which, sizeof(which), &wn, "%s%d",
+			               unsent > 1 ? ", " : "", r);
 	}
+	if (unsent > 4)
+		cb_buf_appendf(which, sizeof(which), &wn, ", ...");
 	free(rep);
 	if (notopo == world) {
 		snprintf(j->inventory, cap, "unknown (built without hwloc)");
@@ -345,14 +350,14 @@ static cb_status_t inventory(struct cb_topo_job *j, const struct parts *a)
 	if (unsent) {
 		cb_buf_appendf(
 		        j->inventory, cap, &n,
-		        "\nWARNING: %d rank%s loaded a topology unlike "
+		        "\nWARNING: %d rank%s (%s) loaded a topology unlike "
 		        "their host's first rank's (sent as a hash only: "
 		        "not compared)",
-		        unsent, unsent == 1 ? "" : "s");
+		        unsent, unsent == 1 ? "" : "s", which);
 		cb_log(CB_LOG_WARN,
-		       "inventory: %d rank%s loaded a topology unlike their "
-		       "host's first rank's",
-		       unsent, unsent == 1 ? "" : "s");
+		       "inventory: %d rank%s (%s) loaded a topology unlike "
+		       "their host's first rank's",
+		       unsent, unsent == 1 ? "" : "s", which);
 	}
 	return CB_OK;
 }

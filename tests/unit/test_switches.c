@@ -159,16 +159,18 @@ int main(void)
 	char longname[80];
 	memset(longname, 'h', 64);
 	snprintf(longname + 64, sizeof(longname) - 64, " leaf\n");
-	CHECK(refused(longname,
-	              "--switches t.conf: line 1: a host name over 63 "
-	              "characters "
-	              "'hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh"
-	              "hhh'"));
-	CHECK(refused("SwitchName=s Nodes=hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh"
-	              "hhhhhhhhhhhhhhhhhhhhhhhhhhhh[1-2]\n",
-	              "--switches t.conf: line 1: a host name over 63 "
-	              "characters "
-	              "'hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh"
-	              "hhh'"));
+	CHECK(refused(
+	        longname,
+	        "--switches t.conf: line 1: a host name over 63 "
+	        "characters "
+	        "'hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh"
+	        "hhh'"));
+	CHECK(refused(
+	        "SwitchName=s Nodes=hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh"
+	        "hhhhhhhhhhhhhhhhhhhhhhhhhhhh[1-2]\n",
+	        "--switches t.conf: line 1: a host name over 63 "
+	        "characters "
+	        "'hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh"
+	        "hhh'"));
 	return check_result("switches");
 }
