@@ -634,17 +634,25 @@ void cb_accp_judge_confirm(struct cb_accp *p)
 		paths[c->b] += c->left;
 		p->res.cleared_pairs += !c->left;
 	}
-	/* a node on two or more such paths is the node, not the paths */
-	for (int x = 0; x < p->n; x++) {
+	/* a node on two or more such paths is the node, not the paths: the
+	 * one on the most first, then the others on what is left (in node
+	 * order, a node whose paths an earlier one had taken was named with
+	 * none: "0 of 0 measurements", 0 GB/s) */
+	for (;;) {
 		double v[2 * MAXP];
-		int k = 0, t = 0;
-		if (paths[x] < 2)
-			continue;
+		int k = 0, t = 0, x = -1;
+		for (int y = 0; y < p->n; y++)
+			if (paths[y] >= 2 && (x < 0 || paths[y] > paths[x]))
+				x = y;
+		if (x < 0)
+			break;
 		for (int i = 0; i < p->nconf; i++) {
 			struct conf *c = &p->conf[i];
 			if (!c->left || (c->a != x && c->b != x))
 				continue;
 			c->left = 0;
+			paths[c->a]--;
+			paths[c->b]--;
 			t += c->tries;
 			for (int j = 0; j < CONFS && k < 2 * MAXP; j++)
 				v[k++] = c->v[j];
