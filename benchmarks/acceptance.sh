@@ -1,5 +1,5 @@
 #!/bin/bash
-# benchmarks/acceptance.sh [-n HOSTS] [-k RUNS] [-r RATE] [-b BAD_RATE] [--unshaped] [-- ARGS]
+# benchmarks/acceptance.sh [-n HOSTS] [-k RUNS] [-r RATE] [-b BAD_RATE] [--loss PERMILLE] [--unshaped] [-- ARGS]
 #
 # `collbench acceptance` on test hosts made of network namespaces
 # (tests/cluster/hosts.sh; needs root and iproute2):
@@ -12,6 +12,9 @@
 # Every host sends at RATE (tc tbf, default 1gbit) so that pairs are bound
 # by their links, as on a real cluster, not by the CPUs the test hosts
 # share; --unshaped leaves them at what veth and the CPUs give.
+# --loss PERMILLE: the bad host's eth0 drops that many packets in 1000 both
+# ways (nftables' numgen, as tests/cluster/accept_loss.sh) instead of a
+# slow cable; the run must name that host alone (as lossy or slow).
 # TBF_BURST (tests/cluster/hosts.sh) sets the bad cable's bucket: unshaped,
 # use one below a window (TBF_BURST=256kb with --bw-bytes 256K).
 # ARGS go to every acceptance run.  A benchmark, not a test: it takes
@@ -25,7 +28,7 @@
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 CB=$here/build/collbench
-N=8 K=10 RATE=1gbit BAD=250mbit SHAPE=1 TIMING=1 HEALTHY=1 FAULTY=1
+N=8 K=10 RATE=1gbit BAD=250mbit SHAPE=1 TIMING=1 HEALTHY=1 FAULTY=1 LOSS=0
 CBS=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -33,15 +36,18 @@ while [ $# -gt 0 ]; do
 	-k) K=$2; shift 2 ;;
 	-r) RATE=$2; shift 2 ;;
 	-b) BAD=$2; shift 2 ;;
+	--loss) LOSS=$2; shift 2 ;;
 	--unshaped) SHAPE=0; shift ;;
 	--cb) CBS+=("$2"); shift 2 ;;
 	--no-timing) TIMING=0; shift ;;
 	--faulty-only) HEALTHY=0; shift ;;
 	--healthy-only) FAULTY=0; shift ;;
 	--) shift; break ;;
-	*) echo "usage: $0 [-n HOSTS] [-k RUNS] [-r RATE] [-b BAD_RATE] [--unshaped] [--cb PATH]... [--no-timing] [--faulty-only|--healthy-only] [-- ARGS]" >&2; exit 2 ;;
+	*) echo "usage: $0 [-n HOSTS] [-k RUNS] [-r RATE] [-b BAD_RATE] [--loss PERMILLE] [--unshaped] [--cb PATH]... [--no-timing] [--faulty-only|--healthy-only] [-- ARGS]" >&2; exit 2 ;;
 	esac
 done
+[[ $LOSS =~ ^[0-9]+$ ]] && [ "$LOSS" -lt 1000 ] || { echo "--loss $LOSS: want 0..999 (per mille)" >&2; exit 2; }
+[ "$LOSS" = 0 ] || command -v nft >/dev/null || { echo "--loss needs nft (nftables)" >&2; exit 77; }
 case $BAD in
 *x) [[ ${BAD%x} =~ ^[0-9]+([.][0-9]+)?$ ]] && [ "${BAD%x}" != 0 ] ||
 	{ echo "-b $BAD: want a rate (3gbit, 500mbit) or N times slower (3x)" >&2; exit 2; } ;;
@@ -65,7 +71,7 @@ fresh() {
 	return 0
 }
 
-echo "# $N namespace hosts, $( [ $SHAPE -eq 1 ] && echo "every host sending at $RATE" || echo unshaped ), bad cable $BAD; $(nproc) cores; $(date -u +%FT%TZ)"
+echo "# $N namespace hosts, $( [ $SHAPE -eq 1 ] && echo "every host sending at $RATE" || echo unshaped ), bad: $([ "$LOSS" = 0 ] && echo "cable $BAD" || echo "$LOSS per mille lost"); $(nproc) cores; $(date -u +%FT%TZ)"
 if [ $TIMING -eq 1 ]; then
 	fresh
 	t0=$(date +%s.%N)
@@ -88,7 +94,7 @@ nb=${#CBS[@]}
 declare -a FA MISS
 for ((c = 0; c < nb; c++)); do FA[c]=0 MISS[c]=0; done
 tag() { [ "$nb" -gt 1 ] && echo " [build $1]"; }
-echo "## $K healthy runs"
+[ $HEALTHY = 1 ] && echo "## $K healthy runs"
 for ((k = 0; k < K * HEALTHY; k++)); do
 	fresh
 	for ((c = 0; c < nb; c++)); do
@@ -114,7 +120,7 @@ med_pair() {
 	print(f"{st.median(v):.4f}" if v else "")
 	PY
 }
-case $FAULTY$BAD in
+case $FAULTY$BAD$([ "$LOSS" = 0 ] || echo ,loss) in
 1*x)
 	js=$(ls "$TMP"/ok*.0.json 2>/dev/null)
 	if [ -z "$js" ]; then
@@ -129,11 +135,21 @@ case $FAULTY$BAD in
 	echo "# a healthy pair: $m GB/s (median); the bad cable: $BAD"
 	;;
 esac
-[ $FAULTY = 1 ] && echo "## $K runs with one host's cable at $BAD"
+fault() { [ "$LOSS" = 0 ] && echo "cable at $BAD" || echo "eth0 dropping $LOSS per mille of its packets"; }
+[ $FAULTY = 1 ] && echo "## $K runs with one host's $(fault)"
 for ((k = 0; k < K * FAULTY; k++)); do
 	bad=$(( k % N ))
 	fresh
-	shape_host "$bad" "$BAD"
+	if [ "$LOSS" = 0 ]; then
+		shape_host "$bad" "$BAD"
+	else
+		ip netns exec "${HOST[$bad]}" nft -f - <<-NFT || { echo "nft: cannot add the drop rule" >&2; exit 1; }
+		table inet cbloss {
+			chain in { type filter hook input priority 0; iifname "eth0" numgen random mod 1000 < $LOSS drop; }
+			chain out { type filter hook output priority 0; oifname "eth0" numgen random mod 1000 < $LOSS drop; }
+		}
+		NFT
+	fi
 	for ((c = 0; c < nb; c++)); do
 		CB=${CBS[c]}
 		KILL_AFTER=5 run_hosts bad$k.$c "$N" "$@" -O "$TMP/bad$k.$c.json"
