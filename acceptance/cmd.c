@@ -542,7 +542,7 @@ static int acc_rank(void *arg, const struct cb_cli_rank *r)
 	char tr[32], hn[1024];
 	struct cb_results_meta meta;
 	struct cb_run_info ri;
-	struct cb_acc_base *base = o->base, *own = NULL; /* --baseline */
+	struct cb_acc_base *base = o->base, *own = NULL;    /* --baseline */
 	struct cb_acc_switches *sw = o->sw, *own_sw = NULL; /* --switches */
 	double t0 = now_s();
 	cb_status_t st;

@@ -69,9 +69,9 @@ static void record(struct cb_acc *a, const struct cb_acc_pair *m)
 /* The hosts of planner group @g (r->group): their names into @buf (8 at
  * most), each marked @mark in fgroup where @mark > 0; the first into
  * *@first; how many. */
-static int group_hosts(struct cb_acc *a, const struct cb_accp_result *r,
-                       int g, const int *map, int n, char *buf, size_t cap,
-                       int *first, int mark)
+static int group_hosts(struct cb_acc *a, const struct cb_accp_result *r, int g,
+                       const int *map, int n, char *buf, size_t cap, int *first,
+                       int mark)
 {
 	size_t len = 0;
 	int nh = 0;
@@ -89,8 +89,8 @@ static int group_hosts(struct cb_acc *a, const struct cb_accp_result *r,
 		if (mark > 0)
 			a->hosts[h].fgroup = mark;
 		if (nh++ < 8)
-			cb_buf_appendf(buf, cap, &len, "%s%s", nh > 1 ? ", " : "",
-			               a->hosts[h].name);
+			cb_buf_appendf(buf, cap, &len, "%s%s",
+			               nh > 1 ? ", " : "", a->hosts[h].name);
 	}
 	if (nh > 8)
 		cb_buf_appendf(buf, cap, &len, " and %d more", nh - 8);
@@ -140,16 +140,16 @@ static void group_lines(struct cb_acc *a, const struct cb_accp_result *r,
 		                     mark + 1);
 		int s = nb < na; /* the smaller group first */
 		double bw = fmin(g[0]->bw, g[1]->bw);
-		cb_acc_find(a, CB_ACC_PAIRWISE, "group", s ? fb : fa,
-		            s ? fa : fb,
-		            "hosts %s to hosts %s: bandwidth %.3g GB/s, %.0f%% "
-		            "of the median %.3g GB/s, normal within each group: "
-		            "a switch or uplink between them, or the NICs of the "
-		            "%d host%s first named (--switches FILE tells a leaf's "
-		            "uplink from its hosts)",
-		            s ? hb : ha, s ? ha : hb, bw,
-		            r->ref > 0 ? 100 * bw / r->ref : 0, r->ref,
-		            s ? nb : na, (s ? nb : na) == 1 ? "" : "s");
+		cb_acc_find(
+		        a, CB_ACC_PAIRWISE, "group", s ? fb : fa, s ? fa : fb,
+		        "hosts %s to hosts %s: bandwidth %.3g GB/s, %.0f%% "
+		        "of the median %.3g GB/s, normal within each group: "
+		        "a switch or uplink between them, or the NICs of the "
+		        "%d host%s first named (--switches FILE tells a leaf's "
+		        "uplink from its hosts)",
+		        s ? hb : ha, s ? ha : hb, bw,
+		        r->ref > 0 ? 100 * bw / r->ref : 0, r->ref, s ? nb : na,
+		        (s ? nb : na) == 1 ? "" : "s");
 		return;
 	}
 	for (int i = 0; i < k; i++) {
@@ -157,15 +157,15 @@ static void group_lines(struct cb_acc *a, const struct cb_accp_result *r,
 		int f, mark = 1 + 2 * a->nfindings;
 		int nh = group_hosts(a, r, g[i]->a, map, n, hs, sizeof(hs), &f,
 		                     mark);
-		cb_acc_find(a, CB_ACC_PAIRWISE, "group", f, -1,
-		            "hosts %s: bandwidth %.3g GB/s to the other hosts, "
-		            "%.0f%% of the median %.3g GB/s, in %d measurements, "
-		            "normal to each other: the switch or uplink they "
-		            "share, or each one's NIC (%d hosts; --switches FILE "
-		            "tells a leaf's uplink from its hosts)",
-		            hs, g[i]->bw,
-		            r->ref > 0 ? 100 * g[i]->bw / r->ref : 0, r->ref,
-		            g[i]->tries, nh);
+		cb_acc_find(
+		        a, CB_ACC_PAIRWISE, "group", f, -1,
+		        "hosts %s: bandwidth %.3g GB/s to the other hosts, "
+		        "%.0f%% of the median %.3g GB/s, in %d measurements, "
+		        "normal to each other: the switch or uplink they "
+		        "share, or each one's NIC (%d hosts; --switches FILE "
+		        "tells a leaf's uplink from its hosts)",
+		        hs, g[i]->bw, r->ref > 0 ? 100 * g[i]->bw / r->ref : 0,
+		        r->ref, g[i]->tries, nh);
 	}
 }
 
@@ -332,8 +332,8 @@ void cb_acc_mark_suspects(struct cb_acc *a, const struct cb_accp_result *r,
 }
 
 /* Rail @rail's verdict (of @nrails) into the record; @map its @n nodes. */
-static void verdict(struct cb_acc *a, struct cb_accp *P, const int *map,
-                    int n, int rail, int nrails)
+static void verdict(struct cb_acc *a, struct cb_accp *P, const int *map, int n,
+                    int rail, int nrails)
 {
 	const struct cb_accp_result *r = cb_accp_verdict(P);
 

@@ -326,7 +326,8 @@ cb_status_t cb_acc_switches_parse(const char *text, size_t len,
 		size_t e = nl ? (size_t)(nl - text) : len, l = e - i;
 		phys++;
 		if (first)
-			p.line = phys, first = 0; /* where a joined one starts */
+			p.line = phys,
+			first = 0; /* where a joined one starts */
 		if (l && text[i + l - 1] == '\r')
 			l--;
 		memcpy(joined + jl, text + i, l);

@@ -238,7 +238,7 @@ static json_object *findings_json(const struct cb_acc *a)
 				if (h != x &&
 				    (up ? a->hosts[h].leaf == a->hosts[x].leaf
 				        : a->hosts[h].fgroup ==
-				                  a->hosts[x].fgroup))
+				                     a->hosts[x].fgroup))
 					json_object_array_add(
 					        hs, json_object_new_string(
 					                    a->hosts[h].name));
