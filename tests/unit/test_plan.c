@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/unit/test_plan.c - acceptance's planner and judge
+ * (acceptance/plan.c) driven with made-up measurements, for what its
+ * findings must carry: every node or path named rests on measurements of
+ * its own (the confirm stage once named a node whose paths an earlier
+ * node had taken: "0 of 0 measurements", 0 GB/s), and a group of hosts
+ * slow to the rest with no switches given is named as one.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "acceptance/plan.h"
+#include "check.h"
+
+/* The plan over @n nodes, every pair at 1 GB/s but those in @slow
+ * (pairs of nodes, -1 ended) at 0.3; its verdict's findings checked:
+ * each has measurements behind it. */
+static const struct cb_accp_result *drive(struct cb_accp *p,
+                                          const int (*slow)[2])
+{
+	int pairs[16][2], stage, m, round = 0;
+
+	while ((m = cb_accp_next(p, pairs, &stage)) > 0 && round++ < 200) {
+		double bw[16];
+		int ok[16];
+		for (int i = 0; i < m; i++) {
+			bw[i] = 1 + 0.001 * ((pairs[i][0] * 7 +
+			                      pairs[i][1] * 3 + round) %
+			                     5);
+			for (int s = 0; slow[s][0] >= 0; s++)
+				if ((pairs[i][0] == slow[s][0] &&
+				     pairs[i][1] == slow[s][1]) ||
+				    (pairs[i][0] == slow[s][1] &&
+				     pairs[i][1] == slow[s][0]))
+					bw[i] *= 0.3;
+			ok[i] = 1;
+		}
+		cb_accp_feed(p, bw, ok);
+	}
+	CHECK(round < 200);
+	return cb_accp_verdict(p);
+}
+
+static int evidence(const struct cb_accp_result *r)
+{
+	for (int i = 0; i < r->nfinds; i++) {
+		const struct cb_accp_find *f = &r->finds[i];
+		if ((f->kind == CB_ACCP_NODE || f->kind == CB_ACCP_PATH) &&
+		    (f->tries < 1 || f->bw <= 0)) {
+			fprintf(stderr,
+			        "  finding %d (kind %d, node %d): %d "
+			        "tries, %g GB/s\n",
+			        i, f->kind, f->a, f->tries, f->bw);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+static int count(const struct cb_accp_result *r, enum cb_accp_kind k)
+{
+	int n = 0;
+
+	for (int i = 0; i < r->nfinds; i++)
+		n += r->finds[i].kind == k;
+	return n;
+}
+
+int main(void)
+{
+	/* 8 nodes, every pair measured: 0, 2 and 3 slow to each other,
+	 * each normal to the other 5 (locate clears all three against
+	 * them): the three pairs are confirmed as paths, and a node on two
+	 * of them named with its own; no node named with none */
+	static const int tri[][2] = { { 0, 2 }, { 0, 3 }, { 2, 3 }, { -1 } };
+	struct cb_accp_cfg c4 = { .n = 8, .tolerance = 0.9 };
+	struct cb_accp *p = cb_accp_new(&c4);
+	CHECK(p != NULL);
+	if (p) {
+		const struct cb_accp_result *r = drive(p, tri);
+		CHECK(evidence(r));
+		CHECK(count(r, CB_ACCP_NODE) + count(r, CB_ACCP_PATH) >= 1);
+		CHECK(count(r, CB_ACCP_NODE) <= 1);
+		cb_accp_free(p);
+	}
+
+	/* 6 nodes, no switches: 4 and 5 slow to 0-3, normal to each other
+	 * and 0-3 among themselves: one group each side, no node, no path */
+	static const int up[][2] = { { 0, 4 }, { 1, 4 }, { 2, 4 },
+		                     { 3, 4 }, { 0, 5 }, { 1, 5 },
+		                     { 2, 5 }, { 3, 5 }, { -1 } };
+	struct cb_accp_cfg c6 = { .n = 6, .tolerance = 0.9 };
+	p = cb_accp_new(&c6);
+	CHECK(p != NULL);
+	if (p) {
+		const struct cb_accp_result *r = drive(p, up);
+		CHECK(evidence(r));
+		CHECK(r->group_inferred == 1 && r->group != NULL);
+		CHECK(count(r, CB_ACCP_UPLINK) == 2 &&
+		      count(r, CB_ACCP_NODE) == 0 &&
+		      count(r, CB_ACCP_PATH) == 0);
+		CHECK(r->group && r->group[4] == r->group[5] &&
+		      r->group[0] == r->group[3] && r->group[0] != r->group[4]);
+		cb_accp_free(p);
+	}
+	return check_result("plan");
+}
