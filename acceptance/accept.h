@@ -351,6 +351,11 @@ const char *cb_acc_switches_host(const struct cb_acc_switches *s, int i,
  * line naming a host the file does not (CB_ERR_USAGE). */
 cb_status_t cb_acc_switches_apply(const struct cb_acc_switches *s,
                                   struct cb_acc *a);
+/* The whole of file @path for option @opt into *@text (malloc'd, not
+ * terminated; *@len bytes), or one line: it cannot be read, or it is
+ * over @max bytes and so not @kind ("an expectations file"). */
+cb_status_t cb_acc_read_file(const char *opt, const char *path, size_t max,
+                             const char *kind, char **text, size_t *len);
 /* Read --expect @path into @s (expect.c). */
 cb_status_t cb_acc_expect_file(const char *path, struct cb_acc_settings *s);
 /* A number in @lo..@hi ("90%" is 0.9 where @pct); GB/s ("100Gb/s",

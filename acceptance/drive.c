@@ -127,8 +127,8 @@ static void group_lines(struct cb_acc *a, const struct cb_accp_result *r,
 	int k = 0, ng = 0;
 
 	for (int i = 0; i < r->nfinds; i++)
-		if (r->finds[i].kind == CB_ACCP_UPLINK && k < 2)
-			g[k++] = &r->finds[i];
+		if (r->finds[i].kind == CB_ACCP_UPLINK && k++ < 2)
+			g[k - 1] = &r->finds[i];
 	for (int j = 0; j < n; j++)
 		ng = r->group[j] + 1 > ng ? r->group[j] + 1 : ng;
 	if (k == 2 && ng == 2) {
@@ -152,10 +152,14 @@ static void group_lines(struct cb_acc *a, const struct cb_accp_result *r,
 		        (s ? nb : na) == 1 ? "" : "s");
 		return;
 	}
-	for (int i = 0; i < k; i++) {
+	/* else each group named slow to the others, a line each */
+	for (int i = 0; i < r->nfinds; i++) {
+		const struct cb_accp_find *e = &r->finds[i];
 		char hs[400];
 		int f, mark = 1 + 2 * a->nfindings;
-		int nh = group_hosts(a, r, g[i]->a, map, n, hs, sizeof(hs), &f,
+		if (e->kind != CB_ACCP_UPLINK)
+			continue;
+		int nh = group_hosts(a, r, e->a, map, n, hs, sizeof(hs), &f,
 		                     mark);
 		cb_acc_find(
 		        a, CB_ACC_PAIRWISE, "group", f, -1,
@@ -164,8 +168,8 @@ static void group_lines(struct cb_acc *a, const struct cb_accp_result *r,
 		        "normal to each other: the switch or uplink they "
 		        "share, or each one's NIC (%d hosts; --switches FILE "
 		        "tells a leaf's uplink from its hosts)",
-		        hs, g[i]->bw, r->ref > 0 ? 100 * g[i]->bw / r->ref : 0,
-		        r->ref, g[i]->tries, nh);
+		        hs, e->bw, r->ref > 0 ? 100 * e->bw / r->ref : 0,
+		        r->ref, e->tries, nh);
 	}
 }
 

@@ -53,7 +53,7 @@ cb_status_t cb_acc_rate(const char *s, const char *what, double *out)
 }
 
 #define EXPECT_LINE_MAX 255
-#define EXPECT_FILE_MAX (1 << 20)
+#define EXPECT_FILE_MAX ((size_t)1 << 20)
 #define EXPECT_BANDS    32
 
 /* What an expectations file said so far, per key (bw_gbps, lat_us): its
@@ -254,24 +254,40 @@ cb_status_t cb_acc_expect_parse(const char *text, size_t len, const char *name,
 	return CB_OK;
 }
 
-cb_status_t cb_acc_expect_file(const char *path, struct cb_acc_settings *s)
+cb_status_t cb_acc_read_file(const char *opt, const char *path, size_t max,
+                             const char *kind, char **text, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
-	char *text = f ? malloc(EXPECT_FILE_MAX + 1) : NULL;
-	size_t len = text ? fread(text, 1, EXPECT_FILE_MAX + 1, f) : 0;
-	cb_status_t st;
+	char *t = f ? malloc(max + 1) : NULL;
+	size_t n = t ? fread(t, 1, max + 1, f) : 0;
+	cb_status_t st = CB_OK;
 
-	if (!f || !text || ferror(f))
-		st = cb_fail(CB_ERR_USAGE, "--expect %s: cannot read it", path);
-	else if (len > EXPECT_FILE_MAX)
-		st = cb_fail(CB_ERR_USAGE,
-		             "--expect %s: larger than %d MiB, not an "
-		             "expectations file",
-		             path, EXPECT_FILE_MAX >> 20);
-	else
-		st = cb_acc_expect_parse(text, len, path, s);
-	free(text);
+	if (!f || !t || ferror(f))
+		st = cb_fail(CB_ERR_USAGE, "%s %s: cannot read it", opt, path);
+	else if (n > max)
+		st = cb_fail(CB_ERR_USAGE, "%s %s: larger than %zu MiB, not %s",
+		             opt, path, max >> 20, kind);
 	if (f)
 		fclose(f);
+	if (st) {
+		free(t);
+		t = NULL;
+		n = 0;
+	}
+	*text = t;
+	*len = n;
+	return st;
+}
+
+cb_status_t cb_acc_expect_file(const char *path, struct cb_acc_settings *s)
+{
+	char *text;
+	size_t len;
+	cb_status_t st = cb_acc_read_file("--expect", path, EXPECT_FILE_MAX,
+	                                  "an expectations file", &text, &len);
+
+	if (!st)
+		st = cb_acc_expect_parse(text, len, path, s);
+	free(text);
 	return st;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * acceptance/plan_leaves.c - the judge where the leaf switches are known
- * (cb_accp_cfg.group: the simulator; the real tool does not know them
- * yet): which leaves' uplinks are slow, and which hosts may be measured
+ * (cb_accp_cfg.group: --switches FILE, the simulator's fat tree) or
+ * found (no switches given: groups of hosts normal inside, slow between):
+ * which leaves' uplinks are slow, and which hosts may be measured
  * together to judge one of them.  Pure code.
  */
 #include <stdlib.h>
@@ -144,7 +145,8 @@ void cb_accp_infer_groups(struct cb_accp *p, const struct qpair *q, int nq)
 		int ra = root(u, q[i].a), rb = root(u, q[i].b);
 		if (ra == rb)
 			continue;
-		ok = cb_accp_q_out(p, &q[i]) && !q[i].fails;
+		/* (outside: the pairs inside joined their ends) */
+		ok = !q[i].fails;
 		cross[ra]++;
 		cross[rb]++;
 	}
@@ -159,17 +161,16 @@ void cb_accp_infer_groups(struct cb_accp *p, const struct qpair *q, int nq)
 		return;
 	}
 	/* the groups numbered 0.. in node order, into u[0..n) */
-	int *id = size; /* (reused: root -> group + 1) */
+	int *id = size; /* (reused: root -> group) */
 	for (int x = 0; x < n; x++)
-		id[x] = 0;
+		id[x] = -1;
 	ng = 0;
 	for (int x = 0; x < n; x++) {
 		int r = root(u, x);
-		if (!id[r])
-			id[r] = ++ng;
+		if (id[r] < 0)
+			id[r] = ng++;
+		cross[x] = id[r];
 	}
-	for (int x = 0; x < n; x++)
-		cross[x] = id[root(u, x)] - 1;
 	memmove(u, cross, (size_t)n * sizeof(int));
 	p->igroup = u;
 	p->c.group = u;

@@ -26,7 +26,7 @@
 #include "core/log.h"
 #include "core/mem.h"
 
-#define SW_FILE_MAX  (64u << 20)
+#define SW_FILE_MAX  ((size_t)64 << 20)
 #define SW_HOSTS_MAX (1 << 20) /* names a file may expand to */
 #define SW_NAME      64        /* a host's name, as cb_acc_host's */
 #define SW_LEAF      32        /* a switch's name, as cb_acc_host's sw */
@@ -366,25 +366,15 @@ cb_status_t cb_acc_switches_parse(const char *text, size_t len,
 
 cb_status_t cb_acc_switches_load(const char *path, struct cb_acc_switches **out)
 {
-	FILE *f = fopen(path, "rb");
-	char *text = f ? malloc(SW_FILE_MAX + 1) : NULL;
-	size_t len = text ? fread(text, 1, SW_FILE_MAX + 1, f) : 0;
-	cb_status_t st;
+	char *text;
+	size_t len;
+	cb_status_t st = cb_acc_read_file("--switches", path, SW_FILE_MAX,
+	                                  "a switches file", &text, &len);
 
 	*out = NULL;
-	if (!f || !text || ferror(f))
-		st = cb_fail(CB_ERR_USAGE, "--switches %s: cannot read it",
-		             path);
-	else if (len > SW_FILE_MAX)
-		st = cb_fail(CB_ERR_USAGE,
-		             "--switches %s: larger than %u MiB, not a "
-		             "switches file",
-		             path, SW_FILE_MAX >> 20);
-	else
+	if (!st)
 		st = cb_acc_switches_parse(text, len, path, out);
 	free(text);
-	if (f)
-		fclose(f);
 	return st;
 }
 

@@ -225,9 +225,9 @@ static json_object *findings_json(const struct cb_acc *a)
 		add(w, "kind", json_object_new_string(k->kind));
 		/* an uplink: every host behind its leaf switch; a group
 		 * the judge found: every host of it (of both, with hb) */
-		int up = !strcmp(k->kind, "uplink"), fg = 0;
-		fg = !up && !strcmp(k->kind, "group") && k->ha >= 0 &&
-		     a->hosts[k->ha].fgroup > 0;
+		int up = !strcmp(k->kind, "uplink");
+		int fg = !up && !strcmp(k->kind, "group") && k->ha >= 0 &&
+		         a->hosts[k->ha].fgroup > 0;
 		for (int e = 0; e < 2; e++) {
 			int x = e ? k->hb : k->ha;
 			if (x < 0)

@@ -231,8 +231,6 @@ static int parse(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
-/* Did finding @f name a fault (1), something near one (2), or a good
- * part of the fabric (0)? */
 /* A group the judge found without switches (r->group_inferred): the bad
  * leaf whose hosts it is exactly, or -1. */
 static int group_leaf(const struct cb_accsim *s, const struct cb_accp_result *r,
@@ -253,6 +251,8 @@ static int group_leaf(const struct cb_accsim *s, const struct cb_accp_result *r,
 	return leaf;
 }
 
+/* Did finding @f of @r name a fault (1), something near one (2), or a
+ * good part of the fabric (0)? */
 static int judge_find(const struct cb_accsim *s, const struct cb_accp_result *r,
                       const struct cb_accp_find *f, unsigned char *found, int n)
 {
