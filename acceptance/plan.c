@@ -24,11 +24,13 @@
  *   locate   every node with a pair outside that is not cleared (a node
  *            is cleared with no failure and fewer than half its pairs
  *            outside, and not two) is measured against 3 cleared partners
- *            (6 where a pair failed), all suspects at once where partners
- *            are disjoint; named when every one is outside (4 of 5 after
- *            a tie-break at 2 of 3);
- *   confirm  a pair outside whose ends were both cleared is measured 3
- *            more times: named (the path) only when all 3 are outside.
+ *            (6 where a pair failed), those its pairs outside were with
+ *            first, all suspects at once where partners are disjoint;
+ *            named when every one is outside (4 of 5 after a tie-break at
+ *            2 of 3);
+ *   confirm  a pair outside neither end of which is named is measured 3
+ *            times, what locate measured of it counting: named (the
+ *            path) only when all 3 are outside.
  * A node whose pairs failed with two different partners and worked again
  * is flapping; one whose every measurement failed from some round on is
  * dead.  With switches known, a leaf whose pairs to other leaves are

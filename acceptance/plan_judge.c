@@ -420,6 +420,25 @@ static void control_round(struct cb_accp *p)
 	}
 }
 
+/* A partner for suspect @x free this round whose quick pair with @x was
+ * outside, or -1: measured first, so that the measurement is also that
+ * pair's first confirmation (cb_accp_judge_locate), and a pair outside
+ * by chance needs no confirm rounds. */
+static int conf_partner(const struct cb_accp *p, int x)
+{
+	for (int i = 0; i < p->nconf; i++) {
+		const struct conf *c = &p->conf[i];
+		int z = c->a == x ? c->b : c->b == x ? c->a : -1;
+		if (z < 0 || p->busy[z] || p->dropped[z] || met(p, x, z) ||
+		    !cb_accp_same_side(p, x, z))
+			continue;
+		for (int j = 0; j < p->npool; j++)
+			if (p->pool[j] == z)
+				return z;
+	}
+	return -1;
+}
+
 void cb_accp_locate_round(struct cb_accp *p)
 {
 	int n = p->n;
@@ -430,7 +449,7 @@ void cb_accp_locate_round(struct cb_accp *p)
 		int x = (k + p->rot) % n;
 		if (!p->suspect[x] || p->lt[x] >= p->need[x] || p->busy[x])
 			continue;
-		int y = -1;
+		int y = conf_partner(p, x);
 		for (int j = 0; j < p->npool && y < 0; j++) {
 			int c = p->pool[(j + x * 7 + p->rot) % p->npool];
 			if (c != x && !p->busy[c] && !p->dropped[c] &&
@@ -548,6 +567,21 @@ static void failures(struct cb_accp *p)
 	free(nf);
 }
 
+/* Suspect @x's locate measurements against @y: tries of path @c. */
+static void located(struct cb_accp *p, struct conf *c, int x, int y)
+{
+	if (!p->suspect[x])
+		return;
+	for (int i = 0; i < p->lt[x] && i < MAXP && c->tries < CONFS; i++) {
+		double v = p->lv[x * MAXP + i], s = p->ls[x * MAXP + i];
+		if (p->used[x * MAXP + i] != y)
+			continue;
+		c->v[c->tries++] = v;
+		c->left--;
+		c->outs += v <= 0 || s < p->res.floor;
+	}
+}
+
 void cb_accp_judge_locate(struct cb_accp *p)
 {
 	unsigned char *skip = calloc((size_t)p->n, 1);
@@ -590,13 +624,18 @@ void cb_accp_judge_locate(struct cb_accp *p)
 			p->f[p->nf - 1].all_below = below;
 		p->named[x] = 1;
 	}
-	/* what is left to confirm: pairs neither end of which is named */
+	/* what is left to confirm: pairs neither end of which is named,
+	 * with what locate measured of them already (scaled by the round's
+	 * controls, as confirm's own tries) */
 	int k = 0;
 	for (int i = 0; i < p->nconf; i++) {
 		struct conf *c = &p->conf[i];
-		if (!p->named[c->a] && !p->named[c->b] && !p->dropped[c->a] &&
-		    !p->dropped[c->b])
-			p->conf[k++] = *c;
+		if (p->named[c->a] || p->named[c->b] || p->dropped[c->a] ||
+		    p->dropped[c->b])
+			continue;
+		for (int s = 0; s < 2; s++)
+			located(p, c, s ? c->b : c->a, s ? c->a : c->b);
+		p->conf[k++] = *c;
 	}
 	p->nconf = k;
 	free(skip);

@@ -5,7 +5,8 @@
  * findings must carry: every node or path named rests on measurements of
  * its own (the confirm stage once named a node whose paths an earlier
  * node had taken: "0 of 0 measurements", 0 GB/s), and a group of hosts
- * slow to the rest with no switches given is named as one.
+ * slow to the rest with no switches given is named as one; what locate
+ * measured of a pair counts towards its confirmation.
  */
 #include <stdio.h>
 #include <string.h>
@@ -14,10 +15,11 @@
 #include "check.h"
 
 /* The plan over @n nodes, every pair at 1 GB/s but those in @slow
- * (pairs of nodes, -1 ended) at 0.3; its verdict's findings checked:
- * each has measurements behind it. */
+ * (pairs of nodes, -1 ended) at 0.3, in the quick tier and repeats only
+ * where @quick_only; its verdict's findings checked: each has
+ * measurements behind it. */
 static const struct cb_accp_result *drive(struct cb_accp *p,
-                                          const int (*slow)[2])
+                                          const int (*slow)[2], int quick_only)
 {
 	int pairs[16][2], stage, m, round = 0;
 
@@ -28,7 +30,10 @@ static const struct cb_accp_result *drive(struct cb_accp *p,
 			bw[i] = 1 + 0.001 * ((pairs[i][0] * 7 +
 			                      pairs[i][1] * 3 + round) %
 			                     5);
-			for (int s = 0; slow[s][0] >= 0; s++)
+			for (int s = 0;
+			     slow[s][0] >= 0 &&
+			     (!quick_only || stage <= CB_ACCP_REPEAT);
+			     s++)
 				if ((pairs[i][0] == slow[s][0] &&
 				     pairs[i][1] == slow[s][1]) ||
 				    (pairs[i][0] == slow[s][1] &&
@@ -78,7 +83,7 @@ int main(void)
 	struct cb_accp *p = cb_accp_new(&c4);
 	CHECK(p != NULL);
 	if (p) {
-		const struct cb_accp_result *r = drive(p, tri);
+		const struct cb_accp_result *r = drive(p, tri, 0);
 		CHECK(evidence(r));
 		CHECK(count(r, CB_ACCP_NODE) + count(r, CB_ACCP_PATH) >= 1);
 		CHECK(count(r, CB_ACCP_NODE) <= 1);
@@ -94,7 +99,7 @@ int main(void)
 	p = cb_accp_new(&c6);
 	CHECK(p != NULL);
 	if (p) {
-		const struct cb_accp_result *r = drive(p, up);
+		const struct cb_accp_result *r = drive(p, up, 0);
 		CHECK(evidence(r));
 		CHECK(r->group_inferred == 1 && r->group != NULL);
 		CHECK(count(r, CB_ACCP_UPLINK) == 2 &&
@@ -102,6 +107,21 @@ int main(void)
 		      count(r, CB_ACCP_PATH) == 0);
 		CHECK(r->group && r->group[4] == r->group[5] &&
 		      r->group[0] == r->group[3] && r->group[0] != r->group[4]);
+		cb_accp_free(p);
+	}
+
+	/* 8 nodes, 1-5 and 1-6 slow in the quick tier only (a busy moment):
+	 * node 1 is located, against 5 and 6 first, and those measurements
+	 * are the two pairs' first confirmations: inside, so no confirm
+	 * round and nothing named (before: 2 confirm rounds) */
+	static const int once[][2] = { { 1, 5 }, { 1, 6 }, { -1 } };
+	p = cb_accp_new(&c4);
+	CHECK(p != NULL);
+	if (p) {
+		const struct cb_accp_result *r = drive(p, once, 1);
+		CHECK(r->rounds[CB_ACCP_LOCATE] >= 3);
+		CHECK(r->rounds[CB_ACCP_CONFIRM] == 0);
+		CHECK(r->nfinds == 0);
 		cb_accp_free(p);
 	}
 	return check_result("plan");
