@@ -6,8 +6,9 @@
 # down 30% of the time, a leaf uplink at a quarter), quiet (noise sigma
 # 0.05, 2% busy moments) and noisy (0.15, 5%).  One line per case from
 # collbench-accept-sim: faults named exactly, false alarms (good hosts,
-# leaves or paths named), rounds against 2 log2(n) + 4k + 8, modelled wall
-# time.  Seconds of CPU; no root, no network.
+# leaves or paths named), rounds against 2 log2(n) + 4k + 10 (over_bound)
+# and the goal, + 8 (over_goal), modelled wall time.  Seconds of CPU; no
+# root, no network.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 SIM=$here/build/collbench-accept-sim
