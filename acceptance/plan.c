@@ -109,7 +109,7 @@ struct cb_accp *cb_accp_new(const struct cb_accp_cfg *c)
 	p->dropped = calloc((size_t)n, 6);
 	p->need = calloc((size_t)n, 6 * sizeof(int));
 	p->used = calloc((size_t)n * MAXP, sizeof(int));
-	p->lv = calloc((size_t)n * (2 * MAXP + 1), sizeof(double));
+	p->lv = calloc((size_t)n * (3 * MAXP + 1), sizeof(double));
 	p->pool = calloc((size_t)n, sizeof(int));
 	if (!p->order || !p->batch || !p->first || !p->who || !p->dropped ||
 	    !p->need || !p->used || !p->lv || !p->pool) {
@@ -127,7 +127,8 @@ struct cb_accp *cb_accp_new(const struct cb_accp_cfg *c)
 	p->qo = p->need + 4 * n;
 	p->qm = p->need + 5 * n;
 	p->ls = p->lv + (size_t)n * MAXP;
-	p->nmed = p->lv + 2 * (size_t)n * MAXP;
+	p->lc = p->lv + 2 * (size_t)n * MAXP;
+	p->nmed = p->lv + 3 * (size_t)n * MAXP;
 	p->res.k = p->c.k;
 	for (int i = 0; i < n; i++)
 		p->order[i] = i;
@@ -402,6 +403,7 @@ void cb_accp_feed(struct cb_accp *p, const double *bw, const int *ok)
 				p->lv[w * MAXP + p->lt[w]] = v;
 				p->ls[w * MAXP + p->lt[w]] =
 				        scale > 0 ? v / scale : v;
+				p->lc[w * MAXP + p->lt[w]] = p->rscale;
 			}
 			p->lt[w]++;
 			p->lo[w] += cb_accp_outside(p, good, v, scale);

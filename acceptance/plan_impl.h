@@ -41,6 +41,8 @@ struct cb_accp {
 	int *qm;               /* ... with a value: the node median's count */
 	double *nmed;          /* [n] each node's median quick pair */
 	double *ls;            /* [n][MAXP] locate values / the round's scale */
+	double *lc;            /* [n][MAXP] the round's controls / the ref */
+	double rscale;         /* the last round's: controls' median / ref */
 	double allb[MAXP + 1]; /* t measurements all below: a node (t >= 3) */
 	int *used;             /* [n][MAXP] locate partners */
 	double *lv;            /* [n][MAXP] */
