@@ -533,7 +533,6 @@ int cb_accp_outside(const struct cb_accp *p, int ok, double bw, double scale)
 	return !ok || bw < p->res.floor * scale;
 }
 
-/* After the locate rounds: ties get two partners more. */
 /* Suspect @x's 3 locate measurements, each over its round's scale, are
  * all below ref x F_5 but not all below ref x F_3 (p->allb: the floors
  * over the nodes the screen did not hold; judge_locate takes each
@@ -559,6 +558,8 @@ static int below5(const struct cb_accp *p, int x)
 	       (p->allb[3] <= 0 || hi >= ref * p->allb[3]);
 }
 
+/* After the locate rounds: ties (2 of 3 outside) and suspects below5()
+ * get two partners more. */
 int cb_accp_tie_break(struct cb_accp *p)
 {
 	int more = 0;
