@@ -1,5 +1,5 @@
 #!/bin/bash
-# benchmarks/acceptance.sh [-n HOSTS] [-k RUNS] [-r RATE] [-b BAD_RATE] [--loss PERMILLE] [--unshaped] [-- ARGS]
+# benchmarks/acceptance.sh [-n HOSTS] [-k RUNS] [-r RATE] [-b BAD_RATE] [--loss PERMILLE] [--flap SECONDS] [--unshaped] [-- ARGS]
 #
 # `collbench acceptance` on test hosts made of network namespaces
 # (tests/cluster/hosts.sh; needs root and iproute2):
@@ -15,6 +15,9 @@
 # --loss PERMILLE: the bad host's eth0 drops that many packets in 1000 both
 # ways (nftables' numgen, as tests/cluster/accept_loss.sh) instead of a
 # slow cable; the run must name that host alone (as lossy or slow).
+# --flap SECONDS: the bad host's switch port goes down for 0.5 s every
+# SECONDS s while each run lasts (as tests/cluster/accept_loss.sh, the
+# issue's case at 4 s); the run must name that host alone.
 # TBF_BURST (tests/cluster/hosts.sh) sets the bad cable's bucket: unshaped,
 # use one below a window (TBF_BURST=256kb with --bw-bytes 256K).
 # ARGS go to every acceptance run.  A benchmark, not a test: it takes
@@ -28,7 +31,7 @@
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 CB=$here/build/collbench
-N=8 K=10 RATE=1gbit BAD=250mbit SHAPE=1 TIMING=1 HEALTHY=1 FAULTY=1 LOSS=0
+N=8 K=10 RATE=1gbit BAD=250mbit SHAPE=1 TIMING=1 HEALTHY=1 FAULTY=1 LOSS=0 FLAP=0
 CBS=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -37,17 +40,20 @@ while [ $# -gt 0 ]; do
 	-r) RATE=$2; shift 2 ;;
 	-b) BAD=$2; shift 2 ;;
 	--loss) LOSS=$2; shift 2 ;;
+	--flap) FLAP=$2; shift 2 ;;
 	--unshaped) SHAPE=0; shift ;;
 	--cb) CBS+=("$2"); shift 2 ;;
 	--no-timing) TIMING=0; shift ;;
 	--faulty-only) HEALTHY=0; shift ;;
 	--healthy-only) FAULTY=0; shift ;;
 	--) shift; break ;;
-	*) echo "usage: $0 [-n HOSTS] [-k RUNS] [-r RATE] [-b BAD_RATE] [--loss PERMILLE] [--unshaped] [--cb PATH]... [--no-timing] [--faulty-only|--healthy-only] [-- ARGS]" >&2; exit 2 ;;
+	*) echo "usage: $0 [-n HOSTS] [-k RUNS] [-r RATE] [-b BAD_RATE] [--loss PERMILLE] [--flap SECONDS] [--unshaped] [--cb PATH]... [--no-timing] [--faulty-only|--healthy-only] [-- ARGS]" >&2; exit 2 ;;
 	esac
 done
 [[ $LOSS =~ ^[0-9]+$ ]] && [ "$LOSS" -lt 1000 ] || { echo "--loss $LOSS: want 0..999 (per mille)" >&2; exit 2; }
 [ "$LOSS" = 0 ] || command -v nft >/dev/null || { echo "--loss needs nft (nftables)" >&2; exit 77; }
+[[ $FLAP =~ ^[0-9]+$ ]] && [ "$FLAP" -le 600 ] || { echo "--flap $FLAP: want whole seconds, 1..600" >&2; exit 2; }
+[ "$LOSS" = 0 ] || [ "$FLAP" = 0 ] || { echo "--loss and --flap: one fault at a time" >&2; exit 2; }
 case $BAD in
 *x) [[ ${BAD%x} =~ ^[0-9]+([.][0-9]+)?$ ]] && [ "${BAD%x}" != 0 ] ||
 	{ echo "-b $BAD: want a rate (3gbit, 500mbit) or N times slower (3x)" >&2; exit 2; } ;;
@@ -61,7 +67,8 @@ done
 CB=${CBS[0]}
 TMP=$(mktemp -d)
 . "$here/tests/cluster/hosts.sh"
-trap 'cluster_down; [ -z "${KEEP:-}" ] || cp "$TMP"/*.json "$TMP"/*.out "$KEEP"/ 2>/dev/null; rm -rf "$TMP"' EXIT
+FLAPPER=
+trap '[ -z "$FLAPPER" ] || kill "$FLAPPER" 2>/dev/null; cluster_down; [ -z "${KEEP:-}" ] || cp "$TMP"/*.json "$TMP"/*.out "$KEEP"/ 2>/dev/null; rm -rf "$TMP"' EXIT
 trap 'exit 1' INT TERM
 
 fresh() {
@@ -71,7 +78,29 @@ fresh() {
 	return 0
 }
 
-echo "# $N namespace hosts, $( [ $SHAPE -eq 1 ] && echo "every host sending at $RATE" || echo unshaped ), bad: $([ "$LOSS" = 0 ] && echo "cable $BAD" || echo "$LOSS per mille lost"); $(nproc) cores; $(date -u +%FT%TZ)"
+fault() {
+	if [ "$FLAP" != 0 ]; then echo "switch port down 0.5 s every $FLAP s"
+	elif [ "$LOSS" != 0 ]; then echo "eth0 dropping $LOSS per mille of its packets"
+	else echo "cable at $BAD"; fi
+}
+# the bad host's switch port down 0.5 s every FLAP s, from 2 s on
+flap_start() {
+	[ "$FLAP" = 0 ] && return 0
+	( sleep 2; while :; do
+		ip -n "$CL_SW" link set "p$1" down 2>/dev/null; sleep 0.5
+		ip -n "$CL_SW" link set "p$1" up 2>/dev/null || exit 0
+		sleep "$(echo "$FLAP - 0.5" | bc)"
+	done ) &
+	FLAPPER=$!
+}
+flap_stop() {
+	[ -z "$FLAPPER" ] && return 0
+	kill "$FLAPPER" 2>/dev/null; wait "$FLAPPER" 2>/dev/null; FLAPPER=
+	ip -n "$CL_SW" link set "p$1" up 2>/dev/null
+	return 0
+}
+
+echo "# $N namespace hosts, $( [ $SHAPE -eq 1 ] && echo "every host sending at $RATE" || echo unshaped ), bad: $(fault); $(nproc) cores; $(date -u +%FT%TZ)"
 if [ $TIMING -eq 1 ]; then
 	fresh
 	t0=$(date +%s.%N)
@@ -120,7 +149,7 @@ med_pair() {
 	print(f"{st.median(v):.4f}" if v else "")
 	PY
 }
-case $FAULTY$BAD$([ "$LOSS" = 0 ] || echo ,loss) in
+case $FAULTY$BAD$([ "$LOSS$FLAP" = 00 ] || echo ,other) in
 1*x)
 	js=$(ls "$TMP"/ok*.0.json 2>/dev/null)
 	if [ -z "$js" ]; then
@@ -135,12 +164,13 @@ case $FAULTY$BAD$([ "$LOSS" = 0 ] || echo ,loss) in
 	echo "# a healthy pair: $m GB/s (median); the bad cable: $BAD"
 	;;
 esac
-fault() { [ "$LOSS" = 0 ] && echo "cable at $BAD" || echo "eth0 dropping $LOSS per mille of its packets"; }
 [ $FAULTY = 1 ] && echo "## $K runs with one host's $(fault)"
 for ((k = 0; k < K * FAULTY; k++)); do
 	bad=$(( k % N ))
 	fresh
-	if [ "$LOSS" = 0 ]; then
+	if [ "$FLAP" != 0 ]; then
+		:
+	elif [ "$LOSS" = 0 ]; then
 		shape_host "$bad" "$BAD"
 	else
 		ip netns exec "${HOST[$bad]}" nft -f - <<-NFT || { echo "nft: cannot add the drop rule" >&2; exit 1; }
@@ -152,7 +182,9 @@ for ((k = 0; k < K * FAULTY; k++)); do
 	fi
 	for ((c = 0; c < nb; c++)); do
 		CB=${CBS[c]}
+		flap_start "$bad"
 		KILL_AFTER=5 run_hosts bad$k.$c "$N" "$@" -O "$TMP/bad$k.$c.json"
+		flap_stop "$bad"
 		f=$(grep '^FAIL ' "$TMP/bad$k.$c.0.out")
 		# how slow the cable was, as this run measured it: the bad
 		# node's median pair (the slower direction) over the others'
