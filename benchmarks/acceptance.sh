@@ -52,7 +52,7 @@ while [ $# -gt 0 ]; do
 done
 [[ $LOSS =~ ^[0-9]+$ ]] && [ "$LOSS" -lt 1000 ] || { echo "--loss $LOSS: want 0..999 (per mille)" >&2; exit 2; }
 [ "$LOSS" = 0 ] || command -v nft >/dev/null || { echo "--loss needs nft (nftables)" >&2; exit 77; }
-[[ $FLAP =~ ^[0-9]+$ ]] && [ "$FLAP" -le 600 ] || { echo "--flap $FLAP: want whole seconds, 1..600" >&2; exit 2; }
+[[ $FLAP =~ ^[0-9]+$ ]] && [ "$FLAP" -le 600 ] || { echo "--flap $FLAP: want whole seconds, 1..600 (0: no flapping)" >&2; exit 2; }
 [ "$LOSS" = 0 ] || [ "$FLAP" = 0 ] || { echo "--loss and --flap: one fault at a time" >&2; exit 2; }
 case $BAD in
 *x) [[ ${BAD%x} =~ ^[0-9]+([.][0-9]+)?$ ]] && [ "${BAD%x}" != 0 ] ||
