@@ -378,6 +378,25 @@ static void verdict(struct cb_acc *a, struct cb_accp *P, const int *map, int n,
 	if (r->group_inferred)
 		group_lines(a, r, map, n);
 	cb_acc_mark_suspects(a, r, map);
+	if (r->low_n && r->low_cut <= 0)
+		cb_acc_warn(
+		        a, CB_ACC_PAIRWISE,
+		        "%d of %d pairs of the quick tier ran at %.3g GB/s, "
+		        "%.0f%% of the others' %.3g GB/s, with none "
+		        "between: a part of the fabric slower (leaf uplinks: "
+		        "--switches FILE tells which) or rounds run while the "
+		        "machine was busy; no host is named for it",
+		        r->low_n, r->low_of, r->low_bw,
+		        r->high_bw > 0 ? 100 * r->low_bw / r->high_bw : 0,
+		        r->high_bw);
+	if (r->leaves_unknown)
+		cb_acc_warn(a, CB_ACC_PAIRWISE,
+		            "every pair measured across the %d leaf switches "
+		            "that met was slow, none at full rate: every "
+		            "uplink slow, or the fabric oversubscribed; no "
+		            "uplink or host is named for it (--baseline FILE "
+		            "tells it from an earlier run)",
+		            r->leaves_unknown);
 	if (!r->warn)
 		return;
 	/* where a host slow to every peer is told from less, say so */

@@ -145,7 +145,7 @@ void cb_accp_free(struct cb_accp *p)
 		return;
 	cb_free_all(p->order, p->batch, p->first, p->who, p->m, p->f,
 	            p->dropped, p->need, p->used, p->lv, p->pool, p->conf,
-	            p->redo, p->good, p->igroup, p);
+	            p->redo, p->good, p->igroup, p->cand, p);
 }
 
 void cb_accp_drop(struct cb_accp *p, int x)
@@ -280,8 +280,10 @@ static void explain(struct cb_accp *p)
 	}
 	snprintf(r->why[CB_ACCP_REPEAT], sizeof(r->why[0]),
 	         "the first %d round%s again: %d pairs measured twice give "
-	         "the noise",
-	         p->nrep, p->nrep == 1 ? "" : "s", p->nfirst);
+	         "the noise%s",
+	         p->nrep, p->nrep == 1 ? "" : "s", p->nfirst,
+	         p->nprobe ? "; 1 between leaves not met, all slow across"
+	                   : "");
 	snprintf(r->why[CB_ACCP_LOCATE], sizeof(r->why[0]),
 	         "%d suspect node%s against %d cleared partners, in parallel, "
 	         "%d control pairs beside them",
@@ -334,6 +336,10 @@ int cb_accp_next(struct cb_accp *p, int (*pairs)[2], int *stage)
 					cb_accp_put(p, p->first[i][0],
 					            p->first[i][1], -1);
 				p->r++;
+				break;
+			}
+			if (!p->probed++ && cb_accp_probe_round(p)) {
+				p->probing = 1;
 				break;
 			}
 			cb_accp_judge_quick(p);
@@ -393,7 +399,8 @@ void cb_accp_feed(struct cb_accp *p, const double *bw, const int *ok)
 			.round = p->total,
 			.ok = good,
 			.bw = v,
-			.suspect = p->bstage >= CB_ACCP_LOCATE && w >= 0
+			.suspect = p->bstage >= CB_ACCP_LOCATE && w >= 0,
+			.probe = p->probing
 		};
 		if (p->bstage == CB_ACCP_LOCATE && w >= 0) {
 			int y = p->batch[i][0] == w ? p->batch[i][1]
@@ -417,6 +424,7 @@ void cb_accp_feed(struct cb_accp *p, const double *bw, const int *ok)
 	}
 	p->total++;
 	p->nb = 0;
+	p->probing = 0;
 }
 
 const struct cb_accp_result *cb_accp_verdict(struct cb_accp *p)

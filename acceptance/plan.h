@@ -61,6 +61,8 @@ struct cb_accp_meas {
 	double bw;   /* GB/s, 0 when !ok */
 	int redone;  /* its round ran busy and was measured again */
 	int suspect; /* for a suspect (locate, confirm), not a control */
+	int probe;   /* between leaves (cb_accp_leaf_probe): judges uplinks
+	              * only, never a host or the noise */
 };
 
 struct cb_accp_find {
@@ -81,6 +83,15 @@ struct cb_accp_result {
 	double sigma_rep; /* between repeats of the same pair */
 	double sigma_cl;  /* between pairs, over the cluster (MAD) */
 	double sigma_lo;  /* ... those below the reference alone */
+	/* The quick tier's pairs below a gap wider than the noise, a
+	 * quarter to a half of them: low_n of low_of, their median and the
+	 * others'; 0 where none.  Where they are across leaf switches given
+	 * (pairs behind slow uplinks) they are left out of the cluster's
+	 * spread, its lower quartile and the floors of measurements all
+	 * below (low_cut: the lowest pair above the gap); else 0 and the
+	 * verdict warns of them. */
+	int low_n, low_of;
+	double low_bw, high_bw, low_cut;
 	double k;
 	double floor;    /* bandwidth below which a pair is outside */
 	int warn;        /* the noise hides faults of the asked size */
@@ -110,6 +121,14 @@ struct cb_accp_result {
 	 * or each host).  NULL: none. */
 	const int *group;
 	int group_inferred;
+	/* Switches given, more than two leaves met and every pair across
+	 * slow: how many leaves (no uplink named: all slow, or the fabric
+	 * oversubscribed); 0 otherwise */
+	int leaves_unknown;
+	/* Switches given: hosts slow to partners in other leaves alone,
+	 * none of their own leaf cleared to measure them against: their
+	 * uplink or their cables, not told; not named */
+	int untold;
 	const struct cb_accp_meas *meas; /* everything measured, in order */
 	int nmeas;
 };

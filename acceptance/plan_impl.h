@@ -52,6 +52,9 @@ struct cb_accp {
 	int *redo, nredo, iredo, redo_pass; /* busy quick rounds to redo */
 	int (*good)[2], ngood;              /* quick pairs inside: controls */
 	int *igroup; /* no switches given: groups the pairs showed, or NULL */
+	int probed, nprobe;  /* cb_accp_leaf_probe done; its pairs */
+	int probing;         /* the batch out is its round */
+	unsigned char *cand; /* [leaf] the uplinks it measured again, or NULL */
 	struct cb_accp_result res;
 };
 
@@ -64,19 +67,59 @@ struct qpair {
 	double v[3]; /* up to 3 measurements of it */
 };
 double cb_accp_qvalue(const struct qpair *e); /* its median; 0 none */
+/* plan_noise.c: the quick tier's pairs (@probes 0: without the probe
+ * round's, 1: with, 2: those alone); NULL out of memory */
+struct qpair *cb_accp_quick_pairs(struct cb_accp *p, int *nq, int probes);
+/* the reference, the noise and the floor (res); @w: 3 @nq + 2 n + 2
+ * doubles of scratch */
+void cb_accp_noise(struct cb_accp *p, struct qpair *q, int nq, double *w);
+/* the floors t measurements (3..MAXP) all below are held to, as shares
+ * of the reference, from the nodes not in @skip; 0: no such rule */
+void cb_accp_all_below(const struct cb_accp *p, const unsigned char *skip,
+                       double *out);
 /* failed, unmeasured or below the floor */
 int cb_accp_q_out(const struct cb_accp *p, const struct qpair *e);
 /* plan_leaves.c: with leaves known, the slow uplinks found and named
- * (their hosts' named = 2; @w: @nq doubles of scratch) */
+ * (their hosts' named = 2); @qp: the probe round's pairs; @w: @nq +
+ * @nqp doubles of scratch */
 void cb_accp_uplinks(struct cb_accp *p, const struct qpair *q, int nq,
-                     double *w);
+                     const struct qpair *qp, int nqp, double *w);
+/* A pair across leaves (l < m) between fine hosts: a partner at full
+ * rate inside their own leaf. */
+struct cb_accp_ledge {
+	int l, m;
+	double v;
+};
+/* @fine[n] set from @q; *@out: @q's and @qp's pairs across between fine
+ * hosts, by leaf pair; their count, -1 out of memory */
+int cb_accp_leaf_edges(const struct cb_accp *p, const struct qpair *q, int nq,
+                       const struct qpair *qp, int nqp, unsigned char *fine,
+                       struct cb_accp_ledge **out);
+int cb_accp_leaves_met(const struct cb_accp_ledge *e, int ne, int l, int m);
+/* @proven[l] = 1 where the pairs with some other leaf have their median
+ * at the floor or above (l's uplink carries the full rate); @w: @ne
+ * doubles; how many leaves are */
+int cb_accp_proven_leaves(const struct cb_accp *p,
+                          const struct cb_accp_ledge *e, int ne,
+                          unsigned char *proven, double *w);
 /* No switches given: where every quick pair splits the nodes into
  * groups of 2 or more, normal inside and outside between, those are the
  * leaves (p->igroup, p->c.group; res.group_inferred). */
 void cb_accp_infer_groups(struct cb_accp *p, const struct qpair *q, int nq);
+/* plan_probe.c: a round between leaves, into p->batch: leaves whose
+ * pairs across are all slow and met only such leaves meet others; the
+ * leaves in @cand (NULL: none) meet proven ones, beside controls */
+void cb_accp_leaf_probe(struct cb_accp *p, const struct qpair *q, int nq,
+                        const unsigned char *cand, double *w);
+/* plan_judge.c: the noise so far and cb_accp_leaf_probe; p->nb */
+int cb_accp_probe_round(struct cb_accp *p);
 /* @x and @y may be measured together to judge one: not across an
  * uplink named slow */
 int cb_accp_same_side(const struct cb_accp *p, int x, int y);
+/* ... the opposite: a pair across an uplink named slow, or across any
+ * where every pair across was slow (res.leaves_unknown): the uplinks',
+ * never a host's */
+int cb_accp_uplink_pair(const struct cb_accp *p, int x, int y);
 
 /* Add pair (a, b) to the round being built for @who (-1: none). */
 void cb_accp_put(struct cb_accp *p, int a, int b, int who);

@@ -54,3 +54,12 @@ int cb_accp_q_out(const struct cb_accp *p, const struct qpair *e)
 {
 	return e->fails || !e->nv || cb_accp_qvalue(e) < p->res.floor;
 }
+
+void cb_accp_put(struct cb_accp *p, int a, int b, int who)
+{
+	if (a == b || p->dropped[a] || p->dropped[b])
+		return;
+	p->batch[p->nb][0] = a < b ? a : b;
+	p->batch[p->nb][1] = a < b ? b : a;
+	p->who[p->nb++] = who;
+}

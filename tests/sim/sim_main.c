@@ -355,19 +355,23 @@ static int one_run(const struct opts *o, uint64_t seed, struct score *sc)
 	 * measured again (reported to the user) */
 	sc->bound = (int)floor(2 * log2((double)n) + 4 * sc->faults + 10) +
 	            r->redo_rounds;
-	sc->warn = r->warn;
+	sc->warn =
+	        r->warn || r->leaves_unknown || (r->low_n && r->low_cut <= 0);
 	if (!o->quiet) {
 		printf("seed %llu: %d/%d named, %d false, %d near; rounds %d "
 		       "(quick %d, repeat %d, locate %d, confirm %d; bound "
 		       "%d); %.1f s; ref %.3g GB/s, sigma %.3f (repeats "
 		       "%.3f, cluster %.3f, below %.3f, nodes %.3f), floor "
-		       "%.3g%s\n",
+		       "%.3g%s%s\n",
 		       (unsigned long long)seed, sc->named, sc->faults,
 		       sc->false_alarms, sc->imprecise, sc->rounds,
 		       r->rounds[0], r->rounds[1], r->rounds[2], r->rounds[3],
 		       sc->bound, sc->seconds, r->ref, r->sigma, r->sigma_rep,
 		       r->sigma_cl, r->sigma_lo, r->sigma_node, r->floor,
-		       r->warn ? " WARN" : "");
+		       r->warn ? " WARN" : "",
+		       r->leaves_unknown ? " WARN(every pair across slow)"
+		       : r->low_n && r->low_cut <= 0 ? " WARN(two modes)"
+		                                     : "");
 		for (int i = 0; i < r->nfinds; i++) {
 			const struct cb_accp_find *f = &r->finds[i];
 			static const char *const kn[] = { "node", "path",
