@@ -335,6 +335,51 @@ void cb_acc_mark_suspects(struct cb_acc *a, const struct cb_accp_result *r,
 	}
 }
 
+/* What the plan saw of the fabric but named no part of: pairs in two
+ * modes, uplinks not told apart. */
+static void leaf_warnings(struct cb_acc *a, const struct cb_accp_result *r)
+{
+	double pct = r->high_bw > 0 ? 100 * r->low_bw / r->high_bw : 0;
+
+	if (r->low_busy)
+		cb_acc_warn(
+		        a, CB_ACC_PAIRWISE,
+		        "%d of %d pairs of the quick tier, across leaf "
+		        "switches, ran at %.3g GB/s, %.0f%% of the others' "
+		        "%.3g GB/s; measured again beside control pairs, their "
+		        "leaves were at full rate: rounds run while the fabric "
+		        "or the machine was busy; nothing is named for them",
+		        r->low_n, r->low_of, r->low_bw, pct, r->high_bw);
+	else if (r->low_n && r->low_cut <= 0)
+		cb_acc_warn(
+		        a, CB_ACC_PAIRWISE,
+		        "%d of %d pairs of the quick tier ran at %.3g GB/s, "
+		        "%.0f%% of the others' %.3g GB/s, with none between: "
+		        "a part of the fabric slower (leaf uplinks: "
+		        "--switches FILE tells which) or rounds run while the "
+		        "machine was busy; no host is named for it",
+		        r->low_n, r->low_of, r->low_bw, pct, r->high_bw);
+	if (r->leaves_unknown)
+		cb_acc_warn(
+		        a, CB_ACC_PAIRWISE,
+		        "every pair measured across the %d leaf switches "
+		        "that met was slow, none at full rate: every uplink "
+		        "slow, or the fabric oversubscribed; no uplink or "
+		        "host is named for it (--baseline FILE tells it from "
+		        "an earlier run)",
+		        r->leaves_unknown);
+	if (r->untold)
+		cb_acc_warn(
+		        a, CB_ACC_PAIRWISE,
+		        "%d host%s slow to partners in other leaves, with no "
+		        "host of %s own leaf cleared to measure against: "
+		        "%s uplink or %s cable, not told; not named",
+		        r->untold, r->untold == 1 ? "" : "s",
+		        r->untold == 1 ? "its" : "their",
+		        r->untold == 1 ? "its" : "their",
+		        r->untold == 1 ? "its" : "their");
+}
+
 /* Rail @rail's verdict (of @nrails) into the record; @map its @n nodes. */
 static void verdict(struct cb_acc *a, struct cb_accp *P, const int *map, int n,
                     int rail, int nrails)
@@ -378,25 +423,7 @@ static void verdict(struct cb_acc *a, struct cb_accp *P, const int *map, int n,
 	if (r->group_inferred)
 		group_lines(a, r, map, n);
 	cb_acc_mark_suspects(a, r, map);
-	if (r->low_n && r->low_cut <= 0)
-		cb_acc_warn(
-		        a, CB_ACC_PAIRWISE,
-		        "%d of %d pairs of the quick tier ran at %.3g GB/s, "
-		        "%.0f%% of the others' %.3g GB/s, with none "
-		        "between: a part of the fabric slower (leaf uplinks: "
-		        "--switches FILE tells which) or rounds run while the "
-		        "machine was busy; no host is named for it",
-		        r->low_n, r->low_of, r->low_bw,
-		        r->high_bw > 0 ? 100 * r->low_bw / r->high_bw : 0,
-		        r->high_bw);
-	if (r->leaves_unknown)
-		cb_acc_warn(a, CB_ACC_PAIRWISE,
-		            "every pair measured across the %d leaf switches "
-		            "that met was slow, none at full rate: every "
-		            "uplink slow, or the fabric oversubscribed; no "
-		            "uplink or host is named for it (--baseline FILE "
-		            "tells it from an earlier run)",
-		            r->leaves_unknown);
+	leaf_warnings(a, r);
 	if (!r->warn)
 		return;
 	/* where a host slow to every peer is told from less, say so */

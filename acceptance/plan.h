@@ -92,6 +92,7 @@ struct cb_accp_result {
 	 * verdict warns of them. */
 	int low_n, low_of;
 	double low_bw, high_bw, low_cut;
+	int low_busy; /* ... across leaves, but at full rate measured again */
 	double k;
 	double floor;    /* bandwidth below which a pair is outside */
 	int warn;        /* the noise hides faults of the asked size */

@@ -102,6 +102,19 @@ void cb_accp_judge_quick(struct cb_accp *p)
 	cb_accp_noise(p, q, nq, w);
 	cb_accp_infer_groups(p, qa, na);
 	cb_accp_uplinks(p, q, nq, qp, np, w);
+	/* pairs below a gap across leaves, but no uplink named once
+	 * measured again beside controls: rounds across leaves that ran
+	 * busy, the cluster's own spread after all (64 hosts in leaves of
+	 * 8 under busy phases: the floor above them made every host a
+	 * suspect, 63 locate rounds) */
+	int named_up = 0;
+	for (int x = 0; x < n; x++)
+		named_up |= p->named[x] == 2;
+	if (p->res.low_cut > 0 && !named_up) {
+		p->no_cut = 1;
+		cb_accp_noise(p, q, nq, w);
+		p->res.low_busy = 1;
+	}
 	for (int i = 0; i < nq; i++) {
 		int o = cb_accp_q_out(p, &q[i]);
 		int up = cb_accp_uplink_pair(p, q[i].a, q[i].b);

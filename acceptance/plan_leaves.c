@@ -239,6 +239,11 @@ void cb_accp_uplinks(struct cb_accp *p, const struct qpair *q, int nq,
 					p->named[x] = 2; /* its uplink's */
 		}
 	}
+	/* measured again at full rate: its pairs across in the quick tier
+	 * were a busy moment, no host's (2) */
+	for (int l = 0; p->cand && l < ng; l++)
+		if (p->cand[l] && !bad[l])
+			p->cand[l] = 2;
 	free(bad);
 	free(part);
 	free(cm);
@@ -257,7 +262,8 @@ int cb_accp_uplink_pair(const struct cb_accp *p, int x, int y)
 	const int *g = p->c.group;
 
 	return g && g[x] != g[y] &&
-	       (p->named[x] == 2 || p->named[y] == 2 || p->res.leaves_unknown);
+	       (p->named[x] == 2 || p->named[y] == 2 || p->res.leaves_unknown ||
+	        (p->cand && (p->cand[g[x]] == 2 || p->cand[g[y]] == 2)));
 }
 
 static int root(int *u, int x)

@@ -152,7 +152,7 @@ static void spread(struct cb_accp *p, struct qpair *q, int nq, double *w,
 	r->low_of = k;
 	r->low_bw = lm ? exp(w[(lm - 1) / 2]) : 0;
 	r->high_bw = lm ? exp(w[lm + (k - lm - 1) / 2]) : 0;
-	if (lm && !across(p, q, nq, skip, exp(w[lm])))
+	if (lm && (p->no_cut || !across(p, q, nq, skip, exp(w[lm]))))
 		lm = 0;
 	r->low_cut = lm ? exp(w[lm]) : 0;
 	w += lm; /* (the scratch after w + k is as long: k shrinks) */

@@ -355,8 +355,8 @@ static int one_run(const struct opts *o, uint64_t seed, struct score *sc)
 	 * measured again (reported to the user) */
 	sc->bound = (int)floor(2 * log2((double)n) + 4 * sc->faults + 10) +
 	            r->redo_rounds;
-	sc->warn =
-	        r->warn || r->leaves_unknown || (r->low_n && r->low_cut <= 0);
+	sc->warn = r->warn || r->leaves_unknown || r->untold ||
+	           (r->low_n && r->low_cut <= 0);
 	if (!o->quiet) {
 		printf("seed %llu: %d/%d named, %d false, %d near; rounds %d "
 		       "(quick %d, repeat %d, locate %d, confirm %d; bound "
