@@ -148,5 +148,63 @@ int main(void)
 		      r->finds[0].a == 6);
 		cb_accp_free(p);
 	}
+	/* 16 nodes under 4 leaf switches of 4 (switches given), leaves 1
+	 * and 2 slow to the others: the quick tier meets 2 of a leaf's 3
+	 * others, and 0 and 3 slow to 1 and 2 reads as 1 and 2 slow as
+	 * well as 0 and 3 (before: all 4 named, or none where the floor
+	 * fell among the slow pairs).  A probe round between the leaves
+	 * that had not met tells them: uplinks 1 and 2 named, no host,
+	 * no path */
+	static int leaf[16], slowup[16 * 15 / 2 + 1][2];
+	int ns = 0;
+	for (int x = 0; x < 16; x++)
+		leaf[x] = x / 4;
+	for (int a = 0; a < 16; a++)
+		for (int b = a + 1; b < 16; b++)
+			if (leaf[a] != leaf[b] &&
+			    (leaf[a] == 1 || leaf[a] == 2 || leaf[b] == 1 ||
+			     leaf[b] == 2)) {
+				slowup[ns][0] = a;
+				slowup[ns++][1] = b;
+			}
+	slowup[ns][0] = -1;
+	struct cb_accp_cfg c16 = { .n = 16, .tolerance = 0.9, .group = leaf };
+	p = cb_accp_new(&c16);
+	CHECK(p != NULL);
+	if (p) {
+		const struct cb_accp_result *r =
+		        drive(p, (const int(*)[2])slowup, none);
+		int l1 = 0, l2 = 0;
+		for (int i = 0; i < r->nfinds; i++) {
+			l1 += r->finds[i].kind == CB_ACCP_UPLINK &&
+			      r->finds[i].a == 1;
+			l2 += r->finds[i].kind == CB_ACCP_UPLINK &&
+			      r->finds[i].a == 2;
+		}
+		CHECK(r->nfinds == 2 && l1 == 1 && l2 == 1);
+		CHECK(strstr(r->why[CB_ACCP_REPEAT], "between leaves") != NULL);
+		CHECK(r->leaves_unknown == 0);
+		cb_accp_free(p);
+	}
+	/* leaves 1, 2 and 3 slow: every pair across slow, nothing tells
+	 * which (or an oversubscribed fabric): no uplink and no host named,
+	 * said so (leaves_unknown) */
+	ns = 0;
+	for (int a = 0; a < 16; a++)
+		for (int b = a + 1; b < 16; b++)
+			if (leaf[a] != leaf[b] &&
+			    (leaf[a] != 0 || leaf[b] != 0)) {
+				slowup[ns][0] = a;
+				slowup[ns++][1] = b;
+			}
+	slowup[ns][0] = -1;
+	p = cb_accp_new(&c16);
+	CHECK(p != NULL);
+	if (p) {
+		const struct cb_accp_result *r =
+		        drive(p, (const int(*)[2])slowup, none);
+		CHECK(r->nfinds == 0 && r->leaves_unknown == 4);
+		cb_accp_free(p);
+	}
 	return check_result("plan");
 }
