@@ -34,7 +34,10 @@
  * A node whose pairs failed with two different partners and worked again
  * is flapping; one whose every measurement failed from some round on is
  * dead.  With switches known, a leaf whose pairs to other leaves are
- * outside while those inside it are not is its uplink.  Without, where
+ * outside while those inside it are not is its uplink, once measured
+ * again in a probe round after the repeats (to leaves proven at full
+ * rate, beside controls); that round also pairs leaves not yet met
+ * where the quick tier cannot tell which uplink is slow.  Without, where
  * every pair measured splits the nodes into groups (2 nodes or more
  * each) normal within and outside between, the groups are judged as
  * such leaves: named together, not each host.
