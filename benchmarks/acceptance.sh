@@ -28,10 +28,16 @@
 # KEEP=DIR keeps every run's JSON and output there.
 # --no-timing leaves out the first run (default settings, stage times),
 # --faulty-only the healthy runs, --healthy-only the faulty ones.
+# --leaves L --uplinks U: the hosts under leaf switches of L hosts each
+# (given with --switches; every host at RATE by htb), and each faulty
+# run has U leaves' uplinks at BAD_RATE (their hosts shaped to it toward
+# every host of another leaf, and those toward them), different leaves
+# each run: the run must name those leaves' uplinks and nothing else.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 CB=$here/build/collbench
 N=8 K=10 RATE=1gbit BAD=250mbit SHAPE=1 TIMING=1 HEALTHY=1 FAULTY=1 LOSS=0 FLAP=0
+LEAF=0 UP=0
 CBS=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -41,19 +47,26 @@ while [ $# -gt 0 ]; do
 	-b) BAD=$2; shift 2 ;;
 	--loss) LOSS=$2; shift 2 ;;
 	--flap) FLAP=$2; shift 2 ;;
+	--leaves) LEAF=$2; shift 2 ;;
+	--uplinks) UP=$2; shift 2 ;;
 	--unshaped) SHAPE=0; shift ;;
 	--cb) CBS+=("$2"); shift 2 ;;
 	--no-timing) TIMING=0; shift ;;
 	--faulty-only) HEALTHY=0; shift ;;
 	--healthy-only) FAULTY=0; shift ;;
 	--) shift; break ;;
-	*) echo "usage: $0 [-n HOSTS] [-k RUNS] [-r RATE] [-b BAD_RATE] [--loss PERMILLE] [--flap SECONDS] [--unshaped] [--cb PATH]... [--no-timing] [--faulty-only|--healthy-only] [-- ARGS]" >&2; exit 2 ;;
+	*) echo "usage: $0 [-n HOSTS] [-k RUNS] [-r RATE] [-b BAD_RATE] [--loss PERMILLE] [--flap SECONDS] [--leaves L --uplinks U] [--unshaped] [--cb PATH]... [--no-timing] [--faulty-only|--healthy-only] [-- ARGS]" >&2; exit 2 ;;
 	esac
 done
 [[ $LOSS =~ ^[0-9]+$ ]] && [ "$LOSS" -lt 1000 ] || { echo "--loss $LOSS: want 0..999 (per mille)" >&2; exit 2; }
 [ "$LOSS" = 0 ] || command -v nft >/dev/null || { echo "--loss needs nft (nftables)" >&2; exit 77; }
 [[ $FLAP =~ ^[0-9]+$ ]] && [ "$FLAP" -le 600 ] || { echo "--flap $FLAP: want whole seconds, 1..600 (0: no flapping)" >&2; exit 2; }
 [ "$LOSS" = 0 ] || [ "$FLAP" = 0 ] || { echo "--loss and --flap: one fault at a time" >&2; exit 2; }
+[[ $LEAF =~ ^[0-9]+$ && $UP =~ ^[0-9]+$ ]] && { [ "$LEAF" = 0 ] && [ "$UP" = 0 ] ||
+	{ [ "$LEAF" -ge 2 ] && [ "$UP" -ge 1 ] && [ $((N % LEAF)) = 0 ] && [ "$UP" -lt $((N / LEAF)) ]; }; } ||
+	{ echo "--leaves $LEAF --uplinks $UP: want leaves of 2 hosts or more dividing -n, and fewer slow uplinks than leaves" >&2; exit 2; }
+[ "$UP" = 0 ] || [ "$LOSS$FLAP" = 00 ] || { echo "--uplinks and --loss/--flap: one fault at a time" >&2; exit 2; }
+[ "$UP" = 0 ] || [ "${BAD%x}" = "$BAD" ] || { echo "--uplinks: -b wants a rate (250mbit), not Nx" >&2; exit 2; }
 case $BAD in
 *x) [[ ${BAD%x} =~ ^[0-9]+([.][0-9]+)?$ ]] && [ "${BAD%x}" != 0 ] ||
 	{ echo "-b $BAD: want a rate (3gbit, 500mbit) or N times slower (3x)" >&2; exit 2; } ;;
@@ -74,12 +87,32 @@ trap 'exit 1' INT TERM
 fresh() {
 	cluster_down
 	cluster_up "$N" || { echo "cannot make $N hosts" >&2; exit 1; }
-	[ $SHAPE -eq 1 ] && shape_all "$RATE"
+	[ "$UP" = 0 ] && [ $SHAPE -eq 1 ] && shape_all "$RATE"
+	[ "$UP" = 0 ] || slow_leaves
 	return 0
+}
+# --uplinks: leaves of LEAF hosts in order (leaf0: node0..); the leaves
+# named in SLOW (space-separated) behind uplinks at BAD
+SLOW=
+if [ "$UP" != 0 ]; then
+	for ((h = 0; h < N; h++)); do echo "node$h leaf$((h / LEAF))"; done >"$TMP/leaves.txt"
+	set -- "$@" --switches "$TMP/leaves.txt"
+fi
+slow_leaves() {
+	local h j d
+	for ((h = 0; h < N; h++)); do
+		d=()
+		for ((j = 0; j < N; j++)); do
+			[ $((j / LEAF)) = $((h / LEAF)) ] && continue
+			case " $SLOW " in *" $((h / LEAF)) "* | *" $((j / LEAF)) "*) d+=("$j") ;; esac
+		done
+		shape_dests "$h" "$BAD" "$RATE" "${d[@]}" || { echo "tc htb: cannot shape node$h" >&2; exit 1; }
+	done
 }
 
 fault() {
-	if [ "$FLAP" != 0 ]; then echo "switch port down 0.5 s every $FLAP s"
+	if [ "$UP" != 0 ]; then echo "$UP of $((N / LEAF)) leaves' uplinks at $BAD"
+	elif [ "$FLAP" != 0 ]; then echo "switch port down 0.5 s every $FLAP s"
 	elif [ "$LOSS" != 0 ]; then echo "eth0 dropping $LOSS per mille of its packets"
 	else echo "cable at $BAD"; fi
 }
@@ -164,9 +197,36 @@ case $FAULTY$BAD$([ "$LOSS$FLAP" = 00 ] || echo ,other) in
 	echo "# a healthy pair: $m GB/s (median); the bad cable: $BAD"
 	;;
 esac
-[ $FAULTY = 1 ] && echo "## $K runs with one host's $(fault)"
+# run k with the leaves in SLOW behind slow uplinks, by each build: named
+# when the FAIL lines are exactly those leaves' uplinks
+uplink_runs() {
+	local k=$1 c f want l
+	shift
+	for ((c = 0; c < nb; c++)); do
+		CB=${CBS[c]}
+		KILL_AFTER=5 run_hosts up$k.$c "$N" "$@" -O "$TMP/up$k.$c.json"
+		f=$(grep '^FAIL ' "$TMP/up$k.$c.0.out")
+		want=1
+		for l in $SLOW; do echo "$f" | grep -q "leaf switch leaf$l " || want=0; done
+		if [ "${RC[0]}" -eq 1 ] && [ $want = 1 ] && [ "$(echo "$f" | wc -l)" -eq "$UP" ]; then
+			r=named
+		else
+			r=MISSED
+			MISS[c]=$((MISS[c] + 1))
+		fi
+		echo "  run $((k + 1))$(tag $c), slow leaves: $SLOW: $r: $(echo "$f" | head -4 | cut -c1-120 | tr '\n' '|')"
+		grep '^WARN ' "$TMP/up$k.$c.0.out" | cut -c1-300 | sed 's/^/    /'
+	done
+}
+[ $FAULTY = 1 ] && echo "## $K runs with $([ "$UP" = 0 ] && echo "one host's ")$(fault)"
 for ((k = 0; k < K * FAULTY; k++)); do
 	bad=$(( k % N ))
+	if [ "$UP" != 0 ]; then
+		SLOW=$(python3 -c "import random; random.seed($k); print(*sorted(random.sample(range($N // $LEAF), $UP)))")
+		fresh
+		uplink_runs "$k" "$@"
+		continue
+	fi
 	fresh
 	if [ "$FLAP" != 0 ]; then
 		:
