@@ -285,7 +285,8 @@ static void explain(struct cb_accp *p)
 	         "the first %d round%s again: %d pairs measured twice give "
 	         "the noise%s",
 	         p->nrep, p->nrep == 1 ? "" : "s", p->nfirst,
-	         p->nprobe ? "; 1 between leaves not met, all slow across"
+	         p->nprobe ? "; 1 between leaves: slow uplinks checked beside "
+	                     "controls, or leaves not yet met"
 	                   : "");
 	snprintf(r->why[CB_ACCP_LOCATE], sizeof(r->why[0]),
 	         "%d suspect node%s against %d cleared partners, in parallel, "
