@@ -342,10 +342,8 @@ int cb_accp_next(struct cb_accp *p, int (*pairs)[2], int *stage)
 				p->r++;
 				break;
 			}
-			if (!p->probed++ && cb_accp_probe_round(p)) {
-				p->probing = 1;
+			if (!p->probed++ && cb_accp_probe_round(p))
 				break;
-			}
 			cb_accp_judge_quick(p);
 			p->stage = CB_ACCP_LOCATE;
 			continue;
@@ -404,7 +402,8 @@ void cb_accp_feed(struct cb_accp *p, const double *bw, const int *ok)
 			.ok = good,
 			.bw = v,
 			.suspect = p->bstage >= CB_ACCP_LOCATE && w >= 0,
-			.probe = p->probing
+			/* (the repeats' last round, after them) */
+			.probe = p->bstage == CB_ACCP_REPEAT && p->probed
 		};
 		if (p->bstage == CB_ACCP_LOCATE && w >= 0) {
 			int y = p->batch[i][0] == w ? p->batch[i][1]
@@ -428,7 +427,6 @@ void cb_accp_feed(struct cb_accp *p, const double *bw, const int *ok)
 	}
 	p->total++;
 	p->nb = 0;
-	p->probing = 0;
 }
 
 const struct cb_accp_result *cb_accp_verdict(struct cb_accp *p)

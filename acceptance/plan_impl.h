@@ -53,7 +53,6 @@ struct cb_accp {
 	int (*good)[2], ngood;              /* quick pairs inside: controls */
 	int *igroup; /* no switches given: groups the pairs showed, or NULL */
 	int probed, nprobe; /* cb_accp_leaf_probe done; its pairs */
-	int probing;        /* the batch out is its round */
 	unsigned char *
 	        cand; /* [leaf] measured again (1), at full rate (2); or NULL */
 	int no_cut;   /* the pairs below a gap across leaves were no uplink's */
@@ -115,13 +114,11 @@ void cb_accp_leaf_probe(struct cb_accp *p, const struct qpair *q, int nq,
                         const unsigned char *cand, double *w);
 /* plan_judge.c: the noise so far and cb_accp_leaf_probe; p->nb */
 int cb_accp_probe_round(struct cb_accp *p);
-/* @x and @y may be measured together to judge one: not across an
- * uplink named slow */
-int cb_accp_same_side(const struct cb_accp *p, int x, int y);
-/* ... the opposite: a pair across an uplink named slow, or one slow in
+/* A pair across an uplink named slow, or one slow in
  * the quick tier but at full rate measured again (p->cand 2), or across
  * any where every pair across was slow (res.leaves_unknown): the
- * uplinks' or a busy moment's, never a host's */
+ * uplinks' or a busy moment's, never a host's; its ends are not
+ * measured together to judge one of them */
 int cb_accp_uplink_pair(const struct cb_accp *p, int x, int y);
 
 /* Add pair (a, b) to the round being built for @who (-1: none). */

@@ -87,8 +87,10 @@ void cb_accp_judge_quick(struct cb_accp *p)
 {
 	int nq = 0, na = 0, np = 0, n = p->n;
 	struct qpair *q = cb_accp_quick_pairs(p, &nq, 0);
-	/* the probe round's pairs: for the leaves alone */
-	struct qpair *qa = p->nprobe ? cb_accp_quick_pairs(p, &na, 1) : q;
+	/* the probe round's pairs: for the leaves alone (@qp), and the
+	 * groups found without switches (@qa, with the quick tier's) */
+	struct qpair *qa =
+	        p->nprobe && !p->c.group ? cb_accp_quick_pairs(p, &na, 1) : q;
 	struct qpair *qp = p->nprobe ? cb_accp_quick_pairs(p, &np, 2) : q;
 	double *w = calloc(3 * (size_t)(nq + p->nprobe) + 2 * (size_t)n + 2,
 	                   sizeof(double));
@@ -98,7 +100,7 @@ void cb_accp_judge_quick(struct cb_accp *p)
 
 	if (!q || !qa || !qp || !w || !fail || !slowx)
 		goto done;
-	na = p->nprobe ? na : nq;
+	na = qa != q ? na : nq;
 	cb_accp_noise(p, q, nq, w);
 	cb_accp_infer_groups(p, qa, na);
 	cb_accp_uplinks(p, q, nq, qp, np, w);
@@ -270,13 +272,27 @@ static int conf_partner(const struct cb_accp *p, int x)
 		const struct conf *c = &p->conf[i];
 		int z = c->a == x ? c->b : c->b == x ? c->a : -1;
 		if (z < 0 || p->busy[z] || p->dropped[z] || met(p, x, z) ||
-		    !cb_accp_same_side(p, x, z))
+		    cb_accp_uplink_pair(p, x, z))
 			continue;
 		for (int j = 0; j < p->npool; j++)
 			if (p->pool[j] == z)
 				return z;
 	}
 	return -1;
+}
+
+/* Whether leaves are not given (none, or found by the judge), or @x was
+ * located against a partner of its own leaf. */
+static int inside_partner(const struct cb_accp *p, int x)
+{
+	const int *g = p->c.group;
+
+	if (!g || p->igroup)
+		return 1;
+	for (int i = 0; i < p->lt[x] && i < MAXP; i++)
+		if (g[p->used[x * MAXP + i]] == g[x])
+			return 1;
+	return 0;
 }
 
 /* With switches given, a cleared partner in @x's own leaf free this
@@ -288,11 +304,8 @@ static int leaf_partner(const struct cb_accp *p, int x)
 {
 	const int *g = p->c.group;
 
-	if (!g || p->igroup)
+	if (inside_partner(p, x))
 		return -1;
-	for (int i = 0; i < p->lt[x] && i < MAXP; i++)
-		if (g[p->used[x * MAXP + i]] == g[x])
-			return -1;
 	for (int j = 0; j < p->npool; j++) {
 		int c = p->pool[(j + x * 7 + p->rot) % p->npool];
 		if (c != x && g[c] == g[x] && !p->busy[c] && !p->dropped[c] &&
@@ -318,7 +331,7 @@ void cb_accp_locate_round(struct cb_accp *p)
 		for (int j = 0; j < p->npool && y < 0; j++) {
 			int c = p->pool[(j + x * 7 + p->rot) % p->npool];
 			if (c != x && !p->busy[c] && !p->dropped[c] &&
-			    !met(p, x, c) && cb_accp_same_side(p, x, c))
+			    !met(p, x, c) && !cb_accp_uplink_pair(p, x, c))
 				y = c;
 		}
 		if (y < 0) {
@@ -329,7 +342,7 @@ void cb_accp_locate_round(struct cb_accp *p)
 				int c = p->pool[j];
 				any = c != x && !p->dropped[c] &&
 				      !met(p, x, c) &&
-				      cb_accp_same_side(p, x, c);
+				      !cb_accp_uplink_pair(p, x, c);
 			}
 			if (!any)
 				p->need[x] = p->lt[x];
@@ -521,17 +534,14 @@ static int untold(const struct cb_accp *p, int x)
 	const int *g = p->c.group;
 	int mates = 0;
 
-	if (!g || p->igroup)
+	if (inside_partner(p, x))
 		return 0;
-	for (int i = 0; i < p->lt[x] && i < MAXP; i++)
-		if (g[p->used[x * MAXP + i]] == g[x])
-			return 0;
-	for (int y = 0; y < p->n; y++)
-		mates += y != x && g[y] == g[x];
 	for (int j = 0; j < p->npool; j++)
 		if (p->pool[j] != x && g[p->pool[j]] == g[x])
 			return 0;
-	return mates > 0;
+	for (int y = 0; y < p->n && !mates; y++)
+		mates = y != x && g[y] == g[x];
+	return mates;
 }
 
 void cb_accp_judge_locate(struct cb_accp *p)

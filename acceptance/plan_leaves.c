@@ -249,13 +249,6 @@ void cb_accp_uplinks(struct cb_accp *p, const struct qpair *q, int nq,
 	free(cm);
 }
 
-/* Whether @x and @y may be measured together to judge one of them: not
- * across an uplink named slow. */
-int cb_accp_same_side(const struct cb_accp *p, int x, int y)
-{
-	return !cb_accp_uplink_pair(p, x, y);
-}
-
 /* (plan_impl.h) */
 int cb_accp_uplink_pair(const struct cb_accp *p, int x, int y)
 {

@@ -197,6 +197,16 @@ case $FAULTY$BAD$([ "$LOSS$FLAP" = 00 ] || echo ,other) in
 	echo "# a healthy pair: $m GB/s (median); the bad cable: $BAD"
 	;;
 esac
+# r for build c's run: named where the check before passed (status 0),
+# else MISSED, counted
+score() {
+	if [ "$2" = 0 ]; then
+		r=named
+	else
+		r=MISSED
+		MISS[$1]=$((MISS[$1] + 1))
+	fi
+}
 # run k with the leaves in SLOW behind slow uplinks, by each build: named
 # when the FAIL lines are exactly those leaves' uplinks
 uplink_runs() {
@@ -208,12 +218,8 @@ uplink_runs() {
 		f=$(grep '^FAIL ' "$TMP/up$k.$c.0.out")
 		want=1
 		for l in $SLOW; do echo "$f" | grep -q "leaf switch leaf$l " || want=0; done
-		if [ "${RC[0]}" -eq 1 ] && [ $want = 1 ] && [ "$(echo "$f" | wc -l)" -eq "$UP" ]; then
-			r=named
-		else
-			r=MISSED
-			MISS[c]=$((MISS[c] + 1))
-		fi
+		[ "${RC[0]}" -eq 1 ] && [ $want = 1 ] && [ "$(echo "$f" | wc -l)" -eq "$UP" ]
+		score "$c" $?
 		echo "  run $((k + 1))$(tag $c), slow leaves: $SLOW: $r: $(echo "$f" | head -4 | cut -c1-120 | tr '\n' '|')"
 		grep '^WARN ' "$TMP/up$k.$c.0.out" | cut -c1-300 | sed 's/^/    /'
 	done
@@ -258,13 +264,9 @@ for ((k = 0; k < K * FAULTY; k++)); do
 		print(f"{st.median(good) / st.median(bad):.1f}x" if bad and good else "?")
 		PY
 		)
-		if [ "${RC[0]}" -eq 1 ] && [ "$(echo "$f" | wc -l)" -eq 1 ] &&
-			echo "$f" | grep -q "host node$bad (eth0)"; then
-			r=named
-		else
-			r=MISSED
-			MISS[c]=$((MISS[c] + 1))
-		fi
+		[ "${RC[0]}" -eq 1 ] && [ "$(echo "$f" | wc -l)" -eq 1 ] &&
+			echo "$f" | grep -q "host node$bad (eth0)"
+		score "$c" $?
 		echo "  run $((k + 1))$(tag $c), bad host node$bad ($ratio slower than the others): $r: $(echo "$f" | head -2 | cut -c1-160)"
 		grep '^WARN ' "$TMP/bad$k.$c.0.out" | cut -c1-400 | sed 's/^/    /'
 	done
